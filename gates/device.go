@@ -1,0 +1,121 @@
+package gates
+
+import (
+	"fmt"
+
+	"github.com/parharness/parharness/gpu"
+)
+
+// CanaryBytes guard each side of every device buffer a gate hands a kernel.
+// 256 keeps the user pointer 256-byte aligned.
+const CanaryBytes = 256
+
+// canaryByte is the expected byte at offset i of a canary region: a
+// position-dependent pattern, so a kernel that writes a constant or copies a
+// neighbour's bytes still trips it.
+func canaryByte(side, i int) byte { return byte(0xC3 ^ (i * 37) ^ (side * 0x5A)) }
+
+// Buffer is a device allocation with canaries on both sides.
+type Buffer struct {
+	Name string
+	N    int // user bytes
+	dev  gpu.Device
+	base gpu.Ptr
+}
+
+// Ptr is the first user byte.
+func (b *Buffer) Ptr() gpu.Ptr { return b.base.Add(CanaryBytes) }
+
+// Buffer allocates a guarded device buffer of n bytes named for messages;
+// it is freed when the gate ends.
+func (t *T) Buffer(name string, n int) *Buffer {
+	dev := t.Device()
+	base, err := dev.Malloc(n + 2*CanaryBytes)
+	t.Check(err, fmt.Sprintf("allocate buffer %s (%d bytes)", name, n))
+	b := &Buffer{Name: name, N: n, dev: dev, base: base}
+	t.bufs = append(t.bufs, b)
+	front, back := make([]byte, CanaryBytes), make([]byte, CanaryBytes)
+	for i := range front {
+		front[i], back[i] = canaryByte(0, i), canaryByte(1, i)
+	}
+	t.Check(dev.HtoD(base, front), "write canary of "+name)
+	t.Check(dev.HtoD(base.Add(CanaryBytes+n), back), "write canary of "+name)
+	return b
+}
+
+// CheckCanaries returns an error naming the buffer and the offset of the
+// first overwritten canary byte on either side.
+func (b *Buffer) CheckCanaries() error {
+	got := make([]byte, CanaryBytes)
+	if err := b.dev.DtoH(got, b.base); err != nil {
+		return fmt.Errorf("read canary of %s: %v", b.Name, err)
+	}
+	for i := range got {
+		if got[i] != canaryByte(0, i) {
+			return fmt.Errorf("buffer %s: canary before the start overwritten at byte offset %d (%d bytes before the buffer)", b.Name, i-CanaryBytes, CanaryBytes-i)
+		}
+	}
+	if err := b.dev.DtoH(got, b.base.Add(CanaryBytes+b.N)); err != nil {
+		return fmt.Errorf("read canary of %s: %v", b.Name, err)
+	}
+	for i := range got {
+		if got[i] != canaryByte(1, i) {
+			return fmt.Errorf("buffer %s: canary past the end overwritten at byte offset %d (%d bytes past the end)", b.Name, b.N+i, i)
+		}
+	}
+	return nil
+}
+
+// Upload copies host bytes into the buffer (len(src) <= N).
+func (t *T) Upload(b *Buffer, src []byte) {
+	if len(src) > b.N {
+		t.Fatalf("upload to %s: %d bytes into a %d-byte buffer", b.Name, len(src), b.N)
+	}
+	t.Check(b.dev.HtoD(b.Ptr(), src), "upload to "+b.Name)
+}
+
+// Download copies the whole buffer to the host.
+func (t *T) Download(b *Buffer) []byte {
+	out := make([]byte, b.N)
+	t.Check(b.dev.DtoH(out, b.Ptr()), "download "+b.Name)
+	return out
+}
+
+// Poison fills the buffer with a byte pattern before a variant runs, so an
+// element the kernel fails to write is visible.
+func (t *T) Poison(b *Buffer, v byte) {
+	t.Check(b.dev.Memset(b.Ptr(), v, b.N), "poison "+b.Name)
+}
+
+// Launch runs a registered kernel, waits for it under the watchdog, and
+// checks every guarded buffer's canaries; any error fails the gate naming
+// the kernel.
+func (t *T) Launch(kernel string, grid, block gpu.Dim3, sharedBytes int, args ...any) {
+	dev := t.Device()
+	if t.env.Kernels == nil {
+		t.Skipf("no kernel loader (no build directory)")
+	}
+	f, err := t.env.Kernels.Function(kernel)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Check(dev.Launch(f, grid, block, sharedBytes, 0, args...), "launch "+kernel)
+	t.Check(dev.Synchronize(), "run "+kernel)
+	t.CheckCanaries(kernel)
+}
+
+// CheckCanaries checks every buffer of the gate; after names the kernel.
+func (t *T) CheckCanaries(after string) {
+	for _, b := range t.bufs {
+		if err := b.CheckCanaries(); err != nil {
+			t.Fatalf("after %s: %v", after, err)
+		}
+	}
+}
+
+func (t *T) release() {
+	for _, b := range t.bufs {
+		b.dev.Free(b.base)
+	}
+	t.bufs = nil
+}

@@ -1,0 +1,257 @@
+// Package gates holds the correctness gates: each gate is a named check that
+// either passes, fails with the evidence, or is skipped with the reason it
+// could not run. Gates register themselves in init functions (one file per
+// subject: e4m3.go, identity.go, ...) and the CLI runs the registry.
+//
+// A gate body receives a *T, in the spirit of testing.T:
+//   - t.Failf records a failure and keeps going, so one run reports every
+//     bad case (name the kernel, variant, shape, M, seed, the count of bad
+//     elements and the first few with got and want);
+//   - t.Skipf stops the gate and reports SKIP with its reason, which must say
+//     what is missing and how to get it;
+//   - t.Metric records a figure that goes into the results JSON;
+//   - t.Device returns the GPU or skips the gate with the reason none was
+//     opened; t.Buffer hands out canary-guarded device buffers that t.Launch
+//     poisons, checks and verifies after every launch.
+//
+// Rules every gate keeps (shared/DESIGN.md §6): poisoned outputs, every
+// output cleared between variants, canaries, fresh seeded inputs with the
+// seed recorded, deployed shapes, and every launch's status checked.
+package gates
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/kernels"
+)
+
+// Suite says which runs include a gate.
+type Suite uint8
+
+const (
+	Quick Suite = 1 << iota // scripts/run.sh --quick, the CI gate
+	Full                    // exhaustive sweeps; --full runs Quick|Full gates
+)
+
+// Status of one gate run.
+type Status string
+
+const (
+	Pass Status = "PASS"
+	Fail Status = "FAIL"
+	Skip Status = "SKIP"
+)
+
+// Gate is one registered check.
+type Gate struct {
+	Name   string // unique, lower-case, e.g. "e4m3-device-sweep"
+	Proves string // one sentence: what a PASS establishes
+	Suites Suite
+	Device bool // needs a GPU; without one it reports SKIP
+	Run    func(t *T)
+}
+
+var registry = map[string]Gate{}
+
+// Register adds a gate; it panics on a duplicate name (a programming error).
+func Register(g Gate) {
+	if _, dup := registry[g.Name]; dup {
+		panic("gates: duplicate gate " + g.Name)
+	}
+	if g.Run == nil || g.Proves == "" || g.Suites == 0 {
+		panic("gates: gate " + g.Name + " needs Run, Proves and Suites")
+	}
+	registry[g.Name] = g
+}
+
+// All returns the registered gates in name order.
+func All() []Gate {
+	out := make([]Gate, 0, len(registry))
+	for _, g := range registry {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Select returns the gates of a suite whose names match only (nil: all).
+func Select(suite Suite, only *regexp.Regexp) []Gate {
+	var out []Gate
+	for _, g := range All() {
+		if g.Suites&suite == 0 {
+			continue
+		}
+		if only != nil && !only.MatchString(g.Name) {
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// Env is what every gate of one run shares.
+type Env struct {
+	Dev       gpu.Device // nil when no device could be opened
+	DevErr    error      // why Dev is nil
+	Kernels   *kernels.Loader
+	Seed      uint64 // base seed; each gate derives its own (SeedFor)
+	Full      bool   // running the full suite
+	Checkpoint string // --checkpoint DIR, "" for synthetic weights
+	Log       io.Writer
+}
+
+// Result is one gate's outcome, as written to the results JSON.
+type Result struct {
+	Gate     string             `json:"gate"`
+	Status   Status             `json:"status"`
+	Reason   string             `json:"reason,omitempty"` // SKIP reason or first failure
+	Failures []string           `json:"failures,omitempty"`
+	Notes    []string           `json:"notes,omitempty"`
+	Metrics  map[string]float64 `json:"metrics,omitempty"`
+	Seed     uint64             `json:"seed"`
+	Seconds  float64            `json:"seconds"`
+}
+
+// T is the handle a gate body works through.
+type T struct {
+	env     *Env
+	gate    Gate
+	res     *Result
+	bufs    []*Buffer
+	modules []gpu.Module
+}
+
+type skipSignal struct{}
+type fatalSignal struct{}
+
+// maxFailures bounds the failure lines kept per gate; the count is exact.
+const maxFailures = 20
+
+// Failf records a failure and continues.
+func (t *T) Failf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if t.res.Status != Fail {
+		t.res.Reason = msg
+	}
+	t.res.Status = Fail
+	if len(t.res.Failures) < maxFailures {
+		t.res.Failures = append(t.res.Failures, msg)
+	} else if len(t.res.Failures) == maxFailures {
+		t.res.Failures = append(t.res.Failures, "(further failures not listed)")
+	}
+}
+
+// Fatalf records a failure and stops the gate.
+func (t *T) Fatalf(format string, args ...any) {
+	t.Failf(format, args...)
+	panic(fatalSignal{})
+}
+
+// Check fails the gate and stops it if err is non-nil; what names the step.
+func (t *T) Check(err error, what string) {
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Skipf stops the gate with status SKIP (unless it already failed).
+func (t *T) Skipf(format string, args ...any) {
+	if t.res.Status != Fail {
+		t.res.Status = Skip
+		t.res.Reason = fmt.Sprintf(format, args...)
+	}
+	panic(skipSignal{})
+}
+
+// Logf adds a note to the gate's result and the run log.
+func (t *T) Logf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	t.res.Notes = append(t.res.Notes, msg)
+	if t.env.Log != nil {
+		fmt.Fprintf(t.env.Log, "  %s: %s\n", t.gate.Name, msg)
+	}
+}
+
+// Metric records a named figure in the gate's result.
+func (t *T) Metric(name string, v float64) {
+	if t.res.Metrics == nil {
+		t.res.Metrics = map[string]float64{}
+	}
+	t.res.Metrics[name] = v
+}
+
+// Seed is this gate's seed: the run seed mixed with the gate name, so each
+// gate draws fresh inputs and a single gate can be replayed with --seed.
+func (t *T) Seed() uint64 { return t.res.Seed }
+
+// Full reports whether the full suite is running.
+func (t *T) Full() bool { return t.env.Full }
+
+// Env returns the run environment.
+func (t *T) Env() *Env { return t.env }
+
+// Device returns the GPU or skips the gate saying why there is none.
+func (t *T) Device() gpu.Device {
+	if t.env.Dev == nil {
+		reason := "no GPU device was opened"
+		if t.env.DevErr != nil {
+			reason = t.env.DevErr.Error()
+		}
+		t.Skipf("%s", reason)
+	}
+	return t.env.Dev
+}
+
+// SeedFor mixes a run seed with a gate name (splitmix64 over FNV-1a).
+func SeedFor(run uint64, name string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(name); i++ {
+		h ^= uint64(name[i])
+		h *= 1099511628211
+	}
+	z := run ^ h
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// RunGate runs one gate and returns its result; panics other than the T
+// signals become failures with their stack, so one broken gate cannot take
+// the run down.
+func RunGate(env *Env, g Gate) (res Result) {
+	res = Result{Gate: g.Name, Status: Pass, Seed: SeedFor(env.Seed, g.Name)}
+	t := &T{env: env, gate: g, res: &res}
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			switch r.(type) {
+			case skipSignal, fatalSignal:
+			default:
+				t.Failf("panic: %v\n%s", r, firstLines(string(debug.Stack()), 12))
+			}
+		}
+		t.release()
+		res.Seconds = time.Since(start).Seconds()
+	}()
+	if g.Device {
+		t.Device()
+	}
+	g.Run(t)
+	return res
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}

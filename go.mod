@@ -1,0 +1,3 @@
+module github.com/parharness/parharness
+
+go 1.26.8

@@ -1,0 +1,176 @@
+// Package gpu is the device layer: one small interface over the CUDA driver
+// API (libcuda.so.1) and the HIP runtime (libamdhip64.so), both loaded with
+// purego so the binary needs no cgo and no vendor SDK at build time.
+//
+// The model:
+//   - Open picks a backend (CUDA first, then HIP, or the one named by
+//     PARHARNESS_BACKEND / --backend) and returns a Device, or an *OpenError
+//     listing every library tried and why each failed.
+//   - A Device belongs to the OS thread that opened it (CUDA contexts and
+//     HIP's current device are per thread): call runtime.LockOSThread before
+//     Open and make every call from that goroutine.
+//   - Every driver call's status is checked and becomes an *APIError carrying
+//     the function, the numeric code and the driver's own name for it.
+//   - Calls that wait for the device (Synchronize, copies to the host, event
+//     waits) run under the Watchdog: a kernel that never returns is reported
+//     with what was running and the process exits instead of freezing.
+//   - The package knows no kernels; kernels are found by name in package
+//     kernels, and checked by package gates.
+package gpu
+
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+)
+
+// Ptr is a device address.
+type Ptr uint64
+
+// Add offsets a device address.
+func (p Ptr) Add(off int) Ptr { return p + Ptr(off) }
+
+// Dim3 is a grid or block size.
+type Dim3 struct{ X, Y, Z uint32 }
+
+// D1 is a one-dimensional Dim3.
+func D1(x int) Dim3 { return Dim3{uint32(x), 1, 1} }
+
+// Info describes the device, as recorded in every results document.
+type Info struct {
+	Backend     string `json:"backend"` // "cuda" or "hip"
+	Name        string `json:"name"`
+	Arch        string `json:"arch"` // "sm_90", "gfx1201"
+	Driver      string `json:"driver"`
+	SMs         int    `json:"sms"`
+	ClockMHz    int    `json:"clock_mhz"`     // SM clock as reported by the driver (max)
+	MemClockMHz int    `json:"mem_clock_mhz"` // memory clock as reported by the driver
+	MemBusBits  int    `json:"mem_bus_bits"`
+	L2Bytes     int    `json:"l2_bytes"`   // last-level cache the driver reports
+	LLCBytes    int    `json:"llc_bytes"`  // last-level cache used for cold-regime sizing (MALL on gfx1201)
+	TotalMem    uint64 `json:"total_mem"`  // bytes
+}
+
+// CodeArch is the build directory name of the code objects this device
+// runs: "sm_90a" for compute capability 9.0 (PTX targeting sm_90a), the gfx
+// name on AMD.
+func (i Info) CodeArch() string {
+	if strings.HasPrefix(i.Arch, "sm_") {
+		if i.Arch == "sm_90" {
+			return "sm_90a"
+		}
+		return i.Arch
+	}
+	return i.Arch
+}
+
+// FuncAttrs are the compiled resource figures of one kernel.
+type FuncAttrs struct {
+	Regs        int `json:"regs"`
+	SharedBytes int `json:"shared_bytes"`
+	LocalBytes  int `json:"local_bytes"` // per-thread local (spill/stack) memory
+	MaxThreads  int `json:"max_threads"`
+}
+
+// Module is a loaded code object.
+type Module interface {
+	Function(name string) (Function, error)
+	Unload() error
+}
+
+// Function is a kernel entry point in a loaded module.
+type Function interface {
+	Name() string
+	Attrs() (FuncAttrs, error)
+}
+
+// Stream is an ordered queue of device work.
+type Stream uintptr
+
+// Event marks a point in a stream for timing.
+type Event uintptr
+
+// Graph is an instantiated, replayable capture of stream work.
+type Graph interface {
+	Launch(s Stream) error
+	Destroy() error
+}
+
+// Device is one GPU behind one backend.
+type Device interface {
+	Info() Info
+	// LoadModule loads a code object image (PTX text or cubin on CUDA, a
+	// plain gfx ELF on HIP).
+	LoadModule(image []byte) (Module, error)
+	Malloc(n int) (Ptr, error)
+	Free(p Ptr) error
+	HtoD(dst Ptr, src []byte) error
+	DtoH(dst []byte, src Ptr) error
+	Memset(dst Ptr, b byte, n int) error
+	// Launch enqueues f on stream s (0: the default stream). args are
+	// Ptr, int32, uint32, int64, uint64, float32 or float64 values, passed by
+	// value in order.
+	Launch(f Function, grid, block Dim3, sharedBytes int, s Stream, args ...any) error
+	Synchronize() error
+	NewStream() (Stream, error)
+	DestroyStream(s Stream) error
+	StreamSynchronize(s Stream) error
+	NewEvent() (Event, error)
+	DestroyEvent(e Event) error
+	Record(e Event, s Stream) error
+	// Elapsed waits for end and returns the milliseconds between the events.
+	Elapsed(start, end Event) (float32, error)
+	BeginCapture(s Stream) error
+	// EndCapture ends a capture and instantiates the graph.
+	EndCapture(s Stream) (Graph, error)
+	Close() error
+}
+
+// APIError is a failed driver or runtime call.
+type APIError struct {
+	Func string // e.g. "cuModuleLoadData"
+	Code int
+	Name string // the driver's name for the code, e.g. "CUDA_ERROR_INVALID_PTX"
+	Msg  string // the driver's description
+}
+
+func (e *APIError) Error() string {
+	s := fmt.Sprintf("%s failed: %s (%d)", e.Func, e.Name, e.Code)
+	if e.Msg != "" && e.Msg != e.Name {
+		s += ": " + e.Msg
+	}
+	return s
+}
+
+// argBlock packs kernel arguments into pinned memory and returns the
+// void** array the launch APIs take. The caller keeps the returned slices
+// alive (and pinned) across the launch call.
+func argBlock(args []any) (ptrs []unsafe.Pointer, vals [][8]byte, err error) {
+	vals = make([][8]byte, len(args))
+	ptrs = make([]unsafe.Pointer, len(args))
+	for i, a := range args {
+		v := &vals[i]
+		switch x := a.(type) {
+		case Ptr:
+			*(*uint64)(unsafe.Pointer(v)) = uint64(x)
+		case int32:
+			*(*int32)(unsafe.Pointer(v)) = x
+		case uint32:
+			*(*uint32)(unsafe.Pointer(v)) = x
+		case int:
+			return nil, nil, fmt.Errorf("gpu: kernel argument %d is a Go int; pass int32 or int64 so its width is explicit", i)
+		case int64:
+			*(*int64)(unsafe.Pointer(v)) = x
+		case uint64:
+			*(*uint64)(unsafe.Pointer(v)) = x
+		case float32:
+			*(*float32)(unsafe.Pointer(v)) = x
+		case float64:
+			*(*float64)(unsafe.Pointer(v)) = x
+		default:
+			return nil, nil, fmt.Errorf("gpu: kernel argument %d has unsupported type %T", i, a)
+		}
+		ptrs[i] = unsafe.Pointer(v)
+	}
+	return ptrs, vals, nil
+}

@@ -1,0 +1,222 @@
+// Package kernels is the registry of GPU kernels and the loader of their
+// compiled code objects.
+//
+// A kernel is declared once, by name, in the registry: its source file under
+// hipsrc/, its entry symbol, and the resource exceptions it is allowed (for
+// example scratch memory, with the reason). `parharness list` prints the
+// registry, so documentation cannot drift from the code.
+//
+// Code objects are built by `make kernels` into build/<codearch>/<module>.<ext>:
+// build/sm_90a/*.ptx (PTX text that the CUDA driver JIT-compiles at load) and
+// build/gfx1201/*.co (plain AMDGPU ELF code objects). The Loader picks the
+// directory for the device's arch, checks that the object really is for that
+// arch before handing it to the driver, and caches loaded modules.
+package kernels
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+
+	"github.com/parharness/parharness/gpu"
+)
+
+// Kernel is one registered entry point.
+type Kernel struct {
+	Name   string // entry symbol, extern "C"
+	Module string // source basename under hipsrc/, without extension
+	Doc    string
+	// AllowScratch, when non-empty, is the reason this kernel may use
+	// scratch/local memory or spill; the resource gate fails otherwise.
+	AllowScratch string
+}
+
+var registry = map[string]Kernel{}
+
+// Register declares a kernel; it panics on a duplicate (a programming error).
+func Register(k Kernel) {
+	if _, dup := registry[k.Name]; dup {
+		panic("kernels: duplicate kernel " + k.Name)
+	}
+	registry[k.Name] = k
+}
+
+// Lookup returns a registered kernel.
+func Lookup(name string) (Kernel, bool) { k, ok := registry[name]; return k, ok }
+
+// All returns the registry in name order.
+func All() []Kernel {
+	out := make([]Kernel, 0, len(registry))
+	for _, k := range registry {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Modules returns the distinct module names of the registry, sorted.
+func Modules() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range registry {
+		if !seen[k.Module] {
+			seen[k.Module] = true
+			out = append(out, k.Module)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Ext is the code-object file extension for a code arch.
+func Ext(codeArch string) string {
+	if len(codeArch) > 3 && codeArch[:3] == "sm_" {
+		return ".ptx"
+	}
+	return ".co"
+}
+
+// ObjectPath is where `make kernels` puts a module for an arch.
+func ObjectPath(buildDir, codeArch, module string) string {
+	return filepath.Join(buildDir, codeArch, module+Ext(codeArch))
+}
+
+// Loader loads code objects for one device.
+type Loader struct {
+	BuildDir string
+	Dev      gpu.Device
+	modules  map[string]gpu.Module
+	funcs    map[string]gpu.Function
+}
+
+// NewLoader returns a loader reading from buildDir.
+func NewLoader(buildDir string, dev gpu.Device) *Loader {
+	return &Loader{BuildDir: buildDir, Dev: dev, modules: map[string]gpu.Module{}, funcs: map[string]gpu.Function{}}
+}
+
+// Function returns the loaded entry point of a registered kernel.
+func (l *Loader) Function(name string) (gpu.Function, error) {
+	if f, ok := l.funcs[name]; ok {
+		return f, nil
+	}
+	k, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("kernel %q is not registered (see `parharness list`)", name)
+	}
+	m, err := l.Module(k.Module)
+	if err != nil {
+		return nil, err
+	}
+	f, err := m.Function(k.Name)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: symbol not found in module %s (%v); rebuild with `make kernels` and check the extern \"C\" name in hipsrc/%s.hip", k.Name, l.path(k.Module), err, k.Module)
+	}
+	l.funcs[name] = f
+	return f, nil
+}
+
+func (l *Loader) path(module string) string {
+	return ObjectPath(l.BuildDir, l.Dev.Info().CodeArch(), module)
+}
+
+// Module loads (once) the code object of a module for the device's arch.
+func (l *Loader) Module(module string) (gpu.Module, error) {
+	if m, ok := l.modules[module]; ok {
+		return m, nil
+	}
+	info := l.Dev.Info()
+	path := l.path(module)
+	img, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("code object %s is missing: run `make kernels` (needs clang-19) or pass --build DIR", path)
+		}
+		return nil, fmt.Errorf("code object %s: %v", path, err)
+	}
+	if err := CheckArch(img, info.CodeArch()); err != nil {
+		return nil, fmt.Errorf("code object %s: %v; rebuild with `make kernels`", path, err)
+	}
+	m, err := l.Dev.LoadModule(img)
+	if err != nil {
+		return nil, fmt.Errorf("code object %s: the driver refused it: %v; the file may be corrupt, rebuild with `make kernels`", path, err)
+	}
+	l.modules[module] = m
+	return m, nil
+}
+
+// Close unloads every module.
+func (l *Loader) Close() {
+	for k, m := range l.modules {
+		m.Unload()
+		delete(l.modules, k)
+	}
+	l.funcs = map[string]gpu.Function{}
+}
+
+var ptxTarget = regexp.MustCompile(`(?m)^\s*\.target\s+(sm_[0-9]+a?)`)
+
+// CheckArch verifies a code object image is for codeArch ("sm_90a",
+// "gfx1201") before a driver sees it, so a wrong-arch object is one clear
+// error instead of a driver failure at launch.
+func CheckArch(img []byte, codeArch string) error {
+	isELF := bytes.HasPrefix(img, []byte("\x7fELF"))
+	if Ext(codeArch) == ".ptx" {
+		if isELF {
+			return fmt.Errorf("is an ELF code object, but this device (%s) needs PTX", codeArch)
+		}
+		m := ptxTarget.FindSubmatch(img)
+		if m == nil {
+			return fmt.Errorf("is not PTX (no .target directive)")
+		}
+		if got := string(m[1]); got != codeArch {
+			return fmt.Errorf("is PTX for %s, but this device needs %s", got, codeArch)
+		}
+		return nil
+	}
+	if !isELF {
+		return fmt.Errorf("is not an ELF code object, but this device (%s) needs one", codeArch)
+	}
+	got, err := AMDGPUArch(img)
+	if err != nil {
+		return err
+	}
+	if got != codeArch {
+		return fmt.Errorf("is a code object for %s, but this device is %s", got, codeArch)
+	}
+	return nil
+}
+
+// amdgpuMach maps EF_AMDGPU_MACH values (LLVM's ELF.h) to gfx names.
+var amdgpuMach = map[uint32]string{
+	0x030: "gfx1030", 0x036: "gfx1100", 0x037: "gfx1101", 0x038: "gfx1102",
+	0x03f: "gfx90a", 0x040: "gfx940", 0x04b: "gfx942", 0x04c: "gfx1200",
+	0x04e: "gfx1201", 0x04f: "gfx950", 0x02f: "gfx908", 0x02c: "gfx906",
+}
+
+const emAMDGPU = 224
+
+// AMDGPUArch reads the gfx target from an AMDGPU ELF header.
+func AMDGPUArch(img []byte) (string, error) {
+	f, err := elf.NewFile(bytes.NewReader(img))
+	if err != nil {
+		return "", fmt.Errorf("is not a readable ELF file: %v", err)
+	}
+	if f.Machine != emAMDGPU {
+		return "", fmt.Errorf("is an ELF file for machine %v, not AMDGPU", f.Machine)
+	}
+	// e_flags sits at offset 48 in an ELF64 header.
+	if len(img) < 52 {
+		return "", fmt.Errorf("ELF header truncated")
+	}
+	flags := uint32(img[48]) | uint32(img[49])<<8 | uint32(img[50])<<16 | uint32(img[51])<<24
+	mach := flags & 0xff
+	if name, ok := amdgpuMach[mach]; ok {
+		return name, nil
+	}
+	return fmt.Sprintf("gfx(mach %#x)", mach), nil
+}
