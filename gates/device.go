@@ -60,7 +60,7 @@ func (b *Buffer) CheckCanaries() error {
 	}
 	for i := range got {
 		if got[i] != canaryByte(1, i) {
-			return fmt.Errorf("buffer %s: canary past the end overwritten at byte offset %d (%d bytes past the end)", b.Name, b.N+i, i)
+			return fmt.Errorf("buffer %s: canary past the end overwritten at byte offset %d (end+%d)", b.Name, b.N+i, i)
 		}
 	}
 	return nil

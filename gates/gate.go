@@ -101,6 +101,7 @@ type Env struct {
 	Dev       gpu.Device // nil when no device could be opened
 	DevErr    error      // why Dev is nil
 	Kernels   *kernels.Loader
+	BuildDir  string // where `make kernels` put the code objects
 	Seed      uint64 // base seed; each gate derives its own (SeedFor)
 	Full      bool   // running the full suite
 	Checkpoint string // --checkpoint DIR, "" for synthetic weights

@@ -1,0 +1,37 @@
+# Build the kernels (clang-19, no vendor SDK) and the harness (CGO_ENABLED=0).
+#   make kernels   hipsrc/*.hip -> build/sm_90a/*.ptx and build/gfx1201/*.co
+#   make bin       bin/parharness
+#   make test      kernels, go test ./..., then the quick suite (no GPU needed)
+CLANG   ?= clang++-19
+GO      ?= go
+SRC     := $(wildcard hipsrc/*.hip)
+HDR     := $(wildcard hipsrc/arch/*.h)
+PTX     := $(patsubst hipsrc/%.hip,build/sm_90a/%.ptx,$(SRC))
+CO      := $(patsubst hipsrc/%.hip,build/gfx1201/%.co,$(SRC))
+NVFLAGS := -x cuda --cuda-gpu-arch=sm_90a --cuda-device-only -nocudainc -nocudalib --cuda-feature=+ptx84 -O3 -S -Ihipsrc -Wall -Werror
+AMDFLAGS:= -x hip --offload-arch=gfx1201 --cuda-device-only --no-gpu-bundle-output -nogpuinc -nogpulib -O3 -Ihipsrc -Wall -Werror
+
+.PHONY: all kernels bin test clean
+all: kernels bin
+
+kernels: $(PTX) $(CO)
+
+build/sm_90a/%.ptx: hipsrc/%.hip $(HDR)
+	@mkdir -p $(@D)
+	$(CLANG) $(NVFLAGS) $< -o $@.tmp && mv $@.tmp $@
+
+build/gfx1201/%.co: hipsrc/%.hip $(HDR)
+	@mkdir -p $(@D)
+	$(CLANG) $(AMDFLAGS) $< -o $@.tmp && mv $@.tmp $@
+
+bin: 
+	CGO_ENABLED=0 $(GO) build -o bin/parharness ./cmd/parharness
+
+# The README's test command: build the kernels, run every Go test (no GPU
+# needed), then the quick gate suite (device gates SKIP without a GPU).
+test: kernels
+	CGO_ENABLED=0 $(GO) test ./...
+	scripts/run.sh --quick
+
+clean:
+	rm -rf build bin

@@ -1,0 +1,389 @@
+package gates
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/refimpl"
+)
+
+// The e4m3 codec gates. Every producer kernel encodes activations with the
+// codec in hipsrc/arch/e4m3.h, and row sums are only exact if the codes
+// decode to what the Go references think they do. The chain of trust:
+//   Go encoder == nearest-value oracle on all 2^32 inputs      (e4m3-go-oracle)
+//   Go decoder == the format's value table, round trips        (e4m3-decode)
+//   device software encoder == wrapped hardware, all 2^32      (e4m3-device-sweep)
+//   device software encoder == Go encoder                      (e4m3-device-vs-go)
+//   device decoders == Go decoder                              (e4m3-device-decode)
+
+func init() {
+	Register(Gate{Name: "e4m3-go-oracle", Suites: Quick | Full, Run: gateE4M3GoOracle,
+		Proves: "the Go e4m3 encoder equals an independent nearest-value oracle (ties to even, saturation, NaN, zero) on all 2^32 float32 inputs"})
+	Register(Gate{Name: "e4m3-decode", Suites: Quick | Full, Run: gateE4M3Decode,
+		Proves: "the Go e4m3 decoder is bit-exact on all 256 codes and dec(enc(dec(c))) == c for every finite code"})
+	Register(Gate{Name: "e4m3-device-sweep", Suites: Quick | Full, Device: true, Run: gateE4M3DeviceSweep,
+		Proves: "the device software encoder equals the contract-wrapped hardware encoder on all 2^32 float32 inputs (raw hardware mismatches recorded)"})
+	Register(Gate{Name: "e4m3-device-vs-go", Suites: Quick | Full, Device: true, Run: gateE4M3DeviceVsGo,
+		Proves: "the device software and wrapped hardware encoders equal the Go encoder: boundary values and a seeded sample (quick), all 2^32 inputs (full)"})
+	Register(Gate{Name: "e4m3-device-decode", Suites: Quick | Full, Device: true, Run: gateE4M3DeviceDecode,
+		Proves: "the device software decoder equals the Go decoder bit for bit on all 256 codes, and the hardware decoder on every finite code"})
+}
+
+// parallelChunks runs fn over [0, n) split into chunks on every CPU.
+func parallelChunks(n uint64, fn func(lo, hi uint64)) {
+	workers := uint64(runtime.NumCPU())
+	chunk := (n + workers*64 - 1) / (workers * 64)
+	var next atomic.Uint64
+	var wg sync.WaitGroup
+	for w := uint64(0); w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				lo := next.Add(chunk) - chunk
+				if lo >= n {
+					return
+				}
+				fn(lo, min(lo+chunk, n))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// mismatchLog collects the count of mismatches and the first few.
+type mismatchLog struct {
+	mu    sync.Mutex
+	count uint64
+	first []string
+}
+
+func (m *mismatchLog) add(n uint64, describe func() string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.count += n
+	if len(m.first) < 8 {
+		m.first = append(m.first, describe())
+	}
+}
+
+func (m *mismatchLog) report(t *T, what string) {
+	if m.count > 0 {
+		t.Failf("%s: %d mismatches; first: %v", what, m.count, m.first)
+	}
+}
+
+// gateE4M3GoOracle walks the non-negative float32 patterns in increasing
+// order with a pointer into the oracle's value table (the nearest value is
+// monotone in x), so the oracle costs O(1) per input; each magnitude is
+// checked with both signs, covering all 2^32 patterns.
+func gateE4M3GoOracle(t *T) {
+	table := refimpl.E4M3OracleTable()
+	var log mismatchLog
+	const n = uint64(1) << 31
+	parallelChunks(n, func(lo, hi uint64) {
+		// first table index whose value >= x for the chunk's first input
+		x0 := float64(math.Float32frombits(uint32(lo)))
+		idx := 0
+		for idx < len(table)-1 && table[idx] < x0 {
+			idx++
+		}
+		var bad uint64
+		for a := lo; a < hi; a++ {
+			u := uint32(a)
+			x := math.Float32frombits(u)
+			var want uint8
+			switch {
+			case x != x:
+				want = 0
+			case float64(x) >= refimpl.E4M3MaxFinite:
+				want = 0x7E
+			default:
+				v := float64(x)
+				for table[idx] < v {
+					idx++
+				}
+				c := idx // table[c] >= v > table[c-1]
+				if c > 0 {
+					below, above := v-table[c-1], table[c]-v
+					if below < above || (below == above && (c-1)%2 == 0) {
+						c--
+					}
+				}
+				want = uint8(c)
+			}
+			wantNeg := want
+			if want != 0 {
+				wantNeg |= 0x80
+			}
+			gp, gn := refimpl.EncodeE4M3Bits(u), refimpl.EncodeE4M3Bits(u|0x80000000)
+			if gp != want || gn != wantNeg {
+				bad++
+				if bad <= 2 {
+					log.add(0, func() string {
+						return fmt.Sprintf("bits %#08x: encoder %#02x/%#02x (±), oracle %#02x/%#02x", u, gp, gn, want, wantNeg)
+					})
+				}
+			}
+		}
+		if bad > 0 {
+			log.add(bad, func() string { return "" })
+		}
+	})
+	t.Metric("inputs", float64(2*n))
+	t.Metric("mismatches", float64(log.count))
+	log.report(t, "Go encoder vs nearest-value oracle over all 2^32 inputs")
+}
+
+func gateE4M3Decode(t *T) {
+	table := refimpl.E4M3OracleTable()
+	for c := 0; c < 256; c++ {
+		got := refimpl.DecodeE4M3Bits(uint8(c))
+		mag := c & 0x7F
+		if mag == 0x7F {
+			if !math.IsNaN(float64(math.Float32frombits(got))) {
+				t.Failf("code %#02x decodes to bits %#08x, want NaN", c, got)
+			}
+			continue
+		}
+		want := float32(table[mag])
+		wantBits := math.Float32bits(want)
+		if c&0x80 != 0 {
+			wantBits |= 0x80000000
+		}
+		if got != wantBits {
+			t.Failf("code %#02x decodes to bits %#08x, want %#08x (%g)", c, got, wantBits, want)
+		}
+		re := refimpl.EncodeE4M3Bits(got)
+		if c == 0x80 { // -0 encodes to 0x00 by contract
+			if re != 0 {
+				t.Failf("enc(dec(0x80)) = %#02x, want 0x00 (zero is never 0x80)", re)
+			}
+			continue
+		}
+		if re != uint8(c) {
+			t.Failf("enc(dec(%#02x)) = %#02x", c, re)
+		}
+	}
+}
+
+// Sweep geometry: 2^19 threads, each handling 4096 pairs of patterns.
+const (
+	sweepBlock   = 256
+	sweepThreads = 1 << 19
+	sweepIters   = (1 << 31) / sweepThreads
+)
+
+func gateE4M3DeviceSweep(t *T) {
+	dev := t.Device()
+	counts := t.Buffer("counts", 3*8)
+	first := t.Buffer("first", 2*4)
+	grid := gpu.D1(sweepThreads / sweepBlock)
+	var best float32 = math.MaxFloat32
+	var wrap, raw, seen uint64
+	var firstRaw uint32
+	for rep := 0; rep < 3; rep++ { // first run checks, later runs time the same work
+		t.Upload(counts, make([]byte, 24))
+		t.Upload(first, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+		ms := timeLaunch(t, dev, "e4m3_sweep", grid, gpu.D1(sweepBlock), counts.Ptr(), first.Ptr(), uint32(0), uint32(sweepIters))
+		best = min(best, ms)
+		c := t.Download(counts)
+		f := t.Download(first)
+		wrap, raw, seen = binary.LittleEndian.Uint64(c), binary.LittleEndian.Uint64(c[8:]), binary.LittleEndian.Uint64(c[16:])
+		if wrap > 0 {
+			t.Fatalf("software vs wrapped hardware encoder: %d mismatches over 2^32 inputs, first at bits %#08x", wrap, binary.LittleEndian.Uint32(f))
+		}
+		firstRaw = binary.LittleEndian.Uint32(f[4:])
+	}
+	if seen != 1<<32 {
+		t.Fatalf("the sweep covered %d inputs, want 2^32 = %d (kernel did not run every pattern)", seen, uint64(1)<<32)
+	}
+	if raw == 0 {
+		// The raw hardware gives 0x7F for NaN; zero raw mismatches means
+		// the comparison never ran, not that the hardware agrees.
+		t.Fatalf("raw hardware encoder agreed on all inputs, including NaN: the sweep's comparison did not run")
+	}
+	t.Metric("inputs", float64(seen))
+	t.Metric("mismatches_wrapped", float64(wrap))
+	t.Metric("mismatches_raw_hw", float64(raw))
+	t.Metric("sweep_ms", float64(best))
+	t.Logf("0 mismatches wrapped; raw hardware differs from the contract on %d of 2^32 inputs (first at bits %#08x); sweep %.2f ms (best of 3)", raw, firstRaw, best)
+}
+
+// timeLaunch launches a kernel between two events and returns the
+// milliseconds; it syncs and checks canaries like T.Launch.
+func timeLaunch(t *T, dev gpu.Device, kernel string, grid, block gpu.Dim3, args ...any) float32 {
+	f, err := t.env.Kernels.Function(kernel)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	start, err := dev.NewEvent()
+	t.Check(err, "create event")
+	defer dev.DestroyEvent(start)
+	end, err := dev.NewEvent()
+	t.Check(err, "create event")
+	defer dev.DestroyEvent(end)
+	t.Check(dev.Record(start, 0), "record event")
+	t.Check(dev.Launch(f, grid, block, 0, 0, args...), "launch "+kernel)
+	t.Check(dev.Record(end, 0), "record event")
+	ms, err := dev.Elapsed(start, end)
+	t.Check(err, "run "+kernel)
+	t.Check(dev.Synchronize(), "run "+kernel)
+	t.CheckCanaries(kernel)
+	return ms
+}
+
+// e4m3Boundaries returns the float32 patterns where encoders go wrong: every
+// value-table midpoint and its float32 neighbours, every code value, the
+// saturation edge, zeros, subnormal float32s, infinities and NaNs, with both
+// signs.
+func e4m3Boundaries() []uint32 {
+	table := refimpl.E4M3OracleTable()
+	var out []uint32
+	add := func(x float32) {
+		u := math.Float32bits(x)
+		out = append(out, u, u^0x80000000)
+	}
+	for i, v := range table {
+		add(float32(v))
+		if i+1 < len(table) {
+			mid := float32((v + table[i+1]) / 2)
+			add(mid)
+			add(math.Nextafter32(mid, 0))
+			add(math.Nextafter32(mid, math.MaxFloat32))
+		}
+	}
+	for _, x := range []float32{448, 464, 480, 1e30, math.MaxFloat32, math.SmallestNonzeroFloat32, 1e-40, 0x1p-126, float32(math.Inf(1))} {
+		add(x)
+		add(math.Nextafter32(x, 0))
+	}
+	out = append(out, 0x7FC00000, 0x7F800001, 0x7FFFFFFF, 0xFFC00000, 0xFF800001)
+	return out
+}
+
+func gateE4M3DeviceVsGo(t *T) {
+	if t.Full() {
+		e4m3DeviceVsGoExhaustive(t)
+		return
+	}
+	rng := rand.New(rand.NewPCG(t.Seed(), 0xe4))
+	inputs := e4m3Boundaries()
+	nb := len(inputs)
+	const sample = 1 << 22
+	for i := 0; i < sample; i++ {
+		inputs = append(inputs, rng.Uint32())
+	}
+	n := len(inputs)
+	const tail = 64 // elements past n that must stay poisoned
+	in := t.Buffer("in", 4*n)
+	outs := []*Buffer{t.Buffer("sw", n+tail), t.Buffer("hw", n+tail), t.Buffer("raw", n+tail)}
+	raw := make([]byte, 4*n)
+	for i, u := range inputs {
+		binary.LittleEndian.PutUint32(raw[4*i:], u)
+	}
+	t.Upload(in, raw)
+	for _, o := range outs {
+		t.Poison(o, 0xFF) // 0xFF is a NaN code: no contract encoder ever writes it
+	}
+	t.Launch("e4m3_encode_list", gpu.D1((n+255)/256), gpu.D1(256), 0, in.Ptr(), outs[0].Ptr(), outs[1].Ptr(), outs[2].Ptr(), uint32(n))
+	sw, hw, rw := t.Download(outs[0]), t.Download(outs[1]), t.Download(outs[2])
+	var rawDiff int
+	for _, o := range [][]byte{sw, hw} {
+		for i := n; i < n+tail; i++ {
+			if o[i] != 0xFF {
+				t.Fatalf("e4m3_encode_list wrote element %d past n=%d", i, n)
+			}
+		}
+	}
+	bad := map[string]int{}
+	for i, u := range inputs {
+		want := refimpl.EncodeE4M3Bits(u)
+		if sw[i] != want {
+			if bad["sw"]++; bad["sw"] <= 5 {
+				t.Failf("software encoder: input bits %#08x: device %#02x, Go %#02x (seed %d)", u, sw[i], want, t.Seed())
+			}
+		}
+		if hw[i] != want {
+			if bad["hw"]++; bad["hw"] <= 5 {
+				t.Failf("wrapped hardware encoder: input bits %#08x: device %#02x, Go %#02x (seed %d)", u, hw[i], want, t.Seed())
+			}
+		}
+		if rw[i] != want {
+			rawDiff++
+		}
+	}
+	for k, v := range bad {
+		t.Failf("%s encoder: %d of %d inputs differ from Go", k, v, n)
+	}
+	t.Metric("inputs", float64(n))
+	t.Metric("boundary_inputs", float64(nb))
+	t.Metric("raw_hw_mismatches", float64(rawDiff))
+	t.Logf("%d boundary values + %d seeded random patterns (seed %d): software and wrapped hardware equal Go; raw hardware differs on %d", nb, sample, t.Seed(), rawDiff)
+}
+
+// e4m3DeviceVsGoExhaustive compares the device software encoder with the Go
+// encoder on all 2^32 inputs, 2^28 at a time (256 MiB of codes per chunk).
+func e4m3DeviceVsGoExhaustive(t *T) {
+	const chunk = 1 << 28
+	const n4 = chunk / 4
+	out := t.Buffer("codes", chunk)
+	var log mismatchLog
+	host := make([]byte, chunk)
+	for c := uint64(0); c < 1<<32; c += chunk {
+		t.Poison(out, 0xFF)
+		t.Launch("e4m3_encode_range", gpu.D1(n4/256), gpu.D1(256), 0, out.Ptr(), uint32(c), uint32(n4))
+		t.Check(out.dev.DtoH(host, out.Ptr()), "download codes")
+		base := c
+		parallelChunks(chunk, func(lo, hi uint64) {
+			var bad uint64
+			for i := lo; i < hi; i++ {
+				u := uint32(base + i)
+				if w := refimpl.EncodeE4M3Bits(u); host[i] != w {
+					bad++
+					if bad <= 2 {
+						got := host[i]
+						log.add(0, func() string { return fmt.Sprintf("bits %#08x: device %#02x Go %#02x", u, got, w) })
+					}
+				}
+			}
+			if bad > 0 {
+				log.add(bad, func() string { return "" })
+			}
+		})
+	}
+	t.Metric("inputs", float64(uint64(1)<<32))
+	t.Metric("mismatches", float64(log.count))
+	log.report(t, "device software encoder vs Go encoder over all 2^32 inputs")
+	if log.count == 0 {
+		t.Logf("all 2^32 inputs: device software encoder == Go encoder")
+	}
+}
+
+func gateE4M3DeviceDecode(t *T) {
+	sw := t.Buffer("sw", 256*4)
+	hw := t.Buffer("hw", 256*4)
+	t.Poison(sw, 0xFF)
+	t.Poison(hw, 0xFF)
+	t.Launch("e4m3_decode_all", gpu.D1(1), gpu.D1(256), 0, sw.Ptr(), hw.Ptr())
+	s, h := t.Download(sw), t.Download(hw)
+	for c := 0; c < 256; c++ {
+		want := refimpl.DecodeE4M3Bits(uint8(c))
+		gs, gh := binary.LittleEndian.Uint32(s[4*c:]), binary.LittleEndian.Uint32(h[4*c:])
+		if gs != want {
+			t.Failf("software decoder: code %#02x: device bits %#08x, Go %#08x", c, gs, want)
+		}
+		if c&0x7F == 0x7F {
+			if !math.IsNaN(float64(math.Float32frombits(gh))) {
+				t.Failf("hardware decoder: NaN code %#02x gave bits %#08x, not NaN", c, gh)
+			}
+		} else if gh != want {
+			t.Failf("hardware decoder: code %#02x: device bits %#08x, Go %#08x", c, gh, want)
+		}
+	}
+}

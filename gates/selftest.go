@@ -1,0 +1,77 @@
+package gates
+
+import (
+	"strings"
+
+	"github.com/parharness/parharness/gpu"
+)
+
+func init() {
+	Register(Gate{Name: "harness-selftest", Suites: Quick | Full, Device: true, Run: gateHarnessSelftest,
+		Proves: "the harness's own guards work on this device: a 1-byte overrun and underrun trip the canaries with the right offset, and an unwritten element is caught by the poison check"})
+}
+
+// fillRaw launches selftest_fill without T.Launch's canary check, so the
+// gate can inspect the canary result itself.
+func fillRaw(t *T, b *Buffer, lo, hi int32, v uint32) {
+	f, err := t.env.Kernels.Function("selftest_fill")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	n := int(hi - lo)
+	t.Check(t.env.Dev.Launch(f, gpu.D1((n+255)/256), gpu.D1(256), 0, 0, b.Ptr(), lo, hi, v), "launch selftest_fill")
+	t.Check(t.env.Dev.Synchronize(), "run selftest_fill")
+}
+
+func gateHarnessSelftest(t *T) {
+	const n = 1000
+	// 1. In-bounds write: canaries must stay intact.
+	b := t.Buffer("probe", n)
+	fillRaw(t, b, 0, n, 7)
+	if err := b.CheckCanaries(); err != nil {
+		t.Fatalf("in-bounds write tripped the canaries: %v", err)
+	}
+	// 2. One byte past the end.
+	fillRaw(t, b, n, n+1, 7)
+	err := b.CheckCanaries()
+	if err == nil || !strings.Contains(err.Error(), "past the end") || !strings.Contains(err.Error(), "byte offset 1000") {
+		t.Failf("a 1-byte overrun at offset %d was not reported correctly: %v", n, err)
+	}
+	// 3. One byte before the start, in a fresh buffer.
+	c := t.Buffer("probe2", n)
+	fillRaw(t, c, -1, 0, 7)
+	err = c.CheckCanaries()
+	if err == nil || !strings.Contains(err.Error(), "before the start") || !strings.Contains(err.Error(), "1 bytes before") {
+		t.Failf("a 1-byte underrun was not reported correctly: %v", err)
+	}
+	// 4. Poison: a kernel that skips element 500 must leave the poison there.
+	d := t.Buffer("probe3", n)
+	t.Poison(d, 0xEE)
+	fillRaw(t, d, 0, 500, 7)
+	fillRaw(t, d, 501, n, 7)
+	got := t.Download(d)
+	if got[500] != 0xEE || got[499] != 7 || got[501] != 7 {
+		t.Failf("poison check: element 500 = %#x (want poison 0xee), neighbours %#x %#x (want 7)", got[500], got[499], got[501])
+	}
+	// Leave the damaged buffers out of the end-of-gate canary check.
+	t.forget(b, c)
+	t.Logf("overrun, underrun and unwritten element all detected")
+}
+
+// forget drops buffers from the gate's canary set (still freed at the end).
+func (t *T) forget(bs ...*Buffer) {
+	var keep []*Buffer
+	for _, x := range t.bufs {
+		drop := false
+		for _, b := range bs {
+			drop = drop || x == b
+		}
+		if !drop {
+			keep = append(keep, x)
+		}
+	}
+	for _, b := range bs {
+		b.dev.Free(b.base)
+	}
+	t.bufs = keep
+}

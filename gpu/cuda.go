@@ -1,0 +1,429 @@
+package gpu
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// CUDA driver API backend (libcuda.so.1). One primary context on device 0,
+// made current on the calling OS thread at open.
+
+type cuResult int32
+
+// C prototypes are from cuda.h (CUDA 12/13 driver API). Versioned names
+// (_v2) are the ones cuda.h's macros map the plain names to.
+var (
+	// CUresult cuInit(unsigned int Flags)
+	cuInit func(flags uint32) cuResult
+	// CUresult cuDriverGetVersion(int *driverVersion)
+	cuDriverGetVersion func(v *int32) cuResult
+	// CUresult cuDeviceGetCount(int *count)
+	cuDeviceGetCount func(n *int32) cuResult
+	// CUresult cuDeviceGet(CUdevice *device, int ordinal)
+	cuDeviceGet func(d *int32, ordinal int32) cuResult
+	// CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+	cuDeviceGetName func(name *byte, n int32, d int32) cuResult
+	// CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+	cuDeviceGetAttribute func(v *int32, attr int32, d int32) cuResult
+	// CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+	cuDeviceTotalMem func(b *uint64, d int32) cuResult
+	// CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+	cuDevicePrimaryCtxRetain func(ctx *uintptr, d int32) cuResult
+	// CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+	cuDevicePrimaryCtxRelease func(d int32) cuResult
+	// CUresult cuCtxSetCurrent(CUcontext ctx)
+	cuCtxSetCurrent func(ctx uintptr) cuResult
+	// CUresult cuCtxSynchronize(void)
+	cuCtxSynchronize func() cuResult
+	// CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)
+	cuModuleLoadDataEx func(m *uintptr, image unsafe.Pointer, n uint32, opts *int32, vals *uintptr) cuResult
+	// CUresult cuModuleUnload(CUmodule hmod)
+	cuModuleUnload func(m uintptr) cuResult
+	// CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+	cuModuleGetFunction func(f *uintptr, m uintptr, name *byte) cuResult
+	// CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+	cuFuncGetAttribute func(v *int32, attr int32, f uintptr) cuResult
+	// CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+	cuMemAlloc func(p *uint64, n uint64) cuResult
+	// CUresult cuMemFree_v2(CUdeviceptr dptr)
+	cuMemFree func(p uint64) cuResult
+	// CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+	cuMemcpyHtoD func(dst uint64, src unsafe.Pointer, n uint64) cuResult
+	// CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+	cuMemcpyDtoH func(dst unsafe.Pointer, src uint64, n uint64) cuResult
+	// CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+	cuMemsetD8 func(dst uint64, v uint8, n uint64) cuResult
+	// CUresult cuLaunchKernel(CUfunction f, unsigned gx, gy, gz, bx, by, bz, unsigned sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
+	cuLaunchKernel func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, s uintptr, params unsafe.Pointer, extra unsafe.Pointer) cuResult
+	// CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+	cuStreamCreate func(s *uintptr, flags uint32) cuResult
+	// CUresult cuStreamDestroy_v2(CUstream hStream)
+	cuStreamDestroy func(s uintptr) cuResult
+	// CUresult cuStreamSynchronize(CUstream hStream)
+	cuStreamSynchronize func(s uintptr) cuResult
+	// CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
+	cuEventCreate func(e *uintptr, flags uint32) cuResult
+	// CUresult cuEventDestroy_v2(CUevent hEvent)
+	cuEventDestroy func(e uintptr) cuResult
+	// CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
+	cuEventRecord func(e, s uintptr) cuResult
+	// CUresult cuEventSynchronize(CUevent hEvent)
+	cuEventSynchronize func(e uintptr) cuResult
+	// CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+	cuEventElapsedTime func(ms *float32, start, end uintptr) cuResult
+	// CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+	cuStreamBeginCapture func(s uintptr, mode int32) cuResult
+	// CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+	cuStreamEndCapture func(s uintptr, g *uintptr) cuResult
+	// CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
+	cuGraphInstantiateWithFlags func(e *uintptr, g uintptr, flags uint64) cuResult
+	// CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+	cuGraphLaunch func(e, s uintptr) cuResult
+	// CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
+	cuGraphExecDestroy func(e uintptr) cuResult
+	// CUresult cuGraphDestroy(CUgraph hGraph)
+	cuGraphDestroy func(g uintptr) cuResult
+	// CUresult cuGetErrorName(CUresult error, const char **pStr)
+	cuGetErrorName func(r cuResult, s *uintptr) cuResult
+	// CUresult cuGetErrorString(CUresult error, const char **pStr)
+	cuGetErrorString func(r cuResult, s *uintptr) cuResult
+)
+
+var cudaSymbols = []symbol{
+	{"cuInit", &cuInit, false},
+	{"cuDriverGetVersion", &cuDriverGetVersion, false},
+	{"cuDeviceGetCount", &cuDeviceGetCount, false},
+	{"cuDeviceGet", &cuDeviceGet, false},
+	{"cuDeviceGetName", &cuDeviceGetName, false},
+	{"cuDeviceGetAttribute", &cuDeviceGetAttribute, false},
+	{"cuDeviceTotalMem_v2", &cuDeviceTotalMem, false},
+	{"cuDevicePrimaryCtxRetain", &cuDevicePrimaryCtxRetain, false},
+	{"cuDevicePrimaryCtxRelease_v2", &cuDevicePrimaryCtxRelease, false},
+	{"cuCtxSetCurrent", &cuCtxSetCurrent, false},
+	{"cuCtxSynchronize", &cuCtxSynchronize, false},
+	{"cuModuleLoadDataEx", &cuModuleLoadDataEx, false},
+	{"cuModuleUnload", &cuModuleUnload, false},
+	{"cuModuleGetFunction", &cuModuleGetFunction, false},
+	{"cuFuncGetAttribute", &cuFuncGetAttribute, false},
+	{"cuMemAlloc_v2", &cuMemAlloc, false},
+	{"cuMemFree_v2", &cuMemFree, false},
+	{"cuMemcpyHtoD_v2", &cuMemcpyHtoD, false},
+	{"cuMemcpyDtoH_v2", &cuMemcpyDtoH, false},
+	{"cuMemsetD8_v2", &cuMemsetD8, false},
+	{"cuLaunchKernel", &cuLaunchKernel, false},
+	{"cuStreamCreate", &cuStreamCreate, false},
+	{"cuStreamDestroy_v2", &cuStreamDestroy, false},
+	{"cuStreamSynchronize", &cuStreamSynchronize, false},
+	{"cuEventCreate", &cuEventCreate, false},
+	{"cuEventDestroy_v2", &cuEventDestroy, false},
+	{"cuEventRecord", &cuEventRecord, false},
+	{"cuEventSynchronize", &cuEventSynchronize, false},
+	{"cuEventElapsedTime", &cuEventElapsedTime, false},
+	{"cuStreamBeginCapture_v2", &cuStreamBeginCapture, false},
+	{"cuStreamEndCapture", &cuStreamEndCapture, false},
+	{"cuGraphInstantiateWithFlags", &cuGraphInstantiateWithFlags, false},
+	{"cuGraphLaunch", &cuGraphLaunch, false},
+	{"cuGraphExecDestroy", &cuGraphExecDestroy, false},
+	{"cuGraphDestroy", &cuGraphDestroy, false},
+	{"cuGetErrorName", &cuGetErrorName, false},
+	{"cuGetErrorString", &cuGetErrorString, false},
+}
+
+// CUdevice_attribute values (cuda.h).
+const (
+	cuAttrClockRate       = 13 // kHz
+	cuAttrSMCount         = 16
+	cuAttrMemClockRate    = 36 // kHz
+	cuAttrMemBusWidth     = 37
+	cuAttrL2CacheSize     = 38
+	cuAttrCCMajor         = 75
+	cuAttrCCMinor         = 76
+	cuFuncMaxThreads      = 0
+	cuFuncSharedSizeBytes = 1
+	cuFuncLocalSizeBytes  = 3
+	cuFuncNumRegs         = 4
+	cuJitErrorLogBuffer   = 5
+	cuJitErrorLogSize     = 6
+	cuCaptureThreadLocal  = 1
+)
+
+func cuErr(fn string, r cuResult) error {
+	if r == 0 {
+		return nil
+	}
+	e := &APIError{Func: fn, Code: int(r)}
+	var p uintptr
+	if cuGetErrorName != nil && cuGetErrorName(r, &p) == 0 {
+		e.Name = cString(p)
+	} else {
+		e.Name = fmt.Sprintf("CUresult %d", r)
+	}
+	if cuGetErrorString != nil && cuGetErrorString(r, &p) == 0 {
+		e.Msg = cString(p)
+	}
+	return e
+}
+
+type cudaDevice struct {
+	dev  int32
+	ctx  uintptr
+	info Info
+}
+
+// CUDALibraries are the names tried for the driver library.
+var CUDALibraries = []string{"libcuda.so.1", "libcuda.so"}
+
+func openCUDA() (Device, error) {
+	lib, err := openFirst(CUDALibraries)
+	if err != nil {
+		return nil, fmt.Errorf("CUDA driver library not loaded: %v", err)
+	}
+	if err := lib.bind(cudaSymbols); err != nil {
+		return nil, err
+	}
+	if err := cuErr("cuInit", cuInit(0)); err != nil {
+		return nil, fmt.Errorf("%s loaded but no usable CUDA device: %v", lib.path, err)
+	}
+	var n int32
+	if err := cuErr("cuDeviceGetCount", cuDeviceGetCount(&n)); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%s loaded but it reports no CUDA device", lib.path)
+	}
+	d := &cudaDevice{}
+	if err := cuErr("cuDeviceGet", cuDeviceGet(&d.dev, 0)); err != nil {
+		return nil, err
+	}
+	if err := cuErr("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain(&d.ctx, d.dev)); err != nil {
+		return nil, err
+	}
+	if err := cuErr("cuCtxSetCurrent", cuCtxSetCurrent(d.ctx)); err != nil {
+		return nil, err
+	}
+	attr := func(a int32) int {
+		var v int32
+		if cuDeviceGetAttribute(&v, a, d.dev) != 0 {
+			return 0
+		}
+		return int(v)
+	}
+	name := make([]byte, 256)
+	cuDeviceGetName(&name[0], int32(len(name)), d.dev)
+	var ver int32
+	cuDriverGetVersion(&ver)
+	var mem uint64
+	cuDeviceTotalMem(&mem, d.dev)
+	d.info = Info{
+		Backend:     "cuda",
+		Name:        cString(uintptr(unsafe.Pointer(&name[0]))),
+		Arch:        fmt.Sprintf("sm_%d%d", attr(cuAttrCCMajor), attr(cuAttrCCMinor)),
+		Driver:      fmt.Sprintf("CUDA driver %d.%d (%s)", ver/1000, ver%1000/10, lib.path),
+		SMs:         attr(cuAttrSMCount),
+		ClockMHz:    attr(cuAttrClockRate) / 1000,
+		MemClockMHz: attr(cuAttrMemClockRate) / 1000,
+		MemBusBits:  attr(cuAttrMemBusWidth),
+		L2Bytes:     attr(cuAttrL2CacheSize),
+		TotalMem:    mem,
+	}
+	runtime.KeepAlive(name)
+	d.info.LLCBytes = d.info.L2Bytes
+	return d, nil
+}
+
+func (d *cudaDevice) Info() Info { return d.info }
+
+type cudaModule struct{ h uintptr }
+type cudaFunction struct {
+	h    uintptr
+	name string
+}
+
+func (d *cudaDevice) LoadModule(image []byte) (Module, error) {
+	img := append(append([]byte(nil), image...), 0) // PTX must be NUL-terminated
+	logBuf := make([]byte, 8192)
+	opts := []int32{cuJitErrorLogBuffer, cuJitErrorLogSize}
+	vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
+	var pin runtime.Pinner
+	pin.Pin(&img[0])
+	pin.Pin(&logBuf[0])
+	defer pin.Unpin()
+	var m uintptr
+	r := cuModuleLoadDataEx(&m, unsafe.Pointer(&img[0]), uint32(len(opts)), &opts[0], &vals[0])
+	if err := cuErr("cuModuleLoadDataEx", r); err != nil {
+		if log := cString(uintptr(unsafe.Pointer(&logBuf[0]))); log != "" {
+			err.(*APIError).Msg += "; JIT log: " + log
+		}
+		return nil, err
+	}
+	return &cudaModule{h: m}, nil
+}
+
+func (m *cudaModule) Function(name string) (Function, error) {
+	cname := append([]byte(name), 0)
+	var f uintptr
+	if err := cuErr("cuModuleGetFunction", cuModuleGetFunction(&f, m.h, &cname[0])); err != nil {
+		return nil, err
+	}
+	return &cudaFunction{h: f, name: name}, nil
+}
+
+func (m *cudaModule) Unload() error { return cuErr("cuModuleUnload", cuModuleUnload(m.h)) }
+
+func (f *cudaFunction) Name() string { return f.name }
+
+func (f *cudaFunction) Attrs() (FuncAttrs, error) {
+	get := func(a int32) (int, error) {
+		var v int32
+		err := cuErr("cuFuncGetAttribute", cuFuncGetAttribute(&v, a, f.h))
+		return int(v), err
+	}
+	var a FuncAttrs
+	var err error
+	if a.Regs, err = get(cuFuncNumRegs); err != nil {
+		return a, err
+	}
+	if a.SharedBytes, err = get(cuFuncSharedSizeBytes); err != nil {
+		return a, err
+	}
+	if a.LocalBytes, err = get(cuFuncLocalSizeBytes); err != nil {
+		return a, err
+	}
+	a.MaxThreads, err = get(cuFuncMaxThreads)
+	return a, err
+}
+
+func (d *cudaDevice) Malloc(n int) (Ptr, error) {
+	var p uint64
+	if err := cuErr("cuMemAlloc", cuMemAlloc(&p, uint64(n))); err != nil {
+		return 0, fmt.Errorf("allocating %d bytes: %w", n, err)
+	}
+	return Ptr(p), nil
+}
+
+func (d *cudaDevice) Free(p Ptr) error { return cuErr("cuMemFree", cuMemFree(uint64(p))) }
+
+func (d *cudaDevice) HtoD(dst Ptr, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	err := cuErr("cuMemcpyHtoD", cuMemcpyHtoD(uint64(dst), unsafe.Pointer(&src[0]), uint64(len(src))))
+	runtime.KeepAlive(src)
+	return err
+}
+
+func (d *cudaDevice) DtoH(dst []byte, src Ptr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return guard("cuMemcpyDtoH", func() error {
+		err := cuErr("cuMemcpyDtoH", cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst))))
+		runtime.KeepAlive(dst)
+		return err
+	})
+}
+
+func (d *cudaDevice) Memset(dst Ptr, b byte, n int) error {
+	return cuErr("cuMemsetD8", cuMemsetD8(uint64(dst), b, uint64(n)))
+}
+
+func (d *cudaDevice) Launch(f Function, grid, block Dim3, sharedBytes int, s Stream, args ...any) error {
+	cf, ok := f.(*cudaFunction)
+	if !ok {
+		return fmt.Errorf("gpu: launch of %s: function is not from the CUDA backend", f.Name())
+	}
+	ptrs, vals, err := argBlock(args)
+	if err != nil {
+		return err
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	var params unsafe.Pointer
+	if len(ptrs) > 0 {
+		pin.Pin(&vals[0])
+		pin.Pin(&ptrs[0])
+		params = unsafe.Pointer(&ptrs[0])
+	}
+	r := cuLaunchKernel(cf.h, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, uint32(sharedBytes), uintptr(s), params, nil)
+	if err := cuErr("cuLaunchKernel", r); err != nil {
+		return fmt.Errorf("launch %s grid %v block %v: %w", cf.name, grid, block, err)
+	}
+	return nil
+}
+
+func (d *cudaDevice) Synchronize() error {
+	return guard("cuCtxSynchronize", func() error { return cuErr("cuCtxSynchronize", cuCtxSynchronize()) })
+}
+
+func (d *cudaDevice) NewStream() (Stream, error) {
+	var s uintptr
+	err := cuErr("cuStreamCreate", cuStreamCreate(&s, 1 /* CU_STREAM_NON_BLOCKING */))
+	return Stream(s), err
+}
+
+func (d *cudaDevice) DestroyStream(s Stream) error {
+	return cuErr("cuStreamDestroy", cuStreamDestroy(uintptr(s)))
+}
+
+func (d *cudaDevice) StreamSynchronize(s Stream) error {
+	return guard("cuStreamSynchronize", func() error { return cuErr("cuStreamSynchronize", cuStreamSynchronize(uintptr(s))) })
+}
+
+func (d *cudaDevice) NewEvent() (Event, error) {
+	var e uintptr
+	err := cuErr("cuEventCreate", cuEventCreate(&e, 0))
+	return Event(e), err
+}
+
+func (d *cudaDevice) DestroyEvent(e Event) error {
+	return cuErr("cuEventDestroy", cuEventDestroy(uintptr(e)))
+}
+
+func (d *cudaDevice) Record(e Event, s Stream) error {
+	return cuErr("cuEventRecord", cuEventRecord(uintptr(e), uintptr(s)))
+}
+
+func (d *cudaDevice) Elapsed(start, end Event) (float32, error) {
+	if err := guard("cuEventSynchronize", func() error { return cuErr("cuEventSynchronize", cuEventSynchronize(uintptr(end))) }); err != nil {
+		return 0, err
+	}
+	var ms float32
+	err := cuErr("cuEventElapsedTime", cuEventElapsedTime(&ms, uintptr(start), uintptr(end)))
+	return ms, err
+}
+
+func (d *cudaDevice) BeginCapture(s Stream) error {
+	return cuErr("cuStreamBeginCapture", cuStreamBeginCapture(uintptr(s), cuCaptureThreadLocal))
+}
+
+type cudaGraph struct{ g, exec uintptr }
+
+func (d *cudaDevice) EndCapture(s Stream) (Graph, error) {
+	var g uintptr
+	if err := cuErr("cuStreamEndCapture", cuStreamEndCapture(uintptr(s), &g)); err != nil {
+		return nil, err
+	}
+	var e uintptr
+	if err := cuErr("cuGraphInstantiateWithFlags", cuGraphInstantiateWithFlags(&e, g, 0)); err != nil {
+		cuGraphDestroy(g)
+		return nil, err
+	}
+	return &cudaGraph{g: g, exec: e}, nil
+}
+
+func (g *cudaGraph) Launch(s Stream) error {
+	return cuErr("cuGraphLaunch", cuGraphLaunch(g.exec, uintptr(s)))
+}
+
+func (g *cudaGraph) Destroy() error {
+	err := cuErr("cuGraphExecDestroy", cuGraphExecDestroy(g.exec))
+	if err2 := cuErr("cuGraphDestroy", cuGraphDestroy(g.g)); err == nil {
+		err = err2
+	}
+	return err
+}
+
+func (d *cudaDevice) Close() error {
+	return cuErr("cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease(d.dev))
+}

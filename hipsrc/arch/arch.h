@@ -1,0 +1,104 @@
+// arch.h: the small prelude every kernel source includes instead of vendor
+// headers. It maps one vocabulary onto the two targets clang-19 builds:
+//   AMD gfx1201 (RDNA4, wave32)   -- __AMDGCN__, HIP language mode
+//   NVIDIA sm_90a (Hopper, warp32) -- __NVPTX__, CUDA language mode
+// Kernel bodies above this layer are shared; anything whose form differs
+// between the targets (fragment layouts, hardware converts, the matrix op)
+// lives here or in a per-target header beside it.
+//
+// Index:
+//   qualifiers   KERNEL, DEVICE, SHARED, LAUNCH_BOUNDS(n)
+//   indices      tid_x(), bid_x(), bdim_x(), gdim_x(), lane_id()
+//   sync         block_sync(), warp_sum_u32()
+//   atomics      atomic_add_u64(), atomic_min_u32()
+//   fp8          hw_e4m3x2_raw(lo, hi), hw_e4m3x2_sat(lo, hi), hw_e4m3_to_f32(c)
+#pragma once
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef int i32;
+
+#define KERNEL extern "C" __attribute__((global))
+#define DEVICE __attribute__((device)) static inline __attribute__((always_inline))
+#define SHARED __attribute__((shared))
+
+#if defined(__AMDGCN__)
+// Without the bound the AMDGPU backend assumes 1024 threads per block and
+// budgets registers for it; every kernel states its block size.
+#define LAUNCH_BOUNDS(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
+
+DEVICE u32 tid_x() { return __builtin_amdgcn_workitem_id_x(); }
+DEVICE u32 bid_x() { return __builtin_amdgcn_workgroup_id_x(); }
+DEVICE u32 bdim_x() { return __builtin_amdgcn_workgroup_size_x(); }
+DEVICE u32 gdim_x() { return __builtin_amdgcn_grid_size_x() / __builtin_amdgcn_workgroup_size_x(); }
+DEVICE u32 lane_id() { return __builtin_amdgcn_mbcnt_lo(~0u, 0u); } // wave32: lanes 0..31
+DEVICE void block_sync() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+DEVICE u32 shfl_down_u32(u32 v, u32 delta) {
+  u32 src = lane_id() + delta;
+  // ds_bpermute reads lane (addr/4); lanes past the wave read their own value.
+  return (u32)__builtin_amdgcn_ds_bpermute((int)((src < 32 ? src : lane_id()) << 2), (int)v);
+}
+// Raw hardware convert: v_cvt_pk_fp8_f32 packs e4m3(lo) in byte 0 and
+// e4m3(hi) in byte 1. Out-of-range behaviour is the hardware's.
+DEVICE u32 hw_e4m3x2_raw(float lo, float hi) {
+  return (u32)__builtin_amdgcn_cvt_pk_fp8_f32(lo, hi, 0, false) & 0xFFFFu;
+}
+// Saturating convert: clamp first so |x| >= 448 and Inf give 0x7E/0xFE on
+// every gfx12 part regardless of its clamp mode (NaN is fixed by the caller).
+DEVICE u32 hw_e4m3x2_sat(float lo, float hi) {
+  lo = __builtin_fminf(__builtin_fmaxf(lo, -448.0f), 448.0f);
+  hi = __builtin_fminf(__builtin_fmaxf(hi, -448.0f), 448.0f);
+  return hw_e4m3x2_raw(lo, hi);
+}
+DEVICE float hw_e4m3_to_f32(u32 c) { return __builtin_amdgcn_cvt_f32_fp8((int)c, 0); }
+
+#elif defined(__NVPTX__)
+#define LAUNCH_BOUNDS(n) __attribute__((launch_bounds(n)))
+
+DEVICE u32 tid_x() { return __nvvm_read_ptx_sreg_tid_x(); }
+DEVICE u32 bid_x() { return __nvvm_read_ptx_sreg_ctaid_x(); }
+DEVICE u32 bdim_x() { return __nvvm_read_ptx_sreg_ntid_x(); }
+DEVICE u32 gdim_x() { return __nvvm_read_ptx_sreg_nctaid_x(); }
+DEVICE u32 lane_id() { return __nvvm_read_ptx_sreg_laneid(); }
+DEVICE void block_sync() { __nvvm_barrier_sync(0); }
+DEVICE u32 shfl_down_u32(u32 v, u32 delta) {
+  return (u32)__nvvm_shfl_sync_down_i32(0xffffffffu, (int)v, (int)delta, 0x1f);
+}
+// cvt.rn.satfinite.e4m3x2.f32 d, a, b puts e4m3(a) in the upper byte and
+// e4m3(b) in the lower: hi first, lo second.
+DEVICE u32 hw_e4m3x2_raw(float lo, float hi) {
+  u16 r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+DEVICE u32 hw_e4m3x2_sat(float lo, float hi) { return hw_e4m3x2_raw(lo, hi); } // satfinite saturates
+DEVICE float hw_e4m3_to_f32(u32 c) {
+  u32 h2;
+  u16 in = (u16)(c & 0xFF);
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(in));
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((u16)(h2 & 0xFFFF)));
+  return f;
+}
+#else
+#error "arch.h: build for amdgcn (HIP) or nvptx (CUDA) device code only"
+#endif
+
+DEVICE u32 f32_bits(float x) { return __builtin_bit_cast(u32, x); }
+DEVICE float bits_f32(u32 u) { return __builtin_bit_cast(float, u); }
+
+// Sum over the 32 lanes of a warp/wave; every lane gets lane 0's... only
+// lane 0's result is meaningful.
+DEVICE u32 warp_sum_u32(u32 v) {
+  for (u32 d = 16; d > 0; d >>= 1) v += shfl_down_u32(v, d);
+  return v;
+}
+
+DEVICE void atomic_add_u64(u64 *p, u64 v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+DEVICE void atomic_min_u32(u32 *p, u32 v) { __atomic_fetch_min(p, v, __ATOMIC_RELAXED); }

@@ -1,0 +1,148 @@
+// Package cli wires the parharness commands: it parses flags, opens the
+// device, runs gates and benches from their registries, and writes tables
+// and results JSON. main only calls Main, so tests drive the commands
+// directly with their own writers.
+//
+// Exit codes: 0 every selected gate passed (SKIPs allowed unless
+// --require-device), 1 a gate failed (or hung), 2 the command could not run
+// (usage, environment).
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitFail  = 1
+	ExitUsage = 2
+)
+
+// usageError is a problem with the command line or environment (exit 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+type command struct {
+	name  string
+	usage string
+	run   func(args []string, stdout, stderr io.Writer) (int, error)
+}
+
+var commands = map[string]command{}
+
+func register(c command) { commands[c.name] = c }
+
+// Main runs one parharness command and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(stderr)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "parharness: unknown command %q\n", args[0])
+		printUsage(stderr)
+		return ExitUsage
+	}
+	code, err := c.run(args[1:], stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "parharness %s: %v\n", c.name, err)
+		var ue usageError
+		if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
+			return ExitUsage
+		}
+		if code == ExitOK {
+			code = ExitUsage
+		}
+	}
+	return code
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: parharness COMMAND [flags]")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].usage)
+	}
+	fmt.Fprintln(w, "Run `parharness COMMAND -h` for a command's flags.")
+}
+
+// newFlags returns a FlagSet that reports errors instead of exiting.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("parharness "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// toolVersion returns the module version and VCS revision embedded by go build.
+func toolVersion() (version, commit string) {
+	version, commit = "devel", "unknown"
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return
+	}
+	if bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty {
+		commit += "-dirty"
+	}
+	return
+}
+
+// defaultBuildDir finds build/ next to the working directory or the binary.
+func defaultBuildDir() string {
+	if st, err := os.Stat("build"); err == nil && st.IsDir() {
+		return "build"
+	}
+	if exe, err := os.Executable(); err == nil {
+		d := filepath.Join(filepath.Dir(exe), "..", "build")
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			return d
+		}
+	}
+	return "build"
+}
+
+func joinArgs(args []string) string { return strings.Join(args, " ") }

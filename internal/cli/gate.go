@@ -1,0 +1,263 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+
+	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/results"
+)
+
+func init() {
+	register(command{name: "gate", usage: "run the correctness gates: [--quick|--full] [--only REGEX] [--json FILE]", run: runGate})
+}
+
+// session is what every device-using command opens: the device (or why
+// not), the kernel loader and the run's identity for results.
+type session struct {
+	dev      gpu.Device
+	devErr   error
+	loader   *kernels.Loader
+	buildDir string
+}
+
+func (s *session) close() {
+	if s.loader != nil {
+		s.loader.Close()
+	}
+	if s.dev != nil {
+		s.dev.Close()
+	}
+}
+
+func openSession(backend, buildDir string) *session {
+	s := &session{buildDir: buildDir}
+	s.dev, s.devErr = gpu.Open(backend)
+	if s.dev != nil {
+		s.loader = kernels.NewLoader(buildDir, s.dev)
+	}
+	return s
+}
+
+// deviceRecord describes the device for the results document.
+func deviceRecord(dev gpu.Device) *results.Device {
+	if dev == nil {
+		return nil
+	}
+	i := dev.Info()
+	return &results.Device{Backend: i.Backend, Name: i.Name, Arch: i.Arch, Driver: i.Driver, SMs: i.SMs,
+		ClockMHz: i.ClockMHz, MemClockMHz: i.MemClockMHz, MemBusBits: i.MemBusBits, L2Bytes: i.L2Bytes,
+		LLCBytes: i.LLCBytes, TotalMem: i.TotalMem}
+}
+
+// codeObjectHashes returns sha256 of every code object for the arch.
+func codeObjectHashes(buildDir string, dev gpu.Device) map[string]string {
+	out := map[string]string{}
+	var archs []string
+	if dev != nil {
+		archs = []string{dev.Info().CodeArch()}
+	} else {
+		archs = []string{"sm_90a", "gfx1201"}
+	}
+	for _, a := range archs {
+		files, _ := filepath.Glob(filepath.Join(buildDir, a, "*"+kernels.Ext(a)))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			h := sha256.Sum256(b)
+			out[filepath.ToSlash(filepath.Join(a, filepath.Base(f)))] = hex.EncodeToString(h[:])
+		}
+	}
+	return out
+}
+
+func toRecord(r gates.Result) results.GateRecord {
+	return results.GateRecord{Gate: r.Gate, Status: string(r.Status), Reason: r.Reason, Failures: r.Failures,
+		Notes: r.Notes, Metrics: r.Metrics, Seed: r.Seed, Seconds: r.Seconds}
+}
+
+func runGate(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("gate", stderr)
+	quick := fs.Bool("quick", false, "run the quick suite (the default)")
+	full := fs.Bool("full", false, "run the full suite (quick gates plus exhaustive sweeps)")
+	only := fs.String("only", "", "run only gates whose name matches this regular expression")
+	jsonPath := fs.String("json", "", "write results JSON to this file (atomically)")
+	backend := fs.String("backend", "auto", "device backend: auto, cuda, hip or none (env PARHARNESS_BACKEND)")
+	buildDir := fs.String("build", defaultBuildDir(), "directory holding the code objects built by `make kernels`")
+	seed := fs.Uint64("seed", 0, "base seed for random inputs (0: derive from the clock; the seed is always recorded)")
+	watchdog := fs.Duration("watchdog", 120*time.Second, "longest wait for the device before declaring a kernel hung (0 disables)")
+	requireDev := fs.Bool("require-device", false, "count a device gate that SKIPs as a failure (use on GPU machines)")
+	checkpoint := fs.String("checkpoint", "", "draw weights from this ParoQuant checkpoint directory instead of synthetic ones")
+	if err := parse(fs, args); err != nil {
+		return ExitUsage, err
+	}
+	if *quick && *full {
+		return ExitUsage, usagef("--quick and --full are exclusive")
+	}
+	suite := gates.Quick
+	if *full {
+		suite = gates.Full
+	}
+	var re *regexp.Regexp
+	if *only != "" {
+		var err error
+		if re, err = regexp.Compile(*only); err != nil {
+			return ExitUsage, usagef("--only: %v", err)
+		}
+	}
+	selected := gates.Select(suite, re)
+	if len(selected) == 0 {
+		return ExitUsage, usagef("no gate matches --only %q in the %s suite (see `parharness list`)", *only, suiteName(suite))
+	}
+	if *seed == 0 {
+		*seed = uint64(time.Now().UnixNano())
+	}
+
+	sess := openSession(*backend, *buildDir)
+	defer sess.close()
+	version, commit := toolVersion()
+	doc := &results.Document{
+		Schema: results.SchemaVersion, Tool: version, Commit: commit, Date: time.Now().UTC().Format(time.RFC3339),
+		Command: append([]string{"parharness", "gate"}, args...), Device: deviceRecord(sess.dev), Seed: *seed,
+		CodeObjects: codeObjectHashes(*buildDir, sess.dev),
+	}
+	if sess.dev != nil {
+		i := sess.dev.Info()
+		fmt.Fprintf(stdout, "device: %s (%s, %s, %d SMs, L2 %d MiB) via %s\n", i.Name, i.Arch, i.Backend, i.SMs, i.L2Bytes>>20, i.Driver)
+	} else {
+		fmt.Fprintf(stdout, "device: none (%v)\n", sess.devErr)
+	}
+	fmt.Fprintf(stdout, "suite %s, %d gates, seed %d\n", suiteName(suite), len(selected), *seed)
+
+	// The watchdog's hang handler writes what is known, marked partial.
+	var mu sync.Mutex
+	current := ""
+	gpu.SetWatchdog(*watchdog, func(what string, after time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		doc.Gates = append(doc.Gates, results.GateRecord{Gate: current, Status: string(gates.Fail),
+			Reason: fmt.Sprintf("hung: %s did not return within %s (watchdog)", what, after)})
+		doc.Partial = true
+		doc.PartialReason = fmt.Sprintf("gate %s hung; gates after it did not run", current)
+		fmt.Fprintf(stderr, "parharness gate: gate %s FAILED: hung in %s for %s\n", current, what, after)
+		if *jsonPath != "" {
+			if err := results.Write(*jsonPath, doc); err != nil {
+				fmt.Fprintf(stderr, "parharness gate: writing partial results: %v\n", err)
+			} else {
+				fmt.Fprintf(stderr, "parharness gate: partial results written to %s\n", *jsonPath)
+			}
+		}
+	})
+
+	env := &gates.Env{Dev: sess.dev, DevErr: sess.devErr, Kernels: sess.loader, BuildDir: *buildDir, Seed: *seed, Full: *full,
+		Checkpoint: *checkpoint, Log: stdout}
+	var res []gates.Result
+	for _, g := range selected {
+		mu.Lock()
+		current = g.Name
+		mu.Unlock()
+		r := gates.RunGate(env, g)
+		if *requireDev && g.Device && r.Status == gates.Skip {
+			r.Status = gates.Fail
+			r.Reason = "--require-device: " + r.Reason
+		}
+		fmt.Fprintf(stdout, "%-4s %-24s %6.2fs  %s\n", r.Status, r.Gate, r.Seconds, oneLine(r.Reason))
+		res = append(res, r)
+		mu.Lock()
+		doc.Gates = append(doc.Gates, toRecord(r))
+		mu.Unlock()
+	}
+	printGateTable(stdout, res)
+	if *jsonPath != "" {
+		if err := results.Write(*jsonPath, doc); err != nil {
+			return ExitUsage, fmt.Errorf("writing %s: %v", *jsonPath, err)
+		}
+		fmt.Fprintf(stdout, "results written to %s\n", *jsonPath)
+	}
+	pass, fail, skip := count(res)
+	fmt.Fprintf(stdout, "%d passed, %d failed, %d skipped\n", pass, fail, skip)
+	if fail > 0 {
+		return ExitFail, nil
+	}
+	return ExitOK, nil
+}
+
+func suiteName(s gates.Suite) string {
+	if s == gates.Full {
+		return "full"
+	}
+	return "quick"
+}
+
+func count(rs []gates.Result) (pass, fail, skip int) {
+	for _, r := range rs {
+		switch r.Status {
+		case gates.Pass:
+			pass++
+		case gates.Fail:
+			fail++
+		case gates.Skip:
+			skip++
+		}
+	}
+	return
+}
+
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " ..."
+	}
+	return s
+}
+
+func printGateTable(w io.Writer, rs []gates.Result) {
+	t := tablewriter.NewWriter(w)
+	t.Header("gate", "status", "seconds", "key figures", "reason / first failure")
+	for _, r := range rs {
+		t.Append(r.Gate, string(r.Status), fmt.Sprintf("%.2f", r.Seconds), metricsLine(r.Metrics), clip(oneLine(r.Reason), 90))
+	}
+	t.Render()
+	for _, r := range rs {
+		if r.Status == gates.Fail && len(r.Failures) > 1 {
+			fmt.Fprintf(w, "%s failures:\n", r.Gate)
+			for _, f := range r.Failures {
+				fmt.Fprintf(w, "  %s\n", f)
+			}
+		}
+	}
+}
+
+func metricsLine(m map[string]float64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%.4g", k, m[k]))
+	}
+	return clip(strings.Join(parts, " "), 70)
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n-3] + "..."
+	}
+	return s
+}

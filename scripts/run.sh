@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# scripts/run.sh: build what is missing, then run the harness.
+#   scripts/run.sh --quick [gate flags]      the CI gate (quick suite)
+#   scripts/run.sh --full  [gate flags]      quick gates plus exhaustive sweeps
+#   scripts/run.sh --bench2 SUITE [flags]    a bench suite sweep
+# Results JSON goes to results/<kind>-<date>.json unless --json is given.
+# Needs Go (CGO_ENABLED=0) and, for kernels, clang-19 (Debian: clang-19 lld-19 llvm-19).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:---quick}
+shift || true
+
+if command -v clang++-19 >/dev/null 2>&1; then
+  make -s kernels
+else
+  echo "run.sh: clang++-19 not found: kernels not rebuilt (install clang-19 lld-19 llvm-19); device gates will report what is missing" >&2
+fi
+CGO_ENABLED=0 go build -o bin/parharness ./cmd/parharness
+
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+json=()
+case " $* " in *" --json "*) ;; *) mkdir -p results/runs; json=(--json "results/runs/${mode#--}-$stamp.json") ;; esac
+
+case "$mode" in
+  --quick|--full) exec ./bin/parharness gate "$mode" "${json[@]}" "$@" ;;
+  --bench2)
+    suite=${1:?usage: scripts/run.sh --bench2 SUITE [flags]}; shift
+    exec ./bin/parharness bench2 "$suite" "${json[@]}" "$@" ;;
+  *) echo "usage: scripts/run.sh --quick|--full|--bench2 SUITE [flags]" >&2; exit 2 ;;
+esac
