@@ -24,6 +24,7 @@ import (
 	"sort"
 
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/amdgpu"
 )
 
 // Kernel is one registered entry point.
@@ -191,13 +192,6 @@ func CheckArch(img []byte, codeArch string) error {
 	return nil
 }
 
-// amdgpuMach maps EF_AMDGPU_MACH values (LLVM's ELF.h) to gfx names.
-var amdgpuMach = map[uint32]string{
-	0x030: "gfx1030", 0x036: "gfx1100", 0x037: "gfx1101", 0x038: "gfx1102",
-	0x03f: "gfx90a", 0x040: "gfx940", 0x04b: "gfx942", 0x04c: "gfx1200",
-	0x04e: "gfx1201", 0x04f: "gfx950", 0x02f: "gfx908", 0x02c: "gfx906",
-}
-
 const emAMDGPU = 224
 
 // AMDGPUArch reads the gfx target from an AMDGPU ELF header.
@@ -214,9 +208,8 @@ func AMDGPUArch(img []byte) (string, error) {
 		return "", fmt.Errorf("ELF header truncated")
 	}
 	flags := uint32(img[48]) | uint32(img[49])<<8 | uint32(img[50])<<16 | uint32(img[51])<<24
-	mach := flags & 0xff
-	if name, ok := amdgpuMach[mach]; ok {
+	if name := amdgpu.MachName(flags & 0xff); name != "" {
 		return name, nil
 	}
-	return fmt.Sprintf("gfx(mach %#x)", mach), nil
+	return fmt.Sprintf("gfx(EF_AMDGPU_MACH %#x)", flags&0xff), nil
 }
