@@ -1,0 +1,637 @@
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// cuBLASLt (libcublasLt) through purego: the vendor GEMM the bench engine
+// runs as a peer row beside our W4A8 GEMMs and as the matrix-peak ceiling.
+//
+// Only the CUDA backend can use it. cuBLASLt works on the CUDA context that
+// is current on the calling OS thread; the CUDA backend made the device's
+// primary context current on the thread that opened it, so OpenBLASLt,
+// Plan, Enqueue and Close must all be called from that same locked OS
+// thread (the one that called Open after runtime.LockOSThread).
+//
+// The GEMM. Row-major, as the harness stores everything:
+//
+//	y[M,N] = x[M,K] · w[N,K]ᵀ      (x, w: K contiguous; y: N contiguous, bf16)
+//
+// cuBLAS is column-major. A row-major R×C matrix with row stride C is, byte
+// for byte, a column-major C×R matrix with leading dimension C: its
+// transpose. So, in column-major terms:
+//
+//	w  bytes = W  (K×N, ld K),  W = wᵀ
+//	x  bytes = X  (K×M, ld K),  X = xᵀ
+//	y  bytes = Y  (N×M, ld N),  Y = yᵀ = (x·wᵀ)ᵀ = w·xᵀ = Wᵀ·X
+//
+// which is cublasLtMatmul's D = op(A)·op(B) with A = w's bytes, transa = T,
+// B = x's bytes, transb = N, and cuBLAS's (m, n, k) = (N, M, K). This "TN"
+// form is the only one cuBLASLt accepts for fp8 inputs on Hopper, and it
+// needs no copy or transpose of any operand. C is y itself with D's layout
+// (beta = 0, so it is never read).
+//
+// Header values and prototypes below are from the CUDA 12.6 toolkit headers
+// cublasLt.h and cublas_api.h (as stored in github.com/zspace/system.cuda-12.6,
+// include/), checked against CUDA 13.0's cublas_api.h
+// (github.com/leomaxwell972/CU13ToolKit_Includes, include/cublas_api.h) and
+// library_types.h of CUDA 12.8+. None of the values used here changed
+// between CUDA 11.x and 13.x.
+//
+// The GPU paths (Plan, Enqueue) are exercised by the bench engine on the
+// device, and by TestBLASLtGEMMOnDevice where a CUDA device and libcublasLt
+// are present; CI (no GPU, no cuBLAS) checks the loading errors, the symbol
+// table and the layout arithmetic.
+
+// cublasStatus is cublasStatus_t (cublas_api.h), a C enum (int).
+type cublasStatus int32
+
+// cublasStatus_t values (cublas_api.h).
+const (
+	cublasStatusSuccess         cublasStatus = 0  // CUBLAS_STATUS_SUCCESS
+	cublasStatusNotInitialized  cublasStatus = 1  // CUBLAS_STATUS_NOT_INITIALIZED
+	cublasStatusAllocFailed     cublasStatus = 3  // CUBLAS_STATUS_ALLOC_FAILED
+	cublasStatusInvalidValue    cublasStatus = 7  // CUBLAS_STATUS_INVALID_VALUE
+	cublasStatusArchMismatch    cublasStatus = 8  // CUBLAS_STATUS_ARCH_MISMATCH
+	cublasStatusMappingError    cublasStatus = 11 // CUBLAS_STATUS_MAPPING_ERROR
+	cublasStatusExecutionFailed cublasStatus = 13 // CUBLAS_STATUS_EXECUTION_FAILED
+	cublasStatusInternalError   cublasStatus = 14 // CUBLAS_STATUS_INTERNAL_ERROR
+	cublasStatusNotSupported    cublasStatus = 15 // CUBLAS_STATUS_NOT_SUPPORTED
+	cublasStatusLicenseError    cublasStatus = 16 // CUBLAS_STATUS_LICENSE_ERROR
+)
+
+var cublasStatusNames = map[cublasStatus]string{
+	cublasStatusSuccess:         "CUBLAS_STATUS_SUCCESS",
+	cublasStatusNotInitialized:  "CUBLAS_STATUS_NOT_INITIALIZED",
+	cublasStatusAllocFailed:     "CUBLAS_STATUS_ALLOC_FAILED",
+	cublasStatusInvalidValue:    "CUBLAS_STATUS_INVALID_VALUE",
+	cublasStatusArchMismatch:    "CUBLAS_STATUS_ARCH_MISMATCH",
+	cublasStatusMappingError:    "CUBLAS_STATUS_MAPPING_ERROR",
+	cublasStatusExecutionFailed: "CUBLAS_STATUS_EXECUTION_FAILED",
+	cublasStatusInternalError:   "CUBLAS_STATUS_INTERNAL_ERROR",
+	cublasStatusNotSupported:    "CUBLAS_STATUS_NOT_SUPPORTED",
+	cublasStatusLicenseError:    "CUBLAS_STATUS_LICENSE_ERROR",
+}
+
+// cudaDataType_t values (library_types.h).
+const (
+	cudaR32F    = 0  // CUDA_R_32F: float
+	cudaR16BF   = 14 // CUDA_R_16BF: nv_bfloat16
+	cudaR8FE4M3 = 28 // CUDA_R_8F_E4M3: nv_fp8_e4m3
+)
+
+// cublasComputeType_t (cublas_api.h).
+const cublasCompute32F = 68 // CUBLAS_COMPUTE_32F: float accumulation, default
+
+// cublasOperation_t (cublas_api.h).
+const (
+	cublasOpN = 0 // CUBLAS_OP_N
+	cublasOpT = 1 // CUBLAS_OP_T
+)
+
+// cublasLtMatmulDescAttributes_t (cublasLt.h). Both take an int32_t
+// holding a cublasOperation_t.
+const (
+	cublasLtMatmulDescTransA = 3 // CUBLASLT_MATMUL_DESC_TRANSA
+	cublasLtMatmulDescTransB = 4 // CUBLASLT_MATMUL_DESC_TRANSB
+)
+
+// cublasLtMatmulPreferenceAttributes_t (cublasLt.h); takes a uint64_t.
+const cublasLtMatmulPrefMaxWorkspaceBytes = 1 // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+
+// MaxGemmWorkspace bounds the workspace a plan may ask for (and allocate):
+// 32 MiB, what NVIDIA recommends for Hopper.
+const MaxGemmWorkspace = 32 << 20
+
+// heuristicRequest is how many candidate algorithms Plan asks for; it takes
+// the first usable one (the heuristic orders them by estimated time).
+const heuristicRequest = 8
+
+// matmulAlgo is cublasLtMatmulAlgo_t (cublasLt.h):
+//
+//	typedef struct { uint64_t data[8]; } cublasLtMatmulAlgo_t;
+type matmulAlgo struct {
+	data [8]uint64
+}
+
+// heuristicResult is cublasLtMatmulHeuristicResult_t (cublasLt.h), 96 bytes
+// on LP64:
+//
+//	typedef struct {
+//	  cublasLtMatmulAlgo_t algo;   // offset  0, 64 bytes
+//	  size_t workspaceSize;        // offset 64,  8 bytes
+//	  cublasStatus_t state;        // offset 72,  4 bytes (C enum)
+//	  float wavesCount;            // offset 76,  4 bytes
+//	  int reserved[4];             // offset 80, 16 bytes
+//	} cublasLtMatmulHeuristicResult_t;
+type heuristicResult struct {
+	algo          matmulAlgo
+	workspaceSize uintptr
+	state         cublasStatus
+	wavesCount    float32
+	reserved      [4]int32
+}
+
+// blasLtLib is one loaded libcublasLt and its bound entry points. Handles
+// (cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t,
+// cublasLtMatmulPreference_t, cudaStream_t) are opaque pointers and travel
+// as uintptr; device pointers are uintptr; enums are int32; size_t is
+// uintptr.
+type blasLtLib struct {
+	*library
+
+	// cublasStatus_t cublasLtCreate(cublasLtHandle_t* lightHandle);
+	cublasLtCreate func(h *uintptr) cublasStatus
+	// cublasStatus_t cublasLtDestroy(cublasLtHandle_t lightHandle);
+	cublasLtDestroy func(h uintptr) cublasStatus
+	// size_t cublasLtGetVersion(void);
+	cublasLtGetVersion func() uintptr
+	// const char* cublasLtGetStatusString(cublasStatus_t status);  (CUDA 11.4+)
+	cublasLtGetStatusString func(s cublasStatus) uintptr
+
+	// cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* matmulDesc,
+	//     cublasComputeType_t computeType, cudaDataType_t scaleType);
+	cublasLtMatmulDescCreate func(d *uintptr, computeType int32, scaleType int32) cublasStatus
+	// cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t matmulDesc);
+	cublasLtMatmulDescDestroy func(d uintptr) cublasStatus
+	// cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc,
+	//     cublasLtMatmulDescAttributes_t attr, const void* buf, size_t sizeInBytes);
+	cublasLtMatmulDescSetAttribute func(d uintptr, attr int32, buf unsafe.Pointer, size uintptr) cublasStatus
+
+	// cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* matLayout,
+	//     cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld);
+	cublasLtMatrixLayoutCreate func(l *uintptr, typ int32, rows, cols uint64, ld int64) cublasStatus
+	// cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t matLayout);
+	cublasLtMatrixLayoutDestroy func(l uintptr) cublasStatus
+
+	// cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t* pref);
+	cublasLtMatmulPreferenceCreate func(p *uintptr) cublasStatus
+	// cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref,
+	//     cublasLtMatmulPreferenceAttributes_t attr, const void* buf, size_t sizeInBytes);
+	cublasLtMatmulPreferenceSetAttribute func(p uintptr, attr int32, buf unsafe.Pointer, size uintptr) cublasStatus
+	// cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref);
+	cublasLtMatmulPreferenceDestroy func(p uintptr) cublasStatus
+
+	// cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lightHandle,
+	//     cublasLtMatmulDesc_t operationDesc,
+	//     cublasLtMatrixLayout_t Adesc, cublasLtMatrixLayout_t Bdesc,
+	//     cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc,
+	//     cublasLtMatmulPreference_t preference, int requestedAlgoCount,
+	//     cublasLtMatmulHeuristicResult_t heuristicResultsArray[], int* returnAlgoCount);
+	cublasLtMatmulAlgoGetHeuristic func(h, op, a, b, c, d, pref uintptr, requested int32, results *heuristicResult, returned *int32) cublasStatus
+
+	// cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
+	//     const void* alpha, const void* A, cublasLtMatrixLayout_t Adesc,
+	//     const void* B, cublasLtMatrixLayout_t Bdesc, const void* beta,
+	//     const void* C, cublasLtMatrixLayout_t Cdesc, void* D, cublasLtMatrixLayout_t Ddesc,
+	//     const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspaceSizeInBytes,
+	//     cudaStream_t stream);
+	cublasLtMatmul func(h, op uintptr, alpha *float32, a, aDesc, b, bDesc uintptr, beta *float32,
+		c, cDesc, d, dDesc uintptr, algo *matmulAlgo, workspace, workspaceSize uintptr, stream uintptr) cublasStatus
+}
+
+// symbols is the table of every entry point, in the order of the struct.
+func (l *blasLtLib) symbols() []symbol {
+	return []symbol{
+		{"cublasLtCreate", &l.cublasLtCreate, false},
+		{"cublasLtDestroy", &l.cublasLtDestroy, false},
+		{"cublasLtGetVersion", &l.cublasLtGetVersion, false},
+		{"cublasLtGetStatusString", &l.cublasLtGetStatusString, true},
+		{"cublasLtMatmulDescCreate", &l.cublasLtMatmulDescCreate, false},
+		{"cublasLtMatmulDescDestroy", &l.cublasLtMatmulDescDestroy, false},
+		{"cublasLtMatmulDescSetAttribute", &l.cublasLtMatmulDescSetAttribute, false},
+		{"cublasLtMatrixLayoutCreate", &l.cublasLtMatrixLayoutCreate, false},
+		{"cublasLtMatrixLayoutDestroy", &l.cublasLtMatrixLayoutDestroy, false},
+		{"cublasLtMatmulPreferenceCreate", &l.cublasLtMatmulPreferenceCreate, false},
+		{"cublasLtMatmulPreferenceSetAttribute", &l.cublasLtMatmulPreferenceSetAttribute, false},
+		{"cublasLtMatmulPreferenceDestroy", &l.cublasLtMatmulPreferenceDestroy, false},
+		{"cublasLtMatmulAlgoGetHeuristic", &l.cublasLtMatmulAlgoGetHeuristic, false},
+		{"cublasLtMatmul", &l.cublasLtMatmul, false},
+	}
+}
+
+// err turns a cublasStatus_t into an *APIError (nil on success).
+func (l *blasLtLib) err(fn string, s cublasStatus) error {
+	if s == cublasStatusSuccess {
+		return nil
+	}
+	e := &APIError{Func: fn, Code: int(s), Name: cublasStatusNames[s]}
+	if e.Name == "" {
+		e.Name = fmt.Sprintf("cublasStatus_t %d", s)
+	}
+	if l != nil && l.cublasLtGetStatusString != nil {
+		e.Msg = cString(l.cublasLtGetStatusString(s))
+	}
+	return e
+}
+
+// LibraryError says why a vendor library (cuBLASLt, NVML) could not be
+// loaded: every path tried and why each failed. The bench engine prints it
+// as the SKIP reason of the rows that need the library.
+type LibraryError struct {
+	Lib   string   // "cuBLASLt", "NVML"
+	Tried []string // "PATH: why"
+}
+
+func (e *LibraryError) Error() string {
+	return e.Lib + " not loaded: tried " + strings.Join(e.Tried, "; ")
+}
+
+// CUBLASLtEnv names the variable holding a full path to libcublasLt, tried
+// before anything else.
+const CUBLASLtEnv = "PARHARNESS_CUBLASLT"
+
+// CUBLASLtLibraries are the names tried through the dynamic loader's normal
+// search path, after CUBLASLtEnv.
+var CUBLASLtLibraries = []string{"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}
+
+// CUBLASLtGlobs are the patterns tried last: the NVIDIA wheels of Python
+// environments (torch's venv first) and the toolkit's own folder. Within a
+// pattern the matches are tried highest version first.
+var CUBLASLtGlobs = []string{
+	"/opt/torch/.venv/lib/python3*/site-packages/nvidia/cublas/lib/libcublasLt.so.*",
+	"/opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libcublasLt.so.*",
+	"/usr/local/lib/python3*/dist-packages/nvidia/cublas/lib/libcublasLt.so.*",
+	"/usr/lib/python3/dist-packages/nvidia/cublas/lib/libcublasLt.so.*",
+	"/usr/local/cuda/lib64/libcublasLt.so*",
+}
+
+// cublasLtCandidates lists what OpenBLASLt tries, in order, and a note for
+// each glob pattern that matched nothing (so the error names it too).
+func cublasLtCandidates() (cands []string, noMatch []string) {
+	if p := os.Getenv(CUBLASLtEnv); p != "" {
+		cands = append(cands, p)
+	}
+	cands = append(cands, CUBLASLtLibraries...)
+	seen := map[string]bool{}
+	for _, c := range cands {
+		seen[c] = true
+	}
+	for _, pat := range CUBLASLtGlobs {
+		m, _ := filepath.Glob(pat)
+		if len(m) == 0 {
+			noMatch = append(noMatch, pat+": no match")
+			continue
+		}
+		// Descending order tries the newest major first
+		// ("libcublasLt.so.13.x" before "libcublasLt.so.12.x") and the
+		// bare "libcublasLt.so" link last.
+		sort.Sort(sort.Reverse(sort.StringSlice(m)))
+		for _, p := range m {
+			if !seen[p] {
+				seen[p] = true
+				cands = append(cands, p)
+			}
+		}
+	}
+	return cands, noMatch
+}
+
+// missingDepRE finds the library named in a dlerror text of the form
+// "…: libX.so.N: cannot open shared object file: …".
+var missingDepRE = regexp.MustCompile(`([^\s:/]+\.so[0-9.]*): cannot open shared object file`)
+
+// missingDependency returns the name of the library whose absence made
+// dlopen of self fail, or "" if the message is about self itself (or about
+// something else: a bad ELF class, a version mismatch).
+func missingDependency(dlerr, self string) string {
+	m := missingDepRE.FindStringSubmatch(dlerr)
+	if m == nil || m[1] == filepath.Base(self) {
+		return ""
+	}
+	return m[1]
+}
+
+// dlopenGlobal dlopens path with RTLD_NOW|RTLD_GLOBAL. When it fails for a
+// missing dependency and path is a file in a folder (a Python wheel's lib
+// folder, say), the dependency is looked for beside it, loaded globally,
+// and the load retried: the wheels' libraries find each other through
+// their RPATH, which a copied or re-rooted tree can lose.
+func dlopenGlobal(path string, depth int) (uintptr, error) {
+	const flags = purego.RTLD_NOW | purego.RTLD_GLOBAL
+	h, err := purego.Dlopen(path, flags)
+	for tries := 0; err != nil && tries < 8; tries++ {
+		dep := missingDependency(err.Error(), path)
+		if dep == "" {
+			return 0, err
+		}
+		if !strings.Contains(path, "/") || depth > 4 {
+			return 0, fmt.Errorf("missing dependency %s: %v", dep, err)
+		}
+		sib := filepath.Join(filepath.Dir(path), dep)
+		if _, serr := os.Stat(sib); serr != nil {
+			return 0, fmt.Errorf("missing dependency %s (none beside it either): %v", dep, err)
+		}
+		if _, derr := dlopenGlobal(sib, depth+1); derr != nil {
+			return 0, fmt.Errorf("missing dependency %s; the one beside it did not load: %v", dep, derr)
+		}
+		h, err = purego.Dlopen(path, flags)
+	}
+	return h, err
+}
+
+// openBLASLtLib loads the first libcublasLt that loads and has every
+// required symbol.
+func openBLASLtLib() (*blasLtLib, error) {
+	cands, noMatch := cublasLtCandidates()
+	le := &LibraryError{Lib: "cuBLASLt"}
+	for _, p := range cands {
+		h, err := dlopenGlobal(p, 0)
+		if err != nil {
+			le.Tried = append(le.Tried, fmt.Sprintf("%s: %v", p, err))
+			continue
+		}
+		l := &blasLtLib{library: &library{handle: h, path: p}}
+		if err := l.bind(l.symbols()); err != nil {
+			le.Tried = append(le.Tried, err.Error())
+			continue
+		}
+		return l, nil
+	}
+	le.Tried = append(le.Tried, noMatch...)
+	return nil, le
+}
+
+// BLASLt is an open cuBLASLt handle.
+type BLASLt struct {
+	lib    *blasLtLib
+	handle uintptr
+}
+
+// OpenBLASLt loads libcublasLt (see CUBLASLtEnv, CUBLASLtLibraries,
+// CUBLASLtGlobs) and creates a handle. On failure to load, the error is a
+// *LibraryError naming every path tried and why. Call it on the OS thread
+// that opened the CUDA device.
+func OpenBLASLt() (*BLASLt, error) {
+	l, err := openBLASLtLib()
+	if err != nil {
+		return nil, err
+	}
+	b := &BLASLt{lib: l}
+	if err := l.err("cublasLtCreate", l.cublasLtCreate(&b.handle)); err != nil {
+		return nil, fmt.Errorf("%s loaded: %w", l.path, err)
+	}
+	return b, nil
+}
+
+// Version is cublasLtGetVersion(): major*10000 + minor*100 + patch
+// (e.g. 130100 for cuBLAS 13.1.0).
+func (b *BLASLt) Version() int { return int(b.lib.cublasLtGetVersion()) }
+
+// Path is the library path or name that was loaded.
+func (b *BLASLt) Path() string { return b.lib.path }
+
+// Close destroys the handle. Close the plans first.
+func (b *BLASLt) Close() error {
+	if b.handle == 0 {
+		return nil
+	}
+	err := b.lib.err("cublasLtDestroy", b.lib.cublasLtDestroy(b.handle))
+	b.handle = 0
+	return err
+}
+
+// GemmType picks the operand types of a plan. The output is always bf16,
+// accumulation fp32, alpha = 1, beta = 0.
+type GemmType int
+
+const (
+	// GemmFP8: x and w fp8 e4m3 (CUDA_R_8F_E4M3), y bf16.
+	GemmFP8 GemmType = iota + 1
+	// GemmBF16: x, w and y bf16 (CUDA_R_16BF).
+	GemmBF16
+)
+
+func (t GemmType) String() string {
+	switch t {
+	case GemmFP8:
+		return "fp8e4m3"
+	case GemmBF16:
+		return "bf16"
+	}
+	return fmt.Sprintf("GemmType(%d)", int(t))
+}
+
+// inType is the cudaDataType_t of x and w.
+func (t GemmType) inType() (int32, error) {
+	switch t {
+	case GemmFP8:
+		return cudaR8FE4M3, nil
+	case GemmBF16:
+		return cudaR16BF, nil
+	}
+	return 0, fmt.Errorf("gpu: unknown GEMM type %v", t)
+}
+
+// InBytes is the size of one element of x and w.
+func (t GemmType) InBytes() int {
+	if t == GemmFP8 {
+		return 1
+	}
+	return 2
+}
+
+// GemmBytes is the size of x[M,K], w[N,K] and y[M,N] (bf16) for a type.
+func GemmBytes(t GemmType, M, N, K int) (x, w, y int) {
+	return M * K * t.InBytes(), N * K * t.InBytes(), M * N * 2
+}
+
+// matLayout is one cublasLtMatrixLayoutCreate call: a column-major
+// rows×cols matrix with leading dimension ld (in elements).
+type matLayout struct {
+	rows, cols uint64
+	ld         int64
+}
+
+// gemmLayouts are the layouts of A (w's bytes), B (x's bytes) and C = D
+// (y's bytes) for y[M,N] = x[M,K]·w[N,K]ᵀ, with transa = T, transb = N;
+// see the derivation at the top of this file.
+func gemmLayouts(M, N, K int) (a, b, d matLayout) {
+	a = matLayout{rows: uint64(K), cols: uint64(N), ld: int64(K)}
+	b = matLayout{rows: uint64(K), cols: uint64(M), ld: int64(K)}
+	d = matLayout{rows: uint64(N), cols: uint64(M), ld: int64(N)}
+	return
+}
+
+// GemmPlan is a GEMM shape and type ready to enqueue: descriptors, the
+// chosen algorithm and its workspace, kept for reuse.
+type GemmPlan struct {
+	b        *BLASLt
+	dev      Device
+	t        GemmType
+	M, N, K  int
+	op       uintptr // cublasLtMatmulDesc_t
+	a, bl, d uintptr // cublasLtMatrixLayout_t of A (w), B (x), C = D (y)
+	algo     matmulAlgo
+	ws       Ptr
+	wsBytes  int
+	waves    float32
+	alpha    float32
+	beta     float32
+	closed   bool
+}
+
+// Plan creates the descriptors of y[M,N] = x[M,K]·w[N,K]ᵀ for type t, asks
+// the heuristic for an algorithm with at most MaxGemmWorkspace of
+// workspace, and allocates that workspace on dev. fp8 (and, for the fast
+// kernels, bf16) wants K and N multiples of 16 and 16-byte aligned
+// buffers; a shape no algorithm takes fails here with
+// CUBLAS_STATUS_NOT_SUPPORTED. dev must be the CUDA device whose context
+// is current on this OS thread.
+func (b *BLASLt) Plan(dev Device, t GemmType, M, N, K int) (*GemmPlan, error) {
+	if b.handle == 0 {
+		return nil, fmt.Errorf("gpu: cuBLASLt handle is closed")
+	}
+	if be := dev.Info().Backend; be != "cuda" {
+		return nil, fmt.Errorf("gpu: cuBLASLt needs the CUDA backend, device is %q", be)
+	}
+	in, err := t.inType()
+	if err != nil {
+		return nil, err
+	}
+	if M <= 0 || N <= 0 || K <= 0 || M > 1<<31-1 || N > 1<<31-1 || K > 1<<31-1 {
+		return nil, fmt.Errorf("gpu: GEMM shape M=%d N=%d K=%d out of range", M, N, K)
+	}
+	l := b.lib
+	p := &GemmPlan{b: b, dev: dev, t: t, M: M, N: N, K: K, alpha: 1, beta: 0}
+	ok := false
+	defer func() {
+		if !ok {
+			p.Close()
+		}
+	}()
+
+	if err := l.err("cublasLtMatmulDescCreate", l.cublasLtMatmulDescCreate(&p.op, cublasCompute32F, cudaR32F)); err != nil {
+		return nil, err
+	}
+	for _, at := range []struct {
+		attr int32
+		v    int32
+	}{{cublasLtMatmulDescTransA, cublasOpT}, {cublasLtMatmulDescTransB, cublasOpN}} {
+		v := at.v
+		if err := l.err("cublasLtMatmulDescSetAttribute", l.cublasLtMatmulDescSetAttribute(p.op, at.attr, unsafe.Pointer(&v), unsafe.Sizeof(v))); err != nil {
+			return nil, err
+		}
+	}
+	la, lb, ld := gemmLayouts(M, N, K)
+	for _, m := range []struct {
+		h   *uintptr
+		typ int32
+		lay matLayout
+	}{{&p.a, in, la}, {&p.bl, in, lb}, {&p.d, cudaR16BF, ld}} {
+		if err := l.err("cublasLtMatrixLayoutCreate", l.cublasLtMatrixLayoutCreate(m.h, m.typ, m.lay.rows, m.lay.cols, m.lay.ld)); err != nil {
+			return nil, err
+		}
+	}
+
+	var pref uintptr
+	if err := l.err("cublasLtMatmulPreferenceCreate", l.cublasLtMatmulPreferenceCreate(&pref)); err != nil {
+		return nil, err
+	}
+	defer l.cublasLtMatmulPreferenceDestroy(pref)
+	maxWS := uint64(MaxGemmWorkspace)
+	if err := l.err("cublasLtMatmulPreferenceSetAttribute", l.cublasLtMatmulPreferenceSetAttribute(pref, cublasLtMatmulPrefMaxWorkspaceBytes, unsafe.Pointer(&maxWS), unsafe.Sizeof(maxWS))); err != nil {
+		return nil, err
+	}
+	var res [heuristicRequest]heuristicResult
+	var n int32
+	if err := l.err("cublasLtMatmulAlgoGetHeuristic", l.cublasLtMatmulAlgoGetHeuristic(b.handle, p.op, p.a, p.bl, p.d, p.d, pref, heuristicRequest, &res[0], &n)); err != nil {
+		err.(*APIError).Msg += fmt.Sprintf(" (%v TN GEMM M=%d N=%d K=%d)", t, M, N, K)
+		return nil, err
+	}
+	pick := -1
+	for i := 0; i < int(n) && i < len(res); i++ {
+		if res[i].state == cublasStatusSuccess && res[i].workspaceSize <= MaxGemmWorkspace {
+			pick = i
+			break
+		}
+	}
+	if pick < 0 {
+		return nil, &APIError{Func: "cublasLtMatmulAlgoGetHeuristic", Code: int(cublasStatusNotSupported),
+			Name: cublasStatusNames[cublasStatusNotSupported],
+			Msg:  fmt.Sprintf("no usable algorithm among %d returned for %v TN GEMM M=%d N=%d K=%d", n, t, M, N, K)}
+	}
+	p.algo = res[pick].algo
+	p.waves = res[pick].wavesCount
+	p.wsBytes = int(res[pick].workspaceSize)
+	if p.wsBytes > 0 {
+		if p.ws, err = dev.Malloc(p.wsBytes); err != nil {
+			p.wsBytes = 0
+			return nil, fmt.Errorf("cuBLASLt workspace: %w", err)
+		}
+	}
+	ok = true
+	return p, nil
+}
+
+// Type is the plan's operand type.
+func (p *GemmPlan) Type() GemmType { return p.t }
+
+// Shape is (M, N, K).
+func (p *GemmPlan) Shape() (M, N, K int) { return p.M, p.N, p.K }
+
+// WorkspaceBytes is the device workspace the chosen algorithm uses.
+func (p *GemmPlan) WorkspaceBytes() int { return p.wsBytes }
+
+// Waves is the heuristic's wavesCount for the chosen algorithm (1.0: one
+// full wave of the device).
+func (p *GemmPlan) Waves() float32 { return p.waves }
+
+// Enqueue enqueues y = x·wᵀ on stream s: one cublasLtMatmul, no
+// allocation and no synchronisation, so it may be captured into a graph.
+// x, w and y are device buffers of GemmBytes(t, M, N, K).
+func (p *GemmPlan) Enqueue(x, w, y Ptr, s Stream) error {
+	if p.closed || p.b.handle == 0 {
+		return fmt.Errorf("gpu: GEMM plan or its cuBLASLt handle is closed")
+	}
+	l := p.b.lib
+	r := l.cublasLtMatmul(p.b.handle, p.op, &p.alpha,
+		uintptr(w), p.a, uintptr(x), p.bl, &p.beta,
+		uintptr(y), p.d, uintptr(y), p.d,
+		&p.algo, uintptr(p.ws), uintptr(p.wsBytes), uintptr(s))
+	runtime.KeepAlive(p)
+	if err := l.err("cublasLtMatmul", r); err != nil {
+		return fmt.Errorf("%v GEMM M=%d N=%d K=%d: %w", p.t, p.M, p.N, p.K, err)
+	}
+	return nil
+}
+
+// Close destroys the descriptors and frees the workspace. The caller makes
+// sure no enqueued or captured use of the plan is still to run.
+func (p *GemmPlan) Close() error {
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	l := p.b.lib
+	var first error
+	keep := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	for _, h := range []*uintptr{&p.a, &p.bl, &p.d} {
+		if *h != 0 {
+			keep(l.err("cublasLtMatrixLayoutDestroy", l.cublasLtMatrixLayoutDestroy(*h)))
+			*h = 0
+		}
+	}
+	if p.op != 0 {
+		keep(l.err("cublasLtMatmulDescDestroy", l.cublasLtMatmulDescDestroy(p.op)))
+		p.op = 0
+	}
+	if p.ws != 0 {
+		keep(p.dev.Free(p.ws))
+		p.ws = 0
+	}
+	return first
+}
