@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/results"
+)
+
+// MatrixCeilings measures the fp8 and bf16 matrix peaks through the vendor
+// library (cuBLASLt on CUDA) at 8192^3 in the same run; where the library
+// is absent it says so and returns none.
+func MatrixCeilings(c *Ctx, log io.Writer) []results.Ceiling {
+	out, err := matrixCeilings(c)
+	if err != nil {
+		fmt.Fprintf(log, "matrix ceilings: not measured (%v)\n", err)
+	}
+	return out
+}
+
+// matrixCeilings times cuBLASLt at M=N=K=8192 (hot: a matrix peak is a
+// compute figure) for fp8 e4m3 (bf16 out) and bf16.
+func matrixCeilings(c *Ctx) ([]results.Ceiling, error) {
+	if c.Dev.Info().Backend != "cuda" {
+		return nil, fmt.Errorf("no peer library binding for backend %s", c.Dev.Info().Backend)
+	}
+	lt, err := gpu.OpenBLASLt()
+	if err != nil {
+		return nil, err
+	}
+	defer lt.Close()
+	const n = 8192
+	var out []results.Ceiling
+	for _, k := range []struct {
+		name string
+		typ  gpu.GemmType
+		elem int64
+	}{{results.CeilingFP8TFlops, gpu.GemmFP8, 1}, {results.CeilingBF16TFlops, gpu.GemmBF16, 2}} {
+		rec, err := MeasurePeerGEMM(c, lt, k.typ, "ceiling", fmt.Sprintf("%d^3", n), n, n, n, Hot)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, results.Ceiling{Name: k.name, Value: rec.TFlops, Unit: "TF/s",
+			How: fmt.Sprintf("cuBLASLt v%d %s GEMM %d^3 (TN, fp32 accumulate, bf16 out), graph-timed trimmed mean %.1f us, random inputs", lt.Version(), gemmTypeName(k.typ), n, rec.TrimmedMeanUS)})
+	}
+	return out, nil
+}
+
+func gemmTypeName(t gpu.GemmType) string {
+	if t == gpu.GemmFP8 {
+		return "fp8 e4m3"
+	}
+	return "bf16"
+}
+
+// MeasurePeerGEMM times one cuBLASLt GEMM y[M,N] = x[M,K]·w[N,K]ᵀ and
+// returns its record (not appended to c.Records). Inputs are filled with
+// small random values (bf16/e4m3 bit patterns of modest magnitude, so no
+// NaN or Inf reaches the tensor cores); cold rotates weight copies.
+func MeasurePeerGEMM(c *Ctx, lt *gpu.BLASLt, typ gpu.GemmType, suite, shape string, m, n, k int, regime string) (results.Record, error) {
+	defer c.FreeAll()
+	plan, err := lt.Plan(c.Dev, typ, m, n, k)
+	if err != nil {
+		return results.Record{}, err
+	}
+	defer plan.Close()
+	elem := int64(1)
+	if typ == gpu.GemmBF16 {
+		elem = 2
+	}
+	xBytes, wBytes, yBytes := int64(m)*int64(k)*elem, int64(n)*int64(k)*elem, int64(m)*int64(n)*2
+	footprint := xBytes + wBytes + yBytes
+	copies := 1
+	if regime == Cold {
+		copies = CopiesFor(footprint, c.Dev.Info().LLCBytes)
+	}
+	x, err := c.Alloc(xBytes * int64(copies))
+	if err != nil {
+		return results.Record{}, err
+	}
+	w, err := c.Alloc(wBytes * int64(copies))
+	if err != nil {
+		return results.Record{}, err
+	}
+	y, err := c.Alloc(yBytes * int64(copies))
+	if err != nil {
+		return results.Record{}, err
+	}
+	for _, b := range []struct {
+		p gpu.Ptr
+		n int64
+	}{{x, xBytes * int64(copies)}, {w, wBytes * int64(copies)}} {
+		if err := fillSmallRandom(c, b.p, b.n, typ); err != nil {
+			return results.Record{}, err
+		}
+	}
+	p := Point{Suite: suite, Kernel: "cublaslt_" + map[gpu.GemmType]string{gpu.GemmFP8: "fp8", gpu.GemmBF16: "bf16"}[typ],
+		Shape: shape, M: m, Regime: regime, Bytes: footprint, Flops: 2 * int64(m) * int64(n) * int64(k),
+		Footprint: footprint, Copies: copies,
+		Variants: []Variant{{Name: "cublaslt", Enqueue: func(s gpu.Stream, i int) error {
+			return plan.Enqueue(x.Add(int(xBytes)*i), w.Add(int(wBytes)*i), y.Add(int(yBytes)*i), s)
+		}}}}
+	recs, err := c.Engine.Measure(p)
+	if err != nil {
+		return results.Record{}, err
+	}
+	return recs[0], nil
+}

@@ -1,0 +1,103 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/results"
+)
+
+// The copy suite: device-to-device copies at several sizes, cold. It is the
+// bandwidth ceiling every GB/s figure is compared with, and the engine's
+// self-test: "copy+5%" moves 5% more bytes than "copy" and must be called
+// slower; the identical-code control must read "~".
+
+func init() {
+	RegisterSuite(Suite{Name: "copy", Doc: "device copy at 4 MiB..1 GiB, cold: the bandwidth ceiling, plus a 5%-more-traffic variant the A/B protocol must call slower", Run: runCopySuite})
+}
+
+// copyGrid is the grid-stride launch geometry for n 16-byte vectors.
+func copyGrid(dev gpu.Device, n int64) gpu.Dim3 {
+	blocks := min((n+255)/256, int64(dev.Info().SMs)*16)
+	return gpu.D1(int(max(blocks, 1)))
+}
+
+// CopyPoint builds a cold copy point of size bytes (each way) with the
+// plain copy and, if extraPct > 0, a variant that moves extraPct% more.
+func CopyPoint(c *Ctx, size int64, extraPct int) (Point, error) {
+	llc := c.Dev.Info().LLCBytes
+	footprint := 2 * size
+	copies := CopiesFor(footprint, llc)
+	src, err := c.Alloc(int64(copies) * size)
+	if err != nil {
+		return Point{}, err
+	}
+	dst, err := c.Alloc(int64(copies) * size)
+	if err != nil {
+		return Point{}, err
+	}
+	if err := c.Dev.Memset(src, 0x5A, copies*int(size)); err != nil {
+		return Point{}, err
+	}
+	n := size / 16
+	grid, block := copyGrid(c.Dev, n), gpu.D1(256)
+	plain, err := c.Launcher("copy_v4", grid, block, 0, func(k int) []any {
+		off := int(int64(k) * size)
+		return []any{src.Add(off), dst.Add(off), uint64(n)}
+	})
+	if err != nil {
+		return Point{}, err
+	}
+	p := Point{Suite: "copy", Kernel: "copy_v4", Shape: fmt.Sprintf("%dMiB", size>>20), Regime: Cold,
+		Bytes: 2 * size, Footprint: footprint, Copies: copies,
+		Variants: []Variant{{Name: "copy", Enqueue: plain}}}
+	if extraPct > 0 {
+		extra := n * int64(extraPct) / 100
+		slow, err := c.Launcher("copy_v4_extra", copyGrid(c.Dev, n+extra), block, 0, func(k int) []any {
+			off := int(int64(k) * size)
+			return []any{src.Add(off), dst.Add(off), uint64(n), uint64(extra)}
+		})
+		if err != nil {
+			return Point{}, err
+		}
+		p.Variants = append(p.Variants, Variant{Name: fmt.Sprintf("copy+%d%%", extraPct), Enqueue: slow})
+	}
+	return p, nil
+}
+
+func runCopySuite(c *Ctx) error {
+	sizes := []int64{4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30}
+	for i, s := range sizes {
+		if c.Progress != nil {
+			c.Progress(i, len(sizes), fmt.Sprintf("copy %d MiB", s>>20))
+		}
+		p, err := CopyPoint(c, s, 5)
+		if err != nil {
+			c.FreeAll()
+			return err
+		}
+		if err := c.Measure(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MeasureCopyCeiling times a 1 GiB cold copy and returns the ceiling
+// (read+write bytes per second).
+func MeasureCopyCeiling(c *Ctx) (results.Ceiling, error) {
+	p, err := CopyPoint(c, 1<<30, 0)
+	if err != nil {
+		c.FreeAll()
+		return results.Ceiling{}, err
+	}
+	p.Suite = "ceiling"
+	saved := c.Records
+	if err := c.Measure(p); err != nil {
+		return results.Ceiling{}, err
+	}
+	r := c.Records[len(c.Records)-1]
+	c.Records = saved
+	return results.Ceiling{Name: results.CeilingCopyGBps, Value: r.GBps, Unit: "GB/s",
+		How: fmt.Sprintf("copy_v4 1 GiB -> 1 GiB, 16-byte vectors, read+write bytes over the graph-timed trimmed mean (%.1f us/call, cold)", r.TrimmedMeanUS)}, nil
+}

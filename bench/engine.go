@@ -1,0 +1,348 @@
+// Package bench times kernels the way kernel work needs (shared/DESIGN.md §7):
+//
+//   - Graph-timed: each variant's N calls are captured into one graph BEFORE
+//     any warm-up; warm-up replays the graphs by wall clock straight into the
+//     timed replays; every timed replay sits between two events queued
+//     back to back with the others, so host dispatch never falls inside a
+//     timed window. Per-call time = replay time / N.
+//   - Cache regime is part of every point: "cold" rotates the calls through
+//     Copies buffer sets whose bytes together exceed 3x the device's
+//     last-level cache (asserted, not assumed); "hot" reuses one set.
+//   - A/B: variants are replayed interleaved (A, B, ..., A', A, B, ..., A'),
+//     at least 4 reps each (trimmed mean of the middle, bench/stats), and an
+//     identical-code control A' (the baseline captured a second time) runs
+//     beside every rung: a difference inside the control's spread is "~".
+//
+// A suite (suites.go) declares points; the engine measures them and returns
+// results.Records. Bytes and flops are declared per call; GB/s and TF/s are
+// derived, and compared with ceilings measured in the same run.
+package bench
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/parharness/parharness/bench/stats"
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/results"
+)
+
+// Regimes (the names results records carry).
+const (
+	Cold = results.Cold
+	Hot  = results.Hot
+)
+
+// ColdFactor is how many times the last-level cache the bytes of one cold
+// rotation must exceed.
+const ColdFactor = 3
+
+// Variant is one implementation timed at a point.
+type Variant struct {
+	Name string
+	// Enqueue puts one call on stream s, using buffer set copy in
+	// [0, Point.Copies). It must be capturable: no allocation, no sync.
+	Enqueue func(s gpu.Stream, copy int) error
+}
+
+// Point is one rung of a sweep: a shape, an M, a regime, and the variants
+// compared there (the first is the baseline the others are judged against).
+type Point struct {
+	Suite, Kernel, Shape string
+	M                    int
+	Regime               string
+	Bytes                int64 // bytes that must move per call (GB/s numerator)
+	Flops                int64 // useful flops per call (0: not a compute kernel)
+	Footprint            int64 // distinct bytes one call touches (cold assertion)
+	Copies               int   // buffer sets the calls rotate through
+	Variants             []Variant
+	Extra                map[string]float64 // recorded with every row (e.g. split-K)
+}
+
+// Config sets the protocol's knobs.
+type Config struct {
+	MinCalls   int           // calls per graph at least (rounded up to a multiple of Copies)
+	MinGraphUS float64       // grow N until one replay takes at least this long (estimated)
+	Warmup     time.Duration // wall-clock warm-up before the timed replays
+	Reps       int           // timed replays per variant (>= 4)
+}
+
+// DefaultConfig is the protocol used unless a flag says otherwise.
+var DefaultConfig = Config{MinCalls: 20, MinGraphUS: 2000, Warmup: 300 * time.Millisecond, Reps: 10}
+
+// Engine measures points on one device and stream.
+type Engine struct {
+	Dev    gpu.Device
+	Stream gpu.Stream
+	Cfg    Config
+	Log    io.Writer
+}
+
+// NewEngine makes an engine with its own non-blocking stream.
+func NewEngine(dev gpu.Device, cfg Config) (*Engine, error) {
+	if cfg.Reps < 4 {
+		return nil, fmt.Errorf("bench: %d reps: the A/B protocol needs at least 4 per variant", cfg.Reps)
+	}
+	s, err := dev.NewStream()
+	if err != nil {
+		return nil, fmt.Errorf("bench: create stream: %w", err)
+	}
+	return &Engine{Dev: dev, Stream: s, Cfg: cfg}, nil
+}
+
+// Close releases the engine's stream.
+func (e *Engine) Close() error { return e.Dev.DestroyStream(e.Stream) }
+
+// CheckCold returns an error unless the point's rotation defeats the cache.
+func CheckCold(p Point, llcBytes int) error {
+	if p.Regime != Cold {
+		return nil
+	}
+	if llcBytes <= 0 {
+		return fmt.Errorf("bench: %s: cold regime needs the device's last-level cache size, which is unknown", p.Shape)
+	}
+	rot := int64(p.Copies) * p.Footprint
+	if rot < int64(ColdFactor)*int64(llcBytes) {
+		return fmt.Errorf("bench: %s %s M=%d: cold regime leaked: %d copies x %d bytes = %d bytes per rotation, below %dx the %d-byte last-level cache",
+			p.Kernel, p.Shape, p.M, p.Copies, p.Footprint, rot, ColdFactor, llcBytes)
+	}
+	return nil
+}
+
+// CopiesFor returns how many buffer sets of footprint bytes a cold rotation needs.
+func CopiesFor(footprint int64, llcBytes int) int {
+	need := int64(ColdFactor)*int64(llcBytes)/footprint + 1
+	return int(max(need, 1))
+}
+
+type timedGraph struct {
+	name    string
+	graph   gpu.Graph
+	samples []float64
+}
+
+// Measure runs one point and returns one record per variant, the baseline
+// carrying the identical-code control and the others a verdict against it.
+func (e *Engine) Measure(p Point) ([]results.Record, error) {
+	if len(p.Variants) == 0 {
+		return nil, fmt.Errorf("bench: %s %s: no variants", p.Kernel, p.Shape)
+	}
+	if p.Copies < 1 {
+		p.Copies = 1
+	}
+	if err := CheckCold(p, e.Dev.Info().LLCBytes); err != nil {
+		return nil, err
+	}
+	n, err := e.callsPerGraph(p)
+	if err != nil {
+		return nil, err
+	}
+	// Capture every graph before any warm-up: the baseline, the others,
+	// then the baseline again as the identical-code control.
+	arms := append(append([]Variant{}, p.Variants...), Variant{Name: p.Variants[0].Name + " (control)", Enqueue: p.Variants[0].Enqueue})
+	var graphs []*timedGraph
+	defer func() {
+		for _, g := range graphs {
+			g.graph.Destroy()
+		}
+	}()
+	for _, v := range arms {
+		g, err := e.capture(v, n, p.Copies)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %s %s M=%d variant %s: %w", p.Kernel, p.Shape, p.M, v.Name, err)
+		}
+		graphs = append(graphs, &timedGraph{name: v.Name, graph: g})
+	}
+	if err := e.warmup(graphs); err != nil {
+		return nil, err
+	}
+	if err := e.timeInterleaved(graphs, n); err != nil {
+		return nil, fmt.Errorf("bench: %s %s M=%d: %w", p.Kernel, p.Shape, p.M, err)
+	}
+	control, err := results.NewControl(p.Variants[0].Name, graphs[0].samples, graphs[len(graphs)-1].samples)
+	if err != nil {
+		return nil, err
+	}
+	var recs []results.Record
+	for i, v := range p.Variants {
+		r := results.Record{Suite: p.Suite, Kernel: p.Kernel, Variant: v.Name, Shape: p.Shape, M: p.M, Regime: p.Regime,
+			SamplesUS: graphs[i].samples, Bytes: p.Bytes, Flops: p.Flops, Extra: p.Extra}
+		if err := r.Derive(); err != nil {
+			return nil, err
+		}
+		if r.Extra == nil {
+			r.Extra = map[string]float64{}
+		} else {
+			r.Extra = cloneMap(r.Extra)
+		}
+		r.Extra["calls_per_graph"] = float64(n)
+		r.Extra["copies"] = float64(p.Copies)
+		if i == 0 {
+			r.Control = control
+		} else {
+			vd, err := stats.Compare(graphs[0].samples, graphs[i].samples, control.SpreadPct)
+			if err != nil {
+				return nil, err
+			}
+			r.Verdict = vd.Call
+			r.Extra["ratio_vs_baseline"] = vd.Ratio
+			r.Extra["p_value"] = vd.PValue
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+func cloneMap(m map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// callsPerGraph picks N: a multiple of Copies, at least MinCalls, and long
+// enough (by a one-graph probe of the baseline) that a replay takes
+// MinGraphUS, so event resolution and launch gaps are noise.
+func (e *Engine) callsPerGraph(p Point) (int, error) {
+	n := roundUp(max(e.Cfg.MinCalls, p.Copies), p.Copies)
+	g, err := e.capture(p.Variants[0], n, p.Copies)
+	if err != nil {
+		return 0, fmt.Errorf("bench: %s %s M=%d probe: %w", p.Kernel, p.Shape, p.M, err)
+	}
+	defer g.Destroy()
+	var best float64
+	for i := 0; i < 3; i++ {
+		us, err := e.replayOnce(g)
+		if err != nil {
+			return 0, err
+		}
+		if i == 0 || us < best {
+			best = us
+		}
+	}
+	if best < e.Cfg.MinGraphUS && best > 0 {
+		grow := int(e.Cfg.MinGraphUS/best) + 1
+		n = roundUp(n*grow, p.Copies)
+	}
+	return n, nil
+}
+
+func roundUp(n, m int) int { return (n + m - 1) / m * m }
+
+func (e *Engine) capture(v Variant, n, copies int) (gpu.Graph, error) {
+	if err := e.Dev.BeginCapture(e.Stream); err != nil {
+		return nil, fmt.Errorf("begin capture: %w", err)
+	}
+	var encErr error
+	for i := 0; i < n && encErr == nil; i++ {
+		encErr = v.Enqueue(e.Stream, i%copies)
+	}
+	g, err := e.Dev.EndCapture(e.Stream)
+	if encErr != nil {
+		if g != nil {
+			g.Destroy()
+		}
+		return nil, fmt.Errorf("enqueue during capture: %w", encErr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("end capture: %w", err)
+	}
+	return g, nil
+}
+
+// replayOnce times one replay (µs), synchronously; used only for sizing.
+func (e *Engine) replayOnce(g gpu.Graph) (float64, error) {
+	a, b, err := e.eventPair()
+	if err != nil {
+		return 0, err
+	}
+	defer e.Dev.DestroyEvent(a)
+	defer e.Dev.DestroyEvent(b)
+	if err := e.Dev.Record(a, e.Stream); err != nil {
+		return 0, err
+	}
+	if err := g.Launch(e.Stream); err != nil {
+		return 0, err
+	}
+	if err := e.Dev.Record(b, e.Stream); err != nil {
+		return 0, err
+	}
+	ms, err := e.Dev.Elapsed(a, b)
+	return float64(ms) * 1000, err
+}
+
+func (e *Engine) eventPair() (gpu.Event, gpu.Event, error) {
+	a, err := e.Dev.NewEvent()
+	if err != nil {
+		return 0, 0, err
+	}
+	b, err := e.Dev.NewEvent()
+	if err != nil {
+		e.Dev.DestroyEvent(a)
+		return 0, 0, err
+	}
+	return a, b, nil
+}
+
+// warmup replays the graphs round-robin until the wall-clock budget is spent.
+func (e *Engine) warmup(graphs []*timedGraph) error {
+	deadline := time.Now().Add(e.Cfg.Warmup)
+	for first := true; first || time.Now().Before(deadline); first = false {
+		for _, g := range graphs {
+			if err := g.graph.Launch(e.Stream); err != nil {
+				return fmt.Errorf("bench: warm-up replay of %s: %w", g.name, err)
+			}
+		}
+		if err := e.Dev.StreamSynchronize(e.Stream); err != nil {
+			return fmt.Errorf("bench: warm-up: %w", err)
+		}
+	}
+	return nil
+}
+
+// timeInterleaved queues Reps rounds of (every graph between its own event
+// pair) without waiting, so the device runs them back to back while the
+// host stays ahead, then reads every window.
+func (e *Engine) timeInterleaved(graphs []*timedGraph, n int) error {
+	type window struct {
+		g    *timedGraph
+		a, b gpu.Event
+	}
+	var ws []window
+	defer func() {
+		for _, w := range ws {
+			e.Dev.DestroyEvent(w.a)
+			e.Dev.DestroyEvent(w.b)
+		}
+	}()
+	for r := 0; r < e.Cfg.Reps; r++ {
+		for _, g := range graphs {
+			a, b, err := e.eventPair()
+			if err != nil {
+				return err
+			}
+			ws = append(ws, window{g, a, b})
+		}
+	}
+	for _, w := range ws {
+		if err := e.Dev.Record(w.a, e.Stream); err != nil {
+			return err
+		}
+		if err := w.g.graph.Launch(e.Stream); err != nil {
+			return fmt.Errorf("replay %s: %w", w.g.name, err)
+		}
+		if err := e.Dev.Record(w.b, e.Stream); err != nil {
+			return err
+		}
+	}
+	for _, w := range ws {
+		ms, err := e.Dev.Elapsed(w.a, w.b)
+		if err != nil {
+			return fmt.Errorf("timing %s: %w", w.g.name, err)
+		}
+		w.g.samples = append(w.g.samples, float64(ms)*1000/float64(n))
+	}
+	return nil
+}

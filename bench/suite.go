@@ -1,0 +1,130 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/results"
+)
+
+// Suite is a named sweep (`parharness bench2 NAME`). Run declares and
+// measures its points through the Ctx; an invalid point is skipped with
+// c.Skipf (a reason, never silently).
+type Suite struct {
+	Name string
+	Doc  string
+	Run  func(c *Ctx) error
+}
+
+var suites = map[string]Suite{}
+
+// RegisterSuite adds a suite; duplicate names panic (a programming error).
+func RegisterSuite(s Suite) {
+	if _, dup := suites[s.Name]; dup {
+		panic("bench: duplicate suite " + s.Name)
+	}
+	suites[s.Name] = s
+}
+
+// Suites returns the registry in name order.
+func Suites() []Suite {
+	out := make([]Suite, 0, len(suites))
+	for _, s := range suites {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// LookupSuite finds a suite by name.
+func LookupSuite(name string) (Suite, bool) { s, ok := suites[name]; return s, ok }
+
+// Ctx is what a suite runs with.
+type Ctx struct {
+	Dev      gpu.Device
+	Kernels  *kernels.Loader
+	Engine   *Engine
+	Ms       []int    // --m: M values to sweep (nil: the suite's default ladder)
+	Variants []string // --variants: only these variants (nil: all)
+	Log      io.Writer
+	Progress func(done, total int, what string)
+
+	Records []results.Record
+	Skipped []string
+	allocs  []gpu.Ptr
+}
+
+// Alloc allocates device memory that lives until the current point is measured.
+func (c *Ctx) Alloc(n int64) (gpu.Ptr, error) {
+	p, err := c.Dev.Malloc(int(n))
+	if err != nil {
+		return 0, err
+	}
+	c.allocs = append(c.allocs, p)
+	return p, nil
+}
+
+// FreeAll frees every allocation made since the last point.
+func (c *Ctx) FreeAll() {
+	for _, p := range c.allocs {
+		c.Dev.Free(p)
+	}
+	c.allocs = nil
+}
+
+// Skipf records a point that was not measured and why.
+func (c *Ctx) Skipf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	c.Skipped = append(c.Skipped, msg)
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, "skip: %s\n", msg)
+	}
+}
+
+// Want reports whether a variant passes the --variants filter.
+func (c *Ctx) Want(variant string) bool {
+	return len(c.Variants) == 0 || slices.Contains(c.Variants, variant)
+}
+
+// MsOr returns --m if given, else the suite's default ladder.
+func (c *Ctx) MsOr(def []int) []int {
+	if len(c.Ms) > 0 {
+		return c.Ms
+	}
+	return def
+}
+
+// Measure runs a point (after filtering its variants), appends its records
+// and frees the point's allocations.
+func (c *Ctx) Measure(p Point) error {
+	defer c.FreeAll()
+	var vs []Variant
+	for i, v := range p.Variants {
+		if i == 0 || c.Want(v.Name) { // the baseline always runs: verdicts need it
+			vs = append(vs, v)
+		}
+	}
+	p.Variants = vs
+	recs, err := c.Engine.Measure(p)
+	if err != nil {
+		return err
+	}
+	c.Records = append(c.Records, recs...)
+	return nil
+}
+
+// Launcher returns an Enqueue-style function launching a registered kernel
+// with fixed geometry; args(copy) supplies the arguments for a buffer set.
+func (c *Ctx) Launcher(kernel string, grid, block gpu.Dim3, shared int, args func(copy int) []any) (func(gpu.Stream, int) error, error) {
+	f, err := c.Kernels.Function(kernel)
+	if err != nil {
+		return nil, err
+	}
+	return func(s gpu.Stream, copy int) error {
+		return c.Dev.Launch(f, grid, block, shared, s, args(copy)...)
+	}, nil
+}

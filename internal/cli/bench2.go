@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"golang.org/x/term"
+
+	"github.com/parharness/parharness/bench"
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/results"
+)
+
+func init() {
+	register(command{name: "bench2", usage: "graph-timed, cache-cold, interleaved A/B sweep: bench2 SUITE [--m LIST] [--variants LIST] [--json FILE]", run: runBench2})
+}
+
+func parseInts(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func suiteList() string {
+	var names []string
+	for _, s := range bench.Suites() {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return ExitUsage, usagef("usage: parharness bench2 SUITE [flags]; suites: %s", suiteList())
+	}
+	suite, ok := bench.LookupSuite(args[0])
+	if !ok {
+		return ExitUsage, usagef("unknown suite %q; suites: %s", args[0], suiteList())
+	}
+	fs := newFlags("bench2 "+suite.Name, stderr)
+	mList := fs.String("m", "", "comma-separated M values (default: the suite's ladder)")
+	variants := fs.String("variants", "", "comma-separated variants to run beside the baseline (default: all)")
+	jsonPath := fs.String("json", "", "write results JSON to this file (atomically)")
+	reps := fs.Int("reps", bench.DefaultConfig.Reps, "timed replays per variant (>= 4), interleaved")
+	warmup := fs.Duration("warmup", bench.DefaultConfig.Warmup, "wall-clock warm-up before the timed replays")
+	minGraph := fs.Float64("min-graph-us", bench.DefaultConfig.MinGraphUS, "grow calls per graph until a replay takes this long")
+	backend := fs.String("backend", "auto", "device backend: auto, cuda, hip or none")
+	buildDir := fs.String("build", defaultBuildDir(), "code object directory")
+	watchdog := fs.Duration("watchdog", 120*time.Second, "longest wait for the device before declaring a kernel hung")
+	benchfmt := fs.Bool("benchfmt", false, "also print Go benchmark format lines (for benchstat)")
+	if err := parse(fs, args[1:]); err != nil {
+		return ExitUsage, err
+	}
+	ms, err := parseInts(*mList)
+	if err != nil {
+		return ExitUsage, usagef("--m: %v", err)
+	}
+	var vs []string
+	if *variants != "" {
+		vs = strings.Split(*variants, ",")
+	}
+	sess := openSession(*backend, *buildDir)
+	defer sess.close()
+	if sess.dev == nil {
+		return ExitUsage, fmt.Errorf("a bench needs a GPU: %v", sess.devErr)
+	}
+	cfg := bench.DefaultConfig
+	cfg.Reps, cfg.Warmup, cfg.MinGraphUS = *reps, *warmup, *minGraph
+	eng, err := bench.NewEngine(sess.dev, cfg)
+	if err != nil {
+		return ExitUsage, err
+	}
+	defer eng.Close()
+	version, commit := toolVersion()
+	doc := &results.Document{Schema: results.SchemaVersion, Tool: version, Commit: commit,
+		Date: time.Now().UTC().Format(time.RFC3339), Command: append([]string{"parharness", "bench2"}, args...),
+		Device: deviceRecord(sess.dev), CodeObjects: codeObjectHashes(*buildDir, sess.dev)}
+	ctx := &bench.Ctx{Dev: sess.dev, Kernels: sess.loader, Engine: eng, Ms: ms, Variants: vs, Log: stderr}
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		ctx.Progress = func(done, total int, what string) {
+			fmt.Fprintf(stderr, "\r[%d/%d] %-50s", done+1, total, what)
+		}
+	}
+	writePartial := func(reason string) {
+		doc.Records = ctx.Records
+		doc.Partial, doc.PartialReason = true, reason
+		if *jsonPath != "" {
+			if err := results.Write(*jsonPath, doc); err == nil {
+				fmt.Fprintf(stderr, "partial results written to %s\n", *jsonPath)
+			}
+		}
+	}
+	gpu.SetWatchdog(*watchdog, func(what string, after time.Duration) {
+		writePartial(fmt.Sprintf("hung: %s did not return within %s", what, after))
+	})
+	nv, nvErr := gpu.OpenNVML()
+	sample := func(when string) {
+		if nvErr != nil {
+			return
+		}
+		if s, err := nv.Sample(0); err == nil {
+			doc.Device.Clocks = append(doc.Device.Clocks, results.ClockSample{When: when, SMMHz: s.SMMHz, MemMHz: s.MemMHz, TempC: s.TempC, PowerW: s.PowerW})
+		}
+	}
+	if nvErr != nil {
+		fmt.Fprintf(stdout, "clocks: not recorded (%v)\n", nvErr)
+	} else {
+		defer nv.Close()
+	}
+
+	sample("before ceilings")
+	ceil, err := bench.MeasureCopyCeiling(ctx)
+	if err != nil {
+		writePartial("copy ceiling: " + err.Error())
+		return ExitFail, fmt.Errorf("measuring the copy ceiling: %v", err)
+	}
+	doc.Ceilings = append(doc.Ceilings, ceil)
+	doc.Ceilings = append(doc.Ceilings, bench.MatrixCeilings(ctx, stdout)...)
+	fmt.Fprintf(stdout, "ceilings: copy %.0f GB/s", ceil.Value)
+	for _, c := range doc.Ceilings[1:] {
+		fmt.Fprintf(stdout, ", %s %.0f %s", c.Name, c.Value, c.Unit)
+	}
+	fmt.Fprintln(stdout)
+	sample("before " + suite.Name)
+	if err := suite.Run(ctx); err != nil {
+		sample("after " + suite.Name)
+		writePartial(err.Error())
+		return ExitFail, fmt.Errorf("suite %s: %v", suite.Name, err)
+	}
+	sample("after " + suite.Name)
+	if ctx.Progress != nil {
+		fmt.Fprintln(stderr)
+	}
+	doc.Records = ctx.Records
+	flagged, _ := doc.FlagAboveRoofline(5)
+	printBenchTable(stdout, doc)
+	for _, k := range flagged {
+		fmt.Fprintf(stdout, "FLAG above-roofline (cold regime leaked?): %s\n", k)
+	}
+	for _, s := range ctx.Skipped {
+		fmt.Fprintf(stdout, "skipped: %s\n", s)
+	}
+	if *benchfmt {
+		results.WriteBenchfmt(stdout, doc)
+	}
+	if *jsonPath != "" {
+		if err := results.Write(*jsonPath, doc); err != nil {
+			return ExitFail, fmt.Errorf("writing %s: %v", *jsonPath, err)
+		}
+		fmt.Fprintf(stdout, "results written to %s\n", *jsonPath)
+	}
+	return ExitOK, nil
+}
+
+func printBenchTable(w io.Writer, doc *results.Document) {
+	copyC, _ := doc.Ceiling(results.CeilingCopyGBps)
+	t := tablewriter.NewWriter(w)
+	t.Header("kernel", "shape", "M", "regime", "variant", "us/call", "GB/s", "% copy", "TF/s", "control", "verdict")
+	for _, r := range doc.Records {
+		ctrl, verdict := "", r.Verdict
+		if r.Control != nil {
+			ctrl = fmt.Sprintf("±%.2f%% (%.4f)", r.Control.SpreadPct, r.Control.Ratio)
+			verdict = "baseline"
+		} else if ratio, ok := r.Extra["ratio_vs_baseline"]; ok {
+			verdict = fmt.Sprintf("%s %+.2f%%", r.Verdict, 100*(ratio-1))
+		}
+		pct := ""
+		if copyC.Value > 0 && r.Bytes > 0 {
+			pct = fmt.Sprintf("%.1f", 100*r.GBps/copyC.Value)
+		}
+		tf := ""
+		if r.Flops > 0 {
+			tf = fmt.Sprintf("%.1f", r.TFlops)
+		}
+		t.Append(r.Kernel, r.Shape, r.M, r.Regime, r.Variant, fmt.Sprintf("%.3f", r.TrimmedMeanUS), fmt.Sprintf("%.0f", r.GBps), pct, tf, ctrl, verdict)
+	}
+	t.Render()
+}

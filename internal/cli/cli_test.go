@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := [][]string{
+		{},
+		{"nosuchcommand"},
+		{"gate", "--quick", "--full"},
+		{"gate", "--only", "("},
+		{"gate", "--only", "^no-such-gate$"},
+		{"gate", "--nosuchflag"},
+		{"bench2"},
+		{"bench2", "nosuchsuite"},
+		{"selftest"},
+	}
+	for _, c := range cases {
+		code, _, stderr := run(t, c...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", c, code, ExitUsage, stderr)
+		}
+		if stderr == "" {
+			t.Errorf("%v: no message on stderr", c)
+		}
+	}
+}
+
+// TestGateWithoutDevice runs the decode gate and a device gate with the
+// "none" backend: the CPU gate passes, the device gate SKIPs with a reason,
+// the exit code is 0, and --require-device turns the SKIP into a failure.
+func TestGateWithoutDevice(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "r.json")
+	code, out, stderr := run(t, "gate", "--backend", "none", "--only", "^(e4m3-decode|e4m3-device-sweep)$", "--json", js, "--seed", "42")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if !strings.Contains(out, "PASS e4m3-decode") || !strings.Contains(out, "SKIP e4m3-device-sweep") {
+		t.Fatalf("unexpected output:\n%s", out)
+	}
+	if !strings.Contains(out, "1 passed, 0 failed, 1 skipped") {
+		t.Fatalf("no summary line:\n%s", out)
+	}
+	var doc map[string]any
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["seed"].(float64) != 42 {
+		t.Errorf("seed not recorded: %v", doc["seed"])
+	}
+	gs := doc["gates"].([]any)
+	skip := gs[1].(map[string]any)
+	if skip["status"] != "SKIP" || !strings.Contains(skip["reason"].(string), "no GPU device") {
+		t.Errorf("skip record: %v", skip)
+	}
+	code, out, _ = run(t, "gate", "--backend", "none", "--only", "^e4m3-device-sweep$", "--require-device")
+	if code != ExitFail || !strings.Contains(out, "FAIL e4m3-device-sweep") {
+		t.Errorf("--require-device: exit %d\n%s", code, out)
+	}
+}
+
+func TestList(t *testing.T) {
+	code, out, _ := run(t, "list")
+	if code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"e4m3-go-oracle", "e4m3_sweep", "hipsrc/e4m3.hip", "harness-selftest"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list lacks %q", want)
+		}
+	}
+}
+
+func TestBenchNeedsDevice(t *testing.T) {
+	code, _, stderr := run(t, "bench2", "copy", "--backend", "none")
+	if code != ExitUsage || !strings.Contains(stderr, "needs a GPU") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestWatchdogExits proves the watchdog ends a process stuck in a device
+// wait: a child process (this test binary) blocks in a guarded call that
+// never returns and must exit 1 with the watchdog's line.
+func TestWatchdogExits(t *testing.T) {
+	if os.Getenv("PARHARNESS_WATCHDOG_CHILD") == "1" {
+		hangUnderWatchdog()
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestWatchdogExits$")
+	cmd.Env = append(os.Environ(), "PARHARNESS_WATCHDOG_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 {
+		t.Fatalf("child exit: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "watchdog: test wait did not return within 200ms") || !strings.Contains(string(out), "hang handler ran") {
+		t.Fatalf("child output:\n%s", out)
+	}
+}
