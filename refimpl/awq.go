@@ -1,0 +1,277 @@
+package refimpl
+
+import (
+	"errors"
+	"fmt"
+)
+
+// GroupSize is the quantization group along K, for weights (zeros and
+// scales) and for per-group activation scales alike.
+const GroupSize = 128
+
+// AWQOrder is the AWQ nibble order: nibble i (bits 4i..4i+3) of packed word
+// c holds column 8c + AWQOrder[i].
+var AWQOrder = [8]int{0, 2, 4, 6, 1, 3, 5, 7}
+
+// awqSlot is the inverse of AWQOrder: column 8c+j sits in nibble awqSlot[j].
+var awqSlot = [8]uint{0, 4, 1, 5, 2, 6, 3, 7}
+
+// PackAWQ packs 4-bit codes [rows, n] (row-major, values 0..15) into AWQ
+// words [rows, n/8]. It panics if n is not a multiple of 8 or a code is out
+// of range (the low nibble of a 5-bit code is packed by PackInt5).
+func PackAWQ(codes []uint8, rows, n int) []int32 {
+	checkPack(len(codes), rows, n, 8)
+	words := make([]int32, rows*n/8)
+	for idx, c := range codes {
+		if c > 15 {
+			panic(fmt.Sprintf("refimpl: PackAWQ: code %d at %d is not 4-bit", c, idx))
+		}
+		r, col := idx/n, idx%n
+		words[r*(n/8)+col/8] |= int32(uint32(c) << (4 * awqSlot[col%8]))
+	}
+	return words
+}
+
+// UnpackAWQ unpacks AWQ words [rows, n/8] into codes [rows, n]. The word is
+// read as unsigned (nibble 7 holds the int32 sign bit).
+func UnpackAWQ(words []int32, rows, n int) []uint8 {
+	checkPack(len(words)*8, rows, n, 8)
+	codes := make([]uint8, rows*n)
+	for r := 0; r < rows; r++ {
+		for c := 0; c < n/8; c++ {
+			w := uint32(words[r*(n/8)+c])
+			for i := 0; i < 8; i++ {
+				codes[r*n+8*c+AWQOrder[i]] = uint8(w >> (4 * i) & 0xF)
+			}
+		}
+	}
+	return codes
+}
+
+// AWQNibble returns column n's 4-bit code from a row of AWQ words.
+func AWQNibble(row []int32, n int) uint8 {
+	return uint8(uint32(row[n/8]) >> (4 * awqSlot[n%8]) & 0xF)
+}
+
+// Int5 layout. A 5-bit code c (0..31) is stored as two parts:
+//   - its low nibble c & 15 in the AWQ words exactly as a 4-bit code
+//     (qweight / qzeros), so the 4-bit unpack path reads it unchanged;
+//   - its fifth bit c >> 4 in a bit plane of int32 words [rows, n/32]
+//     (qweight_hi / qzeros_hi): bit b (value 1<<b, b = 0..31, read on the
+//     unsigned word) of plane word c of a row holds column 32c + b. The plane
+//     is in plain column order, with no AWQ permutation.
+//
+// Dequant is w = (q - z) * s with q, z in 0..31.
+
+// PackInt5 packs 5-bit codes [rows, n] into the low-nibble AWQ words
+// [rows, n/8] and the fifth-bit plane [rows, n/32]. n must be a multiple
+// of 32.
+func PackInt5(codes []uint8, rows, n int) (low, high []int32) {
+	checkPack(len(codes), rows, n, 32)
+	lo := make([]uint8, len(codes))
+	high = make([]int32, rows*n/32)
+	for idx, c := range codes {
+		if c > 31 {
+			panic(fmt.Sprintf("refimpl: PackInt5: code %d at %d is not 5-bit", c, idx))
+		}
+		lo[idx] = c & 15
+		r, col := idx/n, idx%n
+		high[r*(n/32)+col/32] |= int32(uint32(c>>4) << (col % 32))
+	}
+	return PackAWQ(lo, rows, n), high
+}
+
+// UnpackInt5 is the inverse of PackInt5.
+func UnpackInt5(low, high []int32, rows, n int) []uint8 {
+	checkPack(len(high)*32, rows, n, 32)
+	codes := UnpackAWQ(low, rows, n)
+	for r := 0; r < rows; r++ {
+		for col := 0; col < n; col++ {
+			codes[r*n+col] |= PlaneBit(high[r*(n/32):], col) << 4
+		}
+	}
+	return codes
+}
+
+// PlaneBit returns column n's bit from a row of fifth-bit plane words.
+func PlaneBit(row []int32, n int) uint8 { return uint8(uint32(row[n/32]) >> (n % 32) & 1) }
+
+func checkPack(elems, rows, n, mult int) {
+	if n%mult != 0 || rows < 0 || elems != rows*n {
+		panic(fmt.Sprintf("refimpl: packing %d elements as [%d, %d] (N must be a multiple of %d)", elems, rows, n, mult))
+	}
+}
+
+// QWeight is one quantized weight in checkpoint layout: group 128 along K,
+// asymmetric 4- or 5-bit codes, fp16 group scales (held as their exact
+// float64 values). For a merged linear it is the concatenation of its
+// partitions along N (MergeQWeights).
+type QWeight struct {
+	K, N    int
+	Bits    int       // 4 or 5
+	QWeight []int32   // [K, N/8] AWQ words, low nibbles
+	QZeros  []int32   // [K/128, N/8] AWQ words, raw zero points (no minus one)
+	QHigh   []int32   // [K, N/32] fifth-bit plane of the codes; Bits == 5 only
+	ZHigh   []int32   // [K/128, N/32] fifth-bit plane of the zeros; Bits == 5 only
+	Scales  []float64 // [K/128, N]
+}
+
+// Groups is K / 128.
+func (w *QWeight) Groups() int { return w.K / GroupSize }
+
+// Validate checks dimensions and slice lengths.
+func (w *QWeight) Validate() error {
+	switch {
+	case w.K <= 0 || w.K%GroupSize != 0:
+		return fmt.Errorf("refimpl: QWeight K=%d is not a positive multiple of %d", w.K, GroupSize)
+	case w.N <= 0 || w.N%8 != 0:
+		return fmt.Errorf("refimpl: QWeight N=%d is not a positive multiple of 8", w.N)
+	case w.Bits != 4 && w.Bits != 5:
+		return fmt.Errorf("refimpl: QWeight Bits=%d, want 4 or 5", w.Bits)
+	case len(w.QWeight) != w.K*w.N/8:
+		return fmt.Errorf("refimpl: QWeight qweight has %d words, want K*N/8 = %d", len(w.QWeight), w.K*w.N/8)
+	case len(w.QZeros) != w.Groups()*w.N/8:
+		return fmt.Errorf("refimpl: QWeight qzeros has %d words, want K/128*N/8 = %d", len(w.QZeros), w.Groups()*w.N/8)
+	case len(w.Scales) != w.Groups()*w.N:
+		return fmt.Errorf("refimpl: QWeight scales has %d values, want K/128*N = %d", len(w.Scales), w.Groups()*w.N)
+	}
+	if w.Bits == 5 {
+		switch {
+		case w.N%32 != 0:
+			return fmt.Errorf("refimpl: 5-bit QWeight N=%d is not a multiple of 32", w.N)
+		case len(w.QHigh) != w.K*w.N/32:
+			return fmt.Errorf("refimpl: QWeight code plane has %d words, want K*N/32 = %d", len(w.QHigh), w.K*w.N/32)
+		case len(w.ZHigh) != w.Groups()*w.N/32:
+			return fmt.Errorf("refimpl: QWeight zero plane has %d words, want K/128*N/32 = %d", len(w.ZHigh), w.Groups()*w.N/32)
+		}
+	} else if w.QHigh != nil || w.ZHigh != nil {
+		return errors.New("refimpl: 4-bit QWeight carries fifth-bit planes")
+	}
+	return nil
+}
+
+// Code returns the weight code q[k, n].
+func (w *QWeight) Code(k, n int) int {
+	c := AWQNibble(w.QWeight[k*(w.N/8):], n)
+	if w.Bits == 5 {
+		c |= PlaneBit(w.QHigh[k*(w.N/32):], n) << 4
+	}
+	return int(c)
+}
+
+// Zero returns the zero point z[g, n].
+func (w *QWeight) Zero(g, n int) int {
+	z := AWQNibble(w.QZeros[g*(w.N/8):], n)
+	if w.Bits == 5 {
+		z |= PlaneBit(w.ZHigh[g*(w.N/32):], n) << 4
+	}
+	return int(z)
+}
+
+// Dequant returns w[n, k] = (q[k, n] - z[k/128, n]) * s[k/128, n], exact in
+// float64.
+func (w *QWeight) Dequant(n, k int) float64 {
+	g := k / GroupSize
+	return float64(w.Code(k, n)-w.Zero(g, n)) * w.Scales[g*w.N+n]
+}
+
+// DequantRow writes the dequantized weight row w[n, 0..K) into dst.
+func (w *QWeight) DequantRow(n int, dst []float64) {
+	for k := 0; k < w.K; k++ {
+		dst[k] = w.Dequant(n, k)
+	}
+}
+
+// DequantKN writes the dequantized block of columns n0..n0+nb as a [K, nb]
+// matrix: dst[k*nb + j] = w[n0+j, k]. When n0 and nb are multiples of 8 the
+// words are unpacked whole (fast path); otherwise element by element.
+func (w *QWeight) DequantKN(n0, nb int, dst []float64) {
+	if n0 < 0 || nb < 0 || n0+nb > w.N || len(dst) < w.K*nb {
+		panic(fmt.Sprintf("refimpl: DequantKN columns [%d, %d) of N=%d into %d values", n0, n0+nb, w.N, len(dst)))
+	}
+	if n0%8 != 0 || nb%8 != 0 {
+		for k := 0; k < w.K; k++ {
+			for j := 0; j < nb; j++ {
+				dst[k*nb+j] = w.Dequant(n0+j, k)
+			}
+		}
+		return
+	}
+	wpr := w.N / 8
+	zs := make([]float64, nb) // z*s per column of the current group
+	sc := make([]float64, nb)
+	lut := make([]float64, 32*nb) // (q - z) * s per (column, code)
+	for g := 0; g < w.Groups(); g++ {
+		for j := 0; j < nb; j++ {
+			sc[j] = w.Scales[g*w.N+n0+j]
+			zs[j] = float64(w.Zero(g, n0+j))
+		}
+		for j := 0; j < nb; j++ {
+			for q := 0; q < 32; q++ {
+				lut[j*32+q] = (float64(q) - zs[j]) * sc[j]
+			}
+		}
+		for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
+			row := w.QWeight[k*wpr+n0/8 : k*wpr+(n0+nb)/8]
+			out := dst[k*nb : (k+1)*nb]
+			var hi []int32
+			if w.Bits == 5 {
+				hi = w.QHigh[k*(w.N/32):]
+			}
+			for c, word := range row {
+				u := uint32(word)
+				for i := 0; i < 8; i++ {
+					j := 8*c + AWQOrder[i]
+					q := u >> (4 * i) & 0xF
+					if hi != nil {
+						q |= uint32(PlaneBit(hi, n0+j)) << 4
+					}
+					out[j] = lut[j*32+int(q)]
+				}
+			}
+		}
+	}
+}
+
+// MergeQWeights concatenates weights with the same K and Bits along N, as a
+// loader merges q/k/v or gate/up into one launch.
+func MergeQWeights(ws ...*QWeight) (*QWeight, error) {
+	if len(ws) == 0 {
+		return nil, errors.New("refimpl: MergeQWeights of nothing")
+	}
+	out := &QWeight{K: ws[0].K, Bits: ws[0].Bits}
+	for i, w := range ws {
+		if err := w.Validate(); err != nil {
+			return nil, fmt.Errorf("partition %d: %w", i, err)
+		}
+		if w.K != out.K || w.Bits != out.Bits {
+			return nil, fmt.Errorf("refimpl: MergeQWeights: partition %d is K=%d %d-bit, partition 0 K=%d %d-bit", i, w.K, w.Bits, out.K, out.Bits)
+		}
+		out.N += w.N
+	}
+	G := out.Groups()
+	out.QWeight = mergeRows(ws, out.K, func(w *QWeight) ([]int32, int) { return w.QWeight, w.N / 8 })
+	out.QZeros = mergeRows(ws, G, func(w *QWeight) ([]int32, int) { return w.QZeros, w.N / 8 })
+	if out.Bits == 5 {
+		out.QHigh = mergeRows(ws, out.K, func(w *QWeight) ([]int32, int) { return w.QHigh, w.N / 32 })
+		out.ZHigh = mergeRows(ws, G, func(w *QWeight) ([]int32, int) { return w.ZHigh, w.N / 32 })
+	}
+	out.Scales = make([]float64, 0, G*out.N)
+	for g := 0; g < G; g++ {
+		for _, w := range ws {
+			out.Scales = append(out.Scales, w.Scales[g*w.N:(g+1)*w.N]...)
+		}
+	}
+	return out, nil
+}
+
+func mergeRows(ws []*QWeight, rows int, get func(*QWeight) ([]int32, int)) []int32 {
+	var out []int32
+	for r := 0; r < rows; r++ {
+		for _, w := range ws {
+			s, width := get(w)
+			out = append(out, s[r*width:(r+1)*width]...)
+		}
+	}
+	return out
+}

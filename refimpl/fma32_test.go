@@ -1,0 +1,61 @@
+package refimpl
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+func fmaExact(a, b, c float32) float32 {
+	x := new(big.Float).SetPrec(0).SetFloat64(float64(a))
+	x.SetPrec(1200).Mul(x, new(big.Float).SetFloat64(float64(b)))
+	x.Add(x, new(big.Float).SetFloat64(float64(c)))
+	f, _ := x.Float32() // nearest, ties to even
+	if x.Sign() == 0 {
+		return float32(float64(a)*float64(b) + float64(c)) // exact zero: IEEE sign rules
+	}
+	return f
+}
+
+func TestFMA32Ties(t *testing.T) {
+	a := float32(1 + 0x1p-12) // a*a = 1 + 2^-11 + 2^-24: a float32 tie
+	for _, c := range []float32{0x1p-60, -0x1p-60, 0} {
+		got, want := FMA32(a, a, c), fmaExact(a, a, c)
+		if got != want {
+			t.Errorf("FMA32(a, a, %g) = %x, want %x", c, math.Float32bits(got), math.Float32bits(want))
+		}
+	}
+	if naive := float32(float64(a)*float64(a) + 0x1p-60); naive == fmaExact(a, a, 0x1p-60) {
+		t.Error("test premise: the naive double rounding should be wrong here")
+	}
+}
+
+func TestFMA32Random(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	f := func() float32 {
+		switch rng.IntN(4) {
+		case 0:
+			return math.Float32frombits(rng.Uint32())
+		case 1:
+			return float32(rng.NormFloat64())
+		case 2:
+			return float32(rng.NormFloat64() * 1e-38) // subnormal results
+		}
+		return float32(1 + float64(rng.IntN(1<<12))*0x1p-12)
+	}
+	for i := 0; i < 200000; i++ {
+		a, b, c := f(), f(), f()
+		if rng.IntN(2) == 0 { // cancel: c near -a*b
+			c = -float32(float64(a) * float64(b))
+		}
+		finite := func(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
+		if !finite(a) || !finite(b) || !finite(c) {
+			continue
+		}
+		got, want := FMA32(a, b, c), fmaExact(a, b, c)
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("FMA32(%g, %g, %g) = %g (%#x), want %g (%#x)", a, b, c, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	}
+}

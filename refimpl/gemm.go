@@ -1,0 +1,309 @@
+package refimpl
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// Subset selects the rows and columns of an output a reference computes.
+// A nil Rows (Cols) means every row (column). Indices are ascending and
+// distinct.
+type Subset struct {
+	Rows, Cols []int
+	Seed       uint64 // the seed RandomSubset drew it with, for the record
+}
+
+// Full reports whether the subset is the whole output.
+func (s Subset) Full() bool { return s.Rows == nil && s.Cols == nil }
+
+// RandomSubset draws a seeded subset of at most maxRows of M rows and
+// maxCols of N columns (maxRows <= 0 or >= M keeps every row, likewise
+// columns). The first and last row and column are always included, so the
+// edges of the output (rows past a tile, the last partition) are checked.
+func RandomSubset(M, N, maxRows, maxCols int, seed uint64) Subset {
+	rng := rand.New(rand.NewPCG(seed, 0x5ab5e7))
+	return Subset{Rows: pick(rng, M, maxRows), Cols: pick(rng, N, maxCols), Seed: seed}
+}
+
+func pick(rng *rand.Rand, n, k int) []int {
+	if k <= 0 || k >= n {
+		return nil
+	}
+	set := map[int]bool{0: true, n - 1: true}
+	for len(set) < k {
+		set[rng.IntN(n)] = true
+	}
+	out := make([]int, 0, k)
+	for i := range set {
+		out = append(out, i)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Describe says what part of an [M, N] output the subset covers, for the
+// gate log and the results record.
+func (s Subset) Describe(M, N int) string {
+	if s.Full() {
+		return fmt.Sprintf("all %d rows x %d columns", M, N)
+	}
+	part := func(sel []int, n int, what string) string {
+		if sel == nil {
+			return fmt.Sprintf("all %d %s", n, what)
+		}
+		return fmt.Sprintf("%d of %d %s", len(sel), n, what)
+	}
+	return fmt.Sprintf("%s x %s (seeded subset, seed %#x)", part(s.Rows, M, "rows"), part(s.Cols, N, "columns"), s.Seed)
+}
+
+// RowsOf returns the selected rows of an M-row output.
+func (s Subset) RowsOf(M int) []int { return orAll(s.Rows, M) }
+
+// ColsOf returns the selected columns of an N-column output.
+func (s Subset) ColsOf(N int) []int { return orAll(s.Cols, N) }
+
+func orAll(sel []int, n int) []int {
+	if sel != nil {
+		return sel
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
+// Gather returns the selected elements of a full [M, N] output, row-major
+// [len(rows), len(cols)], so a kernel's output compares with GEMMRef's.
+func (s Subset) Gather(full []float64, M, N int) []float64 {
+	rows, cols := s.RowsOf(M), s.ColsOf(N)
+	out := make([]float64, 0, len(rows)*len(cols))
+	for _, m := range rows {
+		for _, n := range cols {
+			out = append(out, full[m*N+n])
+		}
+	}
+	return out
+}
+
+// gemmBlock is the number of output columns dequantized at once: a [K, 256]
+// float64 block is 10 MiB at K = 5120, so memory stays bounded for any N.
+const gemmBlock = 256
+
+// GEMMRef is the float64 reference of a (merged) quantized GEMM:
+//
+//	y[m, n] = Σ_k a[p(n), m, k] · w[n, k]
+//
+// where a [P, M, K] holds the dequantized activations of each partition
+// (QuantAct.Dequant, one per partition, concatenated), w is the dequantized
+// weight (QWeight.Dequant) and p(n) is the partition of column n, parts
+// giving the partition widths along N (nil: one partition). It computes the
+// rows and columns of sel and returns them row-major [len(rows), len(cols)].
+//
+// The dense products run through gonum's Dgemm on blocks of 256 columns,
+// with one block per worker (GOMAXPROCS workers). The result is exact up to
+// float64 summation roundoff (relative ~1e-16·√K), far below any tolerance
+// of a float32-accumulating kernel.
+func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 {
+	if parts == nil {
+		parts = []int{w.N}
+	}
+	K, P := w.K, len(parts)
+	if len(a) != P*M*K {
+		panic(fmt.Sprintf("refimpl: GEMMRef: %d activation values, want P*M*K = %d*%d*%d", len(a), P, M, K))
+	}
+	sum := 0
+	for _, n := range parts {
+		if n <= 0 || n%8 != 0 {
+			panic(fmt.Sprintf("refimpl: GEMMRef: partition widths %v must be positive multiples of 8", parts))
+		}
+		sum += n
+	}
+	if sum != w.N {
+		panic(fmt.Sprintf("refimpl: GEMMRef: partitions %v sum to %d, weight N = %d", parts, sum, w.N))
+	}
+	rows, cols := sel.RowsOf(M), sel.ColsOf(w.N)
+	R, C := len(rows), len(cols)
+	out := make([]float64, R*C)
+
+	// Selected activation rows per partition, [R, K] each.
+	ap := make([][]float64, P)
+	for p := range ap {
+		if sel.Rows == nil {
+			ap[p] = a[p*M*K : (p+1)*M*K]
+			continue
+		}
+		ap[p] = make([]float64, R*K)
+		for i, m := range rows {
+			copy(ap[p][i*K:(i+1)*K], a[(p*M+m)*K:(p*M+m+1)*K])
+		}
+	}
+
+	// Work items: runs of up to gemmBlock selected columns inside one
+	// partition. Contiguous 8-aligned runs take the fast dequant path.
+	type item struct {
+		p      int
+		ci     int // first index into cols/out columns
+		nb     int
+		contig bool
+	}
+	var items []item
+	start := 0
+	for p, width := range parts {
+		end := start + width
+		i := sort.SearchInts(cols, start)
+		for i < C && cols[i] < end {
+			j := i
+			for j < C && j-i < gemmBlock && cols[j] < end {
+				j++
+			}
+			contig := cols[j-1]-cols[i] == j-1-i && cols[i]%8 == 0 && (j-i)%8 == 0
+			items = append(items, item{p: p, ci: i, nb: j - i, contig: contig})
+			i = j
+		}
+		start = end
+	}
+
+	work := make(chan item)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(items)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wb := make([]float64, K*gemmBlock)
+			cb := make([]float64, R*gemmBlock)
+			for it := range work {
+				wk := wb[:K*it.nb]
+				if it.contig {
+					w.DequantKN(cols[it.ci], it.nb, wk)
+				} else {
+					for j, n := range cols[it.ci : it.ci+it.nb] {
+						for k := 0; k < K; k++ {
+							wk[k*it.nb+j] = w.Dequant(n, k)
+						}
+					}
+				}
+				c := cb[:R*it.nb]
+				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+					blas64.General{Rows: R, Cols: K, Stride: K, Data: ap[it.p]},
+					blas64.General{Rows: K, Cols: it.nb, Stride: it.nb, Data: wk},
+					0, blas64.General{Rows: R, Cols: it.nb, Stride: it.nb, Data: c})
+				for r := 0; r < R; r++ {
+					copy(out[r*C+it.ci:r*C+it.ci+it.nb], c[r*it.nb:(r+1)*it.nb])
+				}
+			}
+		}()
+	}
+	for _, it := range items {
+		work <- it
+	}
+	close(work)
+	wg.Wait()
+	return out
+}
+
+// RelErr is ||got - ref||₂ / ||ref||₂, the GEMM gate's figure of merit
+// (shared/DESIGN.md §6). A NaN anywhere in got gives NaN, which fails every
+// "rel <= tol" test; an Inf gives +Inf. A zero ref gives 0 if got is zero
+// too and +Inf otherwise. It panics if the lengths differ.
+func RelErr(got, ref []float64) float64 {
+	if len(got) != len(ref) {
+		panic(fmt.Sprintf("refimpl: RelErr of %d values against %d", len(got), len(ref)))
+	}
+	for _, g := range got {
+		if g != g {
+			return math.NaN()
+		}
+		if math.IsInf(g, 0) {
+			return math.Inf(1)
+		}
+	}
+	diff := make([]float64, len(got))
+	for i := range got {
+		diff[i] = got[i] - ref[i]
+	}
+	num, den := norm2(diff), norm2(ref)
+	if den == 0 {
+		if num == 0 {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	return num / den
+}
+
+// RelErrF32 is RelErr for a float32 output.
+func RelErrF32(got []float32, ref []float64) float64 {
+	g := make([]float64, len(got))
+	for i, v := range got {
+		g[i] = float64(v)
+	}
+	return RelErr(g, ref)
+}
+
+// RelErrBF16 is RelErr for a bf16 output given as its bits.
+func RelErrBF16(got []uint16, ref []float64) float64 {
+	g := make([]float64, len(got))
+	for i, v := range got {
+		g[i] = BF16ToF64(v)
+	}
+	return RelErr(g, ref)
+}
+
+// Bf16Floor is the relative error of rounding the reference itself to bf16,
+// ||bf16(ref) - ref||₂ / ||ref||₂: no bf16 output can be expected to do
+// better, so GEMM gates pass at a stated multiple of it (1.5× by default).
+func Bf16Floor(ref []float64) float64 {
+	r := make([]float64, len(ref))
+	for i, v := range ref {
+		r[i] = RoundBF16(v)
+	}
+	return RelErr(r, ref)
+}
+
+// norm2 is the Euclidean norm, scaled so that neither overflow nor
+// underflow of the squares can spoil it.
+func norm2(x []float64) float64 {
+	amax := 0.0
+	for _, v := range x {
+		amax = math.Max(amax, math.Abs(v))
+	}
+	if amax == 0 || math.IsInf(amax, 0) {
+		return amax
+	}
+	s := 0.0
+	for _, v := range x {
+		t := v / amax
+		s += t * t
+	}
+	return amax * math.Sqrt(s)
+}
+
+// FormatBad lists up to max elements of got that differ from want by more
+// than tol·max|want|, as "[i] got g want w" (for gate failure messages), with
+// the total count.
+func FormatBad(got, want []float64, tol float64, max int) (string, int) {
+	scale := 0.0
+	for _, v := range want {
+		scale = math.Max(scale, math.Abs(v))
+	}
+	var b strings.Builder
+	n := 0
+	for i := range got {
+		if d := math.Abs(got[i] - want[i]); d > tol*scale || got[i] != got[i] {
+			if n < max {
+				fmt.Fprintf(&b, " [%d] got %.9g want %.9g;", i, got[i], want[i])
+			}
+			n++
+		}
+	}
+	return strings.TrimSuffix(b.String(), ";"), n
+}

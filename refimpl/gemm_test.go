@@ -1,0 +1,199 @@
+package refimpl
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGEMMHandCase(t *testing.T) {
+	K, N := 128, 8
+	codes := make([]uint8, K*N)
+	for i := range codes {
+		codes[i] = 9
+	}
+	zeros := []uint8{8, 8, 8, 8, 8, 8, 8, 10}
+	w := &QWeight{K: K, N: N, Bits: 4, QWeight: PackAWQ(codes, K, N), QZeros: PackAWQ(zeros, 1, N), Scales: make([]float64, N)}
+	for i := range w.Scales {
+		w.Scales[i] = 0.25
+	}
+	a := make([]float64, K)
+	for i := range a {
+		a[i] = 1
+	}
+	y := GEMMRef(a, 1, w, nil, Subset{})
+	for n, v := range y {
+		want := 32.0 // 128 * (9-8) * 0.25
+		if n == 7 {
+			want = -32
+		}
+		if v != want {
+			t.Errorf("y[0,%d] = %g, want %g", n, v, want)
+		}
+	}
+}
+
+// naiveGEMM is the definition, element by element.
+func naiveGEMM(a []float64, M int, w *QWeight, parts []int) []float64 {
+	y := make([]float64, M*w.N)
+	for n := 0; n < w.N; n++ {
+		p := partitionOf(parts, n)
+		for m := 0; m < M; m++ {
+			s := 0.0
+			for k := 0; k < w.K; k++ {
+				s += a[(p*M+m)*w.K+k] * w.Dequant(n, k)
+			}
+			y[m*w.N+n] = s
+		}
+	}
+	return y
+}
+
+func TestGEMMRefMatchesDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, bits := range []int{4, 5} {
+		K, M := 256, 5
+		parts := []int{320, 64, 96} // blocks span 256-column runs and partition edges
+		w := randQWeight(rng, K, 480, bits)
+		a := make([]float64, len(parts)*M*K)
+		for i := range a {
+			a[i] = rng.NormFloat64()
+		}
+		want := naiveGEMM(a, M, w, parts)
+		got := GEMMRef(a, M, w, parts, Subset{})
+		if e := RelErr(got, want); e > 1e-14 {
+			t.Fatalf("%d-bit full: rel %g", bits, e)
+		}
+		sel := RandomSubset(M, w.N, 3, 50, 77)
+		if sel.Rows[0] != 0 || sel.Rows[len(sel.Rows)-1] != M-1 || sel.Cols[len(sel.Cols)-1] != w.N-1 || len(sel.Cols) != 50 {
+			t.Fatalf("subset %v misses an edge", sel)
+		}
+		gs := GEMMRef(a, M, w, parts, sel)
+		if e := RelErr(gs, sel.Gather(want, M, w.N)); e > 1e-14 {
+			t.Fatalf("%d-bit subset: rel %g", bits, e)
+		}
+		if d := sel.Describe(M, w.N); !strings.Contains(d, "3 of 5 rows") || !strings.Contains(d, "50 of 480 columns") {
+			t.Errorf("Describe: %s", d)
+		}
+		// Partition p uses the activations of partition p: swapping them
+		// must change the result.
+		swapped := append([]float64(nil), a[M*K:2*M*K]...)
+		swapped = append(swapped, a[:M*K]...)
+		swapped = append(swapped, a[2*M*K:]...)
+		if e := RelErr(GEMMRef(swapped, M, w, parts, Subset{}), want); e < 0.1 {
+			t.Fatalf("partitions ignored: rel %g", e)
+		}
+	}
+}
+
+func TestRelErrAndFloor(t *testing.T) {
+	if e := RelErr([]float64{3, 4}, []float64{3, 4}); e != 0 {
+		t.Errorf("equal: %g", e)
+	}
+	if e := RelErr([]float64{3, 5}, []float64{3, 4}); e != 0.2 {
+		t.Errorf("rel = %g, want 1/5", e)
+	}
+	// NaN compares false with everything, so "rel <= tol" fails, as it must.
+	if e := RelErr([]float64{math.NaN(), 4}, []float64{3, 4}); e == e {
+		t.Errorf("NaN output gave %g", e)
+	}
+	if e := RelErr([]float64{1, 0}, []float64{0, 0}); !math.IsInf(e, 1) {
+		t.Errorf("zero ref: %g", e)
+	}
+	if e := RelErr([]float64{1e300, 1e300}, []float64{1e300, 1e300 * (1 + 1e-10)}); math.IsInf(e, 0) || e == 0 {
+		t.Errorf("large values overflowed: %g", e)
+	}
+	// bf16(1 + 2^-9) = 1: error 2^-9 on a norm of ~1.
+	f := Bf16Floor([]float64{1 + 0x1p-9})
+	if want := 0x1p-9 / (1 + 0x1p-9); math.Abs(f-want) > 1e-18 {
+		t.Errorf("Bf16Floor = %g, want %g", f, want)
+	}
+	if e := RelErrBF16([]uint16{0x3F80}, []float64{1}); e != 0 {
+		t.Errorf("RelErrBF16 = %g", e)
+	}
+	s, n := FormatBad([]float64{1, 2, 3}, []float64{1, 2.5, 3}, 1e-3, 5)
+	if n != 1 || !strings.Contains(s, "[1] got 2 want 2.5") {
+		t.Errorf("FormatBad = %q, %d", s, n)
+	}
+}
+
+// End to end at a small size: quantize rotated activations, run the
+// reference, check it against the unquantized product.
+func TestGEMMRefEndToEnd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	K, M := 512, 4
+	parts := []int{64, 32}
+	rots := []*Rotation{randRotation(rng, K, 8), randRotation(rng, K, 8)}
+	w := randQWeight(rng, K, 96, 4)
+	x := make([]float64, M*K)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	xr := ForwardPartitions(x, M, rots)
+	x32 := make([]float32, len(xr))
+	for i, v := range xr {
+		x32[i] = float32(v)
+	}
+	q := QuantizeActGroup(x32, len(parts)*M, K)
+	yq := GEMMRef(q.Dequant(), M, w, parts, Subset{})
+	y := GEMMRef(xr, M, w, parts, Subset{})
+	if e := RelErr(yq, y); e > 0.1 || e < 1e-4 {
+		t.Fatalf("rel of e4m3 activations against exact: %g (expect a few percent)", e)
+	}
+}
+
+func TestNorms(t *testing.T) {
+	x := []float64{3, 4}
+	w := []float64{0, 1}
+	y := GemmaRMSNorm(x, w, 0)
+	r := 1 / math.Sqrt(12.5)
+	if !near(y[0], 3*r, 1e-15) || !near(y[1], 4*r*2, 1e-15) {
+		t.Errorf("GemmaRMSNorm = %v", y)
+	}
+	y = GatedRMSNorm(x, []float64{0, 100}, []float64{2, 1}, 0)
+	if y[0] != 0 || !near(y[1], 4*r*100, 1e-12) {
+		t.Errorf("GatedRMSNorm = %v (silu(0) = 0, silu(100) ~ 100, w multiplies directly)", y)
+	}
+	y = GemmaRMSNorm([]float64{0, 0}, w, RMSNormEps)
+	if y[0] != 0 || y[1] != 0 {
+		t.Errorf("eps: %v", y)
+	}
+	if v := SiLUMul([]float64{1}, []float64{2}); !near(v[0], 2/(1+math.Exp(-1)), 1e-15) {
+		t.Errorf("SiLUMul = %v", v)
+	}
+	if v := SigmoidGate([]float64{2}, []float64{0}); v[0] != 1 {
+		t.Errorf("SigmoidGate = %v", v)
+	}
+}
+
+// BenchmarkGEMMRefGateUp times the reference on the TP=2 gate_up shape at
+// decode M = 64: N = 8704+8704, K = 5120 (11.4 GFLOP).
+func BenchmarkGEMMRefGateUp(b *testing.B) {
+	const M, K = 64, 5120
+	parts := []int{8704, 8704}
+	rng := rand.New(rand.NewPCG(1, 2))
+	N := parts[0] + parts[1]
+	w := &QWeight{K: K, N: N, Bits: 4, QWeight: make([]int32, K*N/8), QZeros: make([]int32, K/128*N/8), Scales: make([]float64, K/128*N)}
+	for i := range w.QWeight {
+		w.QWeight[i] = int32(rng.Uint32())
+	}
+	for i := range w.QZeros {
+		w.QZeros[i] = int32(rng.Uint32())
+	}
+	for i := range w.Scales {
+		w.Scales[i] = RoundF16(1e-3 + 9e-3*rng.Float64())
+	}
+	a := make([]float64, len(parts)*M*K)
+	for i := range a {
+		a[i] = rng.NormFloat64()
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		GEMMRef(a, M, w, parts, Subset{})
+	}
+	per := time.Since(start).Seconds() / float64(b.N)
+	b.ReportMetric(2*M*float64(N)*K/per/1e9, "GFLOP/s")
+}
