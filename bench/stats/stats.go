@@ -1,0 +1,286 @@
+// Package stats holds the arithmetic of the bench protocol: how repeated
+// timings of a kernel become one figure, how much they scatter, and when a
+// difference between two variants is a verdict rather than noise. It knows
+// nothing of GPUs or of the results document; it imports only
+// golang.org/x/perf/benchmath for the Mann-Whitney U test.
+//
+// # The protocol (shared/DESIGN.md §7)
+//
+// A rung of an A/B comparison is measured like this:
+//
+//  1. Interleave the reps: A, B, A, B, ... (Interleave), at least
+//     MinSamples (4) of each, so that drift of clocks or temperature
+//     lands on both arms alike instead of on whichever ran second.
+//  2. Each rep yields one per-call time (graph replay time / calls).
+//  3. Summarise each arm with the trimmed mean (TrimmedMean): drop the
+//     single highest and single lowest rep and average the rest. One
+//     outlier in either direction (a clock dip, a stray interrupt, a
+//     lucky cache state) cannot move it.
+//  4. Beside every rung, measure an identical-code control: A against
+//     itself, interleaved the same way. ControlSpread turns it into the
+//     smallest difference this device, in this run, can resolve.
+//  5. Compare decides: "faster" or "slower" only when the difference of
+//     the trimmed means exceeds the noise (the control's spread, or the
+//     samples' own spread when no control was measured) AND the
+//     Mann-Whitney U test rejects "same distribution" at p < Alpha. Any
+//     other outcome is "~": a difference smaller than the control's
+//     spread is not a verdict, however small its p-value.
+//
+// Both conditions are needed. The U test alone calls a 0.3% shift
+// "significant" once the samples are tight, although a rerun on the same
+// device moves by more than that; the spread alone cannot tell a real
+// shift from two unlucky reps.
+//
+// Times are positive and finite; functions return an error (prefixed
+// "stats:") for bad data and panic only for programmer mistakes such as a
+// negative count.
+package stats
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"golang.org/x/perf/benchmath"
+)
+
+// MinSamples is the fewest reps per arm the protocol accepts: the trimmed
+// mean drops two, and 4 against 4 is the smallest pair of samples for which
+// the two-sided Mann-Whitney U test can reach p < 0.05 (its minimum is
+// 2/C(8,4) = 0.029).
+const MinSamples = 4
+
+// Alpha is the significance level of the U test in Compare.
+const Alpha = 0.05
+
+// Calls of Compare.
+const (
+	Faster = "faster" // b is faster than a beyond the noise, p < Alpha
+	Slower = "slower" // b is slower than a beyond the noise, p < Alpha
+	Same   = "~"      // no verdict: within the noise, or not significant
+)
+
+// ErrTooFewSamples is wrapped by every error about a short sample.
+var ErrTooFewSamples = errors.New("too few samples")
+
+// check rejects short samples and values that are not positive finite times.
+func check(what string, xs []float64) error {
+	if len(xs) < MinSamples {
+		return fmt.Errorf("stats: %s: %w: have %d, the protocol needs at least %d reps (interleaved, drop highest and lowest)",
+			what, ErrTooFewSamples, len(xs), MinSamples)
+	}
+	for i, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+			return fmt.Errorf("stats: %s: sample %d is %v; times must be positive and finite", what, i, x)
+		}
+	}
+	return nil
+}
+
+// Trim returns a sorted copy of xs without its single lowest and single
+// highest value. It needs at least MinSamples values.
+func Trim(xs []float64) ([]float64, error) {
+	if err := check("trim", xs); err != nil {
+		return nil, err
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[1 : len(s)-1], nil
+}
+
+// TrimmedMean drops the highest and the lowest sample and returns the mean
+// of the rest. It needs at least MinSamples samples.
+func TrimmedMean(xs []float64) (float64, error) {
+	t, err := Trim(xs)
+	if err != nil {
+		return 0, err
+	}
+	return mean(t), nil
+}
+
+// Spread is the relative scatter of xs, in percent: the range of the
+// trimmed set (highest and lowest sample dropped) divided by its median.
+//
+// Note: the range of the trimmed set, not a standard deviation. With the
+// 4 to 10 reps a rung gets, a standard deviation is itself too noisy to
+// be a threshold, and it assumes a shape the timings do not have (they
+// are skewed: a rep can be much slower, rarely much faster). The trimmed
+// range is what a reader sees as "the reps agreed to within x%", and it
+// ignores the same single outlier the trimmed mean ignores.
+func Spread(xs []float64) (float64, error) {
+	t, err := Trim(xs)
+	if err != nil {
+		return 0, err
+	}
+	return 100 * (t[len(t)-1] - t[0]) / median(t), nil
+}
+
+// ControlSpread is the noise figure of an identical-code control, in
+// percent: a and b are reps of the SAME code, interleaved as in a real
+// A/B. It is the largest of the apparent difference of their trimmed
+// means and the Spread of each, that is, the largest difference this
+// device showed in this run between runs that cannot differ.
+func ControlSpread(a, b []float64) (float64, error) {
+	ta, err := TrimmedMean(a)
+	if err != nil {
+		return 0, fmt.Errorf("stats: control, first arm: %w", err)
+	}
+	tb, err := TrimmedMean(b)
+	if err != nil {
+		return 0, fmt.Errorf("stats: control, second arm: %w", err)
+	}
+	sa, _ := Spread(a)
+	sb, _ := Spread(b)
+	return max(100*math.Abs(tb/ta-1), sa, sb), nil
+}
+
+// Verdict is the outcome of Compare.
+type Verdict struct {
+	Ratio    float64 // TrimmedMean(b) / TrimmedMean(a); above 1: b is slower
+	PValue   float64 // two-sided Mann-Whitney U test; 1 when it could not run
+	NoisePct float64 // the threshold |Ratio-1| had to exceed, in percent
+	Call     string  // Faster, Slower or Same
+	Why      string  // for Same: which condition failed
+}
+
+// DeltaPct is the difference of b against a in percent (+5 is 5% slower).
+func (v Verdict) DeltaPct() float64 { return 100 * (v.Ratio - 1) }
+
+// Compare decides whether the times b differ from the times a (b is "new",
+// a is "old"; smaller is faster).
+//
+// controlSpreadPct is the spread of the identical-code control measured
+// beside this rung (ControlSpread; when comparing two runs, the larger of
+// the two runs' controls). When it is not positive, no control was
+// measured and the larger Spread of a and b stands in for it.
+//
+// The call is Faster or Slower only when |Ratio-1| exceeds that noise AND
+// the U test gives p < Alpha; otherwise Same, with Why saying which test
+// failed.
+func Compare(a, b []float64, controlSpreadPct float64) (Verdict, error) {
+	ta, err := TrimmedMean(a)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("stats: compare, first sample: %w", err)
+	}
+	tb, err := TrimmedMean(b)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("stats: compare, second sample: %w", err)
+	}
+	if math.IsNaN(controlSpreadPct) || math.IsInf(controlSpreadPct, 0) {
+		return Verdict{}, fmt.Errorf("stats: compare: control spread is %v", controlSpreadPct)
+	}
+	noise := controlSpreadPct
+	if noise <= 0 {
+		sa, _ := Spread(a)
+		sb, _ := Spread(b)
+		noise = max(sa, sb)
+	}
+	v := Verdict{Ratio: tb / ta, NoisePct: noise, Call: Same}
+
+	// benchmath sorts the values of a Sample in place: hand it copies.
+	th := benchmath.DefaultThresholds
+	th.CompareAlpha = Alpha
+	c := benchmath.AssumeNothing.Compare(
+		benchmath.NewSample(slices.Clone(a), &th),
+		benchmath.NewSample(slices.Clone(b), &th))
+	v.PValue = c.P
+
+	delta := math.Abs(100 * (v.Ratio - 1))
+	switch {
+	case delta <= noise:
+		v.Why = fmt.Sprintf("|%+.2f%%| within noise %.2f%%", v.DeltaPct(), noise)
+	case !(c.P < Alpha):
+		v.Why = fmt.Sprintf("p=%.3f not below %.2f", c.P, Alpha)
+	case v.Ratio < 1:
+		v.Call = Faster
+	default:
+		v.Call = Slower
+	}
+	return v, nil
+}
+
+// Arm names one side of an interleaved A/B schedule.
+type Arm uint8
+
+const (
+	A Arm = iota
+	B
+)
+
+func (a Arm) String() string {
+	if a == A {
+		return "A"
+	}
+	return "B"
+}
+
+// Interleave returns the order in which to run nA reps of A and nB reps
+// of B: alternating A, B, A, B, ... starting with A while both have reps
+// left, then the remainder of the longer arm. It panics on a negative
+// count (a programming error). It does not enforce MinSamples: that is
+// checked where the samples are summarised.
+func Interleave(nA, nB int) []Arm {
+	if nA < 0 || nB < 0 {
+		panic(fmt.Sprintf("stats: Interleave(%d, %d): negative count", nA, nB))
+	}
+	out := make([]Arm, 0, nA+nB)
+	for nA > 0 || nB > 0 {
+		if nA > 0 {
+			out = append(out, A)
+			nA--
+		}
+		if nB > 0 {
+			out = append(out, B)
+			nB--
+		}
+	}
+	return out
+}
+
+// Summary holds the figures a results record keeps for one sample.
+type Summary struct {
+	N           int
+	Min, Max    float64
+	Median      float64
+	Mean        float64
+	TrimmedMean float64
+	SpreadPct   float64
+}
+
+// Summarize computes every figure of Summary. It needs at least
+// MinSamples positive finite samples.
+func Summarize(xs []float64) (Summary, error) {
+	t, err := Trim(xs)
+	if err != nil {
+		return Summary{}, err
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return Summary{
+		N:           len(s),
+		Min:         s[0],
+		Max:         s[len(s)-1],
+		Median:      median(s),
+		Mean:        mean(s),
+		TrimmedMean: mean(t),
+		SpreadPct:   100 * (t[len(t)-1] - t[0]) / median(t),
+	}, nil
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// median of a sorted, non-empty slice.
+func median(s []float64) float64 {
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

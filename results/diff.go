@@ -1,0 +1,577 @@
+package results
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/parharness/parharness/bench/stats"
+)
+
+// Verdicts of a diff row. Faster, Slower and Same come from stats.Compare.
+const (
+	VerdictFaster   = stats.Faster
+	VerdictSlower   = stats.Slower
+	VerdictSame     = stats.Same
+	VerdictAdded    = "added"    // only in the new run
+	VerdictRemoved  = "removed"  // only in the old run
+	VerdictMismatch = "MISMATCH" // same row, different work or regime: not compared
+	VerdictUnknown  = "?"        // too few samples to decide
+)
+
+// DiffOptions tunes Diff.
+type DiffOptions struct {
+	// OnlyChanged keeps only rows whose verdict is not "~" (and gate
+	// status changes), for a short pull-request comment.
+	OnlyChanged bool
+}
+
+// DiffSide summarises one of the two documents.
+type DiffSide struct {
+	Tool, Commit, Date, Device string
+	Partial                    bool
+}
+
+// GateChange is a gate whose status differs between the runs; "" is a
+// gate absent from that run.
+type GateChange struct {
+	Gate     string
+	Old, New string
+	Reason   string // the new run's reason (or the old one's, for a removed gate)
+}
+
+// Regression reports whether the change is a gate that passed (or did not
+// exist) and now fails.
+func (g GateChange) Regression() bool { return g.New == Fail && g.Old != Fail }
+
+// DiffRow is one record compared across the runs.
+type DiffRow struct {
+	Suite, Kernel, Shape string
+	M                    int
+	Variant, Regime      string
+
+	Old, New     *Record // nil for an added or removed row
+	OldUS, NewUS float64 // trimmed means
+	Ratio        float64 // NewUS / OldUS; 0 when not compared
+	PValue       float64 // Mann-Whitney U; 1 when not computed
+	NoisePct     float64 // the noise the difference had to exceed
+	Verdict      string  // Verdict*
+	Note         string  // why, for ? and MISMATCH; flags of either record
+}
+
+// Key is the row's record key (for a regime mismatch, the new run's).
+func (r *DiffRow) Key() string {
+	return fmt.Sprintf("%s/%s/shape=%s/M=%d/variant=%s/regime=%s", r.Suite, r.Kernel, r.Shape, r.M, r.Variant, r.Regime)
+}
+
+// DiffReport is the comparison of two runs.
+type DiffReport struct {
+	Old, New    DiffSide
+	Warnings    []string     // devices differ, partial runs, ...
+	GateChanges []GateChange // regressions (-> FAIL) first, then by name
+	Rows        []DiffRow    // in record order
+
+	Faster, Slower, Same, Unknown int
+	Added, Removed, Mismatched    int
+	Geomean                       float64 // of Ratio over compared rows; 0 when none
+}
+
+const mismatchWhy = "measure different work (bytes, flops) or cache regimes under the same name in the two runs and were not compared"
+
+// Mismatches returns an error listing the rows that could not be compared
+// because the two runs measured different things under the same name, or
+// nil. The CLI should exit non-zero on it: a silent mismatch is how a
+// "2x faster" that is really a smaller problem gets merged.
+func (d *DiffReport) Mismatches() error {
+	var lines []string
+	for _, r := range d.Rows {
+		if r.Verdict == VerdictMismatch {
+			lines = append(lines, r.Key()+": "+r.Note)
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return fmt.Errorf("results: diff: %d rows %s:\n\t%s", len(lines), mismatchWhy, strings.Join(lines, "\n\t"))
+}
+
+func side(d *Document) DiffSide {
+	s := DiffSide{Tool: d.Tool, Commit: d.Commit, Date: d.Date, Partial: d.Partial}
+	if d.Device != nil {
+		s.Device = strings.TrimSpace(d.Device.Name + " " + d.Device.Arch)
+	}
+	return s
+}
+
+// Diff compares the records and gates of two runs. Records are matched by
+// Key. A matched pair is compared with stats.Compare on the raw samples:
+// the noise threshold is the larger of the two records' control spreads
+// when either has a control, else the larger sample spread. A pair that
+// counts different bytes or flops, or rows that differ only in regime,
+// are MISMATCH rows (see Mismatches). Diff fails only on an invalid
+// document (Validate).
+func Diff(old, new *Document, opts DiffOptions) (*DiffReport, error) {
+	if old == nil || new == nil {
+		return nil, errors.New("results: diff: nil document")
+	}
+	if err := old.Validate(); err != nil {
+		return nil, fmt.Errorf("results: diff: old run: %w", err)
+	}
+	if err := new.Validate(); err != nil {
+		return nil, fmt.Errorf("results: diff: new run: %w", err)
+	}
+	rep := &DiffReport{Old: side(old), New: side(new)}
+	if rep.Old.Device != rep.New.Device {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("devices differ: old %q, new %q; ratios compare devices, not code", rep.Old.Device, rep.New.Device))
+	}
+	for _, s := range []struct {
+		name string
+		d    *Document
+	}{{"old", old}, {"new", new}} {
+		if s.d.Partial {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("the %s run is partial (%s); its missing rows show as added or removed", s.name, s.d.PartialReason))
+		}
+	}
+
+	rep.GateChanges = diffGates(old.Gates, new.Gates)
+	rep.Rows = diffRecords(old.Records, new.Records)
+
+	logSum, n := 0.0, 0
+	kept := rep.Rows[:0]
+	for _, r := range rep.Rows {
+		switch r.Verdict {
+		case VerdictFaster:
+			rep.Faster++
+		case VerdictSlower:
+			rep.Slower++
+		case VerdictSame:
+			rep.Same++
+		case VerdictUnknown:
+			rep.Unknown++
+		case VerdictAdded:
+			rep.Added++
+		case VerdictRemoved:
+			rep.Removed++
+		case VerdictMismatch:
+			rep.Mismatched++
+		}
+		if r.Ratio > 0 && r.Verdict != VerdictMismatch {
+			logSum += math.Log(r.Ratio)
+			n++
+		}
+		if !opts.OnlyChanged || r.Verdict != VerdictSame {
+			kept = append(kept, r)
+		}
+	}
+	rep.Rows = kept
+	if n > 0 {
+		rep.Geomean = math.Exp(logSum / float64(n))
+	}
+	return rep, nil
+}
+
+func diffGates(old, new []GateRecord) []GateChange {
+	o := map[string]GateRecord{}
+	for _, g := range old {
+		o[g.Gate] = g
+	}
+	var out []GateChange
+	seen := map[string]bool{}
+	for _, g := range new {
+		seen[g.Gate] = true
+		og, ok := o[g.Gate]
+		if ok && og.Status == g.Status {
+			continue
+		}
+		c := GateChange{Gate: g.Gate, New: g.Status, Reason: g.Reason}
+		if ok {
+			c.Old = og.Status
+		}
+		out = append(out, c)
+	}
+	for _, g := range old {
+		if !seen[g.Gate] {
+			out = append(out, GateChange{Gate: g.Gate, Old: g.Status, Reason: g.Reason})
+		}
+	}
+	slices.SortFunc(out, func(a, b GateChange) int {
+		ra, rb := a.Regression(), b.Regression()
+		if ra != rb {
+			if ra {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.Gate, b.Gate)
+	})
+	return out
+}
+
+func diffRecords(old, new []Record) []DiffRow {
+	oldBy := map[string]*Record{}
+	for i := range old {
+		oldBy[old[i].Key()] = &old[i]
+	}
+	newBy := map[string]*Record{}
+	for i := range new {
+		newBy[new[i].Key()] = &new[i]
+	}
+
+	var rows []DiffRow
+	var onlyOld, onlyNew []*Record
+	for i := range new {
+		n := &new[i]
+		if o, ok := oldBy[n.Key()]; ok {
+			rows = append(rows, compareRow(o, n))
+		} else {
+			onlyNew = append(onlyNew, n)
+		}
+	}
+	for i := range old {
+		if _, ok := newBy[old[i].Key()]; !ok {
+			onlyOld = append(onlyOld, &old[i])
+		}
+	}
+
+	// Rows that differ only in regime: pair them as a mismatch when the
+	// pairing is unambiguous (one on each side).
+	countBase := func(rs []*Record) map[string]int {
+		m := map[string]int{}
+		for _, r := range rs {
+			m[r.baseKey()]++
+		}
+		return m
+	}
+	ob, nb := countBase(onlyOld), countBase(onlyNew)
+	pairedOld := map[string]*Record{}
+	for _, o := range onlyOld {
+		if ob[o.baseKey()] == 1 && nb[o.baseKey()] == 1 {
+			pairedOld[o.baseKey()] = o
+		}
+	}
+	for _, n := range onlyNew {
+		if o := pairedOld[n.baseKey()]; o != nil {
+			r := rowOf(n)
+			r.Old, r.New = o, n
+			r.OldUS, r.NewUS = o.TrimmedMeanUS, n.TrimmedMeanUS
+			r.Verdict = VerdictMismatch
+			r.Note = fmt.Sprintf("regime %s -> %s", o.Regime, n.Regime)
+			rows = append(rows, r)
+			continue
+		}
+		r := rowOf(n)
+		r.New, r.NewUS, r.Verdict = n, n.TrimmedMeanUS, VerdictAdded
+		rows = append(rows, r)
+	}
+	for _, o := range onlyOld {
+		if pairedOld[o.baseKey()] != nil {
+			continue
+		}
+		r := rowOf(o)
+		r.Old, r.OldUS, r.Verdict = o, o.TrimmedMeanUS, VerdictRemoved
+		rows = append(rows, r)
+	}
+	slices.SortStableFunc(rows, func(a, b DiffRow) int {
+		return cmp.Or(
+			cmp.Compare(a.Suite, b.Suite),
+			cmp.Compare(a.Kernel, b.Kernel),
+			cmp.Compare(a.Shape, b.Shape),
+			cmp.Compare(a.M, b.M),
+			cmp.Compare(a.Variant, b.Variant),
+			cmp.Compare(a.Regime, b.Regime),
+		)
+	})
+	return rows
+}
+
+func rowOf(r *Record) DiffRow {
+	return DiffRow{Suite: r.Suite, Kernel: r.Kernel, Shape: r.Shape, M: r.M, Variant: r.Variant, Regime: r.Regime, PValue: 1}
+}
+
+// compareRow compares two records with the same key.
+func compareRow(o, n *Record) DiffRow {
+	r := rowOf(n)
+	r.Old, r.New = o, n
+	r.OldUS, r.NewUS = o.TrimmedMeanUS, n.TrimmedMeanUS
+	var notes []string
+	for _, f := range o.Flags {
+		notes = append(notes, "old "+f)
+	}
+	for _, f := range n.Flags {
+		notes = append(notes, "new "+f)
+	}
+	r.Verdict = compareFigures(&r, o, n, &notes)
+	r.Note = strings.Join(notes, "; ")
+	return r
+}
+
+// compareFigures fills the figures of r and returns its verdict; notes
+// that explain the verdict go first.
+func compareFigures(r *DiffRow, o, n *Record, notes *[]string) string {
+	if o.Bytes != n.Bytes || o.Flops != n.Flops {
+		what := fmt.Sprintf("bytes %d -> %d", o.Bytes, n.Bytes)
+		if o.Flops != n.Flops {
+			what += fmt.Sprintf(", flops %d -> %d", o.Flops, n.Flops)
+		}
+		*notes = append([]string{what}, *notes...)
+		return VerdictMismatch
+	}
+	control := 0.0
+	if o.Control != nil {
+		control = max(control, o.Control.SpreadPct)
+	}
+	if n.Control != nil {
+		control = max(control, n.Control.SpreadPct)
+	}
+	v, err := stats.Compare(o.SamplesUS, n.SamplesUS, control)
+	if err != nil {
+		// Too few (or no) raw samples: report the stored figures, no verdict.
+		if o.TrimmedMeanUS > 0 && n.TrimmedMeanUS > 0 {
+			r.Ratio = n.TrimmedMeanUS / o.TrimmedMeanUS
+		}
+		*notes = append([]string{fmt.Sprintf("%d+%d samples, need %d each", len(o.SamplesUS), len(n.SamplesUS), stats.MinSamples)}, *notes...)
+		return VerdictUnknown
+	}
+	// The stored trimmed means may come from an older derivation; show the
+	// figures the verdict was computed from.
+	r.OldUS, _ = stats.TrimmedMean(o.SamplesUS)
+	r.NewUS, _ = stats.TrimmedMean(n.SamplesUS)
+	r.Ratio, r.PValue, r.NoisePct = v.Ratio, v.PValue, v.NoisePct
+	return v.Call
+}
+
+// ---- rendering ----
+
+func fmtUS(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func fmtRatio(r *DiffRow) string {
+	if r.Ratio == 0 || r.Verdict == VerdictMismatch {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", r.Ratio)
+}
+
+func fmtP(r *DiffRow) string {
+	if r.Ratio == 0 || r.Verdict == VerdictUnknown || r.Verdict == VerdictMismatch {
+		return "-"
+	}
+	if r.PValue < 0.001 {
+		return "<0.001"
+	}
+	return fmt.Sprintf("%.3f", r.PValue)
+}
+
+func fmtNoise(r *DiffRow) string {
+	if r.Ratio == 0 || r.Verdict == VerdictUnknown || r.Verdict == VerdictMismatch {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", r.NoisePct)
+}
+
+func fmtSide(s DiffSide) string {
+	out := fmt.Sprintf("commit %s, %s, %s, %s", orDash(s.Commit), orDash(s.Tool), orDash(s.Date), orDash(s.Device))
+	if s.Partial {
+		out += " (partial)"
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func gateStatus(s string) string {
+	if s == "" {
+		return "(absent)"
+	}
+	return s
+}
+
+func (d *DiffReport) summary() string {
+	var parts []string
+	add := func(n int, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	add(d.Slower, "slower")
+	add(d.Faster, "faster")
+	add(d.Same, "~")
+	add(d.Unknown, "?")
+	add(d.Added, "added")
+	add(d.Removed, "removed")
+	add(d.Mismatched, "MISMATCH")
+	if len(parts) == 0 {
+		parts = append(parts, "no rows")
+	}
+	s := strings.Join(parts, ", ")
+	if d.Geomean > 0 {
+		s += fmt.Sprintf("; geomean new/old %.3f", d.Geomean)
+	}
+	return s
+}
+
+var (
+	diffHeader = []string{"suite/kernel", "shape", "M", "variant", "regime", "old µs", "new µs", "new/old", "p", "noise", "verdict", "note"}
+	diffAlign  = []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft,
+		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft}
+)
+
+func (r *DiffRow) cells() []string {
+	return []string{r.Suite + "/" + r.Kernel, r.Shape, fmt.Sprint(r.M), r.Variant, r.Regime,
+		fmtUS(r.OldUS), fmtUS(r.NewUS), fmtRatio(r), fmtP(r), fmtNoise(r), r.Verdict, r.Note}
+}
+
+// WriteText writes the report as plain text: both runs, warnings, gate
+// status changes, mismatched rows, the table of rows and a summary.
+func (d *DiffReport) WriteText(w io.Writer) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "old: %s\nnew: %s\n", fmtSide(d.Old), fmtSide(d.New))
+	for _, s := range d.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", s)
+	}
+	if len(d.GateChanges) > 0 {
+		b.WriteString("\ngate status changes:\n")
+		for _, g := range d.GateChanges {
+			fmt.Fprintf(&b, "  %s: %s -> %s", g.Gate, gateStatus(g.Old), gateStatus(g.New))
+			if g.Reason != "" {
+				fmt.Fprintf(&b, ": %s", g.Reason)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if d.Mismatched > 0 {
+		fmt.Fprintf(&b, "\nMISMATCH: %d rows %s:\n", d.Mismatched, mismatchWhy)
+		for _, r := range d.Rows {
+			if r.Verdict == VerdictMismatch {
+				fmt.Fprintf(&b, "  %s: %s\n", r.Key(), r.Note)
+			}
+		}
+	}
+	b.WriteString("\n")
+	if len(d.Rows) > 0 {
+		if err := renderTable(&b, diffHeader, diffAlign, d.Rows); err != nil {
+			return err
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s\n", d.summary())
+	b.WriteString("verdict: faster/slower only when |new/old-1| exceeds the noise (identical-code control spread, else sample spread) and Mann-Whitney p < 0.05\n")
+	_, err := w.Write(trimTrailingSpace(b.Bytes()))
+	return err
+}
+
+func renderTable(buf *bytes.Buffer, header []string, align []tw.Align, rows []DiffRow) error {
+	tb := tablewriter.NewTable(buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders:  tw.BorderNone,
+			Symbols:  tw.NewSymbols(tw.StyleASCII),
+			Settings: tw.Settings{Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off}, Lines: tw.Lines{ShowHeaderLine: tw.On}},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+	)
+	tb.Header(header)
+	for i := range rows {
+		if err := tb.Append(rows[i].cells()); err != nil {
+			return fmt.Errorf("results: %w", err)
+		}
+	}
+	if err := tb.Render(); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
+
+// trimTrailingSpace removes the padding tablewriter leaves at line ends.
+func trimTrailingSpace(p []byte) []byte {
+	lines := bytes.Split(p, []byte("\n"))
+	for i, l := range lines {
+		lines[i] = bytes.TrimRight(l, " ")
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
+
+// mdEscape makes s safe inside a Markdown table cell.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// WriteMarkdown writes the report as Markdown for a pull request: gate
+// status changes first, then mismatches, the table and the summary.
+func (d *DiffReport) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("### parharness diff\n\n")
+	fmt.Fprintf(&b, "- old: %s\n- new: %s\n", mdEscape(fmtSide(d.Old)), mdEscape(fmtSide(d.New)))
+	for _, s := range d.Warnings {
+		fmt.Fprintf(&b, "- **warning:** %s\n", mdEscape(s))
+	}
+	if len(d.GateChanges) > 0 {
+		b.WriteString("\n**Gate status changes**\n\n")
+		for _, g := range d.GateChanges {
+			nw := gateStatus(g.New)
+			if g.Regression() {
+				nw = "**" + nw + "**"
+			}
+			fmt.Fprintf(&b, "- `%s`: %s → %s", g.Gate, gateStatus(g.Old), nw)
+			if g.Reason != "" {
+				fmt.Fprintf(&b, ": %s", mdEscape(g.Reason))
+			}
+			b.WriteString("\n")
+		}
+	}
+	if d.Mismatched > 0 {
+		fmt.Fprintf(&b, "\n**MISMATCH: %d rows %s**\n\n", d.Mismatched, mismatchWhy)
+		for _, r := range d.Rows {
+			if r.Verdict == VerdictMismatch {
+				fmt.Fprintf(&b, "- `%s`: %s\n", r.Key(), mdEscape(r.Note))
+			}
+		}
+	}
+	if len(d.Rows) > 0 {
+		b.WriteString("\n| " + strings.Join(diffHeader, " | ") + " |\n|")
+		for _, a := range diffAlign {
+			if a == tw.AlignRight {
+				b.WriteString("--:|")
+			} else {
+				b.WriteString("---|")
+			}
+		}
+		b.WriteString("\n")
+		for i := range d.Rows {
+			r := &d.Rows[i]
+			c := r.cells()
+			for j := range c {
+				c[j] = mdEscape(c[j])
+			}
+			switch r.Verdict {
+			case VerdictSlower, VerdictFaster, VerdictMismatch:
+				c[10] = "**" + c[10] + "**"
+			}
+			b.WriteString("| " + strings.Join(c, " | ") + " |\n")
+		}
+	}
+	fmt.Fprintf(&b, "\n%s\n\n", d.summary())
+	b.WriteString("<sub>faster/slower only when |new/old−1| exceeds the noise (identical-code control spread, else sample spread) and Mann-Whitney p < 0.05; otherwise ~.</sub>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}

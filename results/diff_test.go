@@ -1,0 +1,252 @@
+package results
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// diffPair returns two runs covering every kind of diff row.
+func diffPair() (old, new *Document) {
+	base := func(commit string) *Document {
+		return &Document{Schema: SchemaVersion, Tool: "parharness v0.1.0-test", Commit: commit,
+			Date: "2026-11-30T12:00:00Z", Device: &Device{Backend: "cuda", Name: "NVIDIA H200", Arch: "sm_90"},
+			Ceilings: []Ceiling{{Name: CeilingCopyGBps, Value: 4150, Unit: "GB/s"}}}
+	}
+	old, new = base("aaaaaaa"), base("bbbbbbb")
+	const mb = 1_000_000
+	old.Gates = []GateRecord{
+		{Gate: "e4m3-encode", Status: Pass},
+		{Gate: "w4a8-gemm", Status: Pass},
+		{Gate: "identity", Status: Skip, Reason: "no checkpoint"},
+		{Gate: "old-only", Status: Pass},
+	}
+	new.Gates = []GateRecord{
+		{Gate: "e4m3-encode", Status: Pass},
+		{Gate: "w4a8-gemm", Status: Fail, Reason: "mlp_down M=8 v3 seed 7: 12 of 5120 elements, rel 3.1e-3 > 1.5x floor"},
+		{Gate: "identity", Status: Pass},
+		{Gate: "new-gate", Status: Pass},
+	}
+	r := func(shape string, m int, variant, regime string, bytes int64, xs []float64) Record {
+		return record("decode", "w4a8_gemm", shape, m, variant, regime, bytes, xs)
+	}
+	// 5% slower, tight samples: "slower".
+	old.Records = append(old.Records, r("mlp_down", 8, "v3", Cold, 22*mb, samples(8, 10, 0.003, 0)))
+	new.Records = append(new.Records, r("mlp_down", 8, "v3", Cold, 22*mb, samples(8, 10.5, 0.003, 1)))
+	// Identical code, ±1% jitter: "~".
+	old.Records = append(old.Records, r("mlp_down", 16, "v3", Cold, 22*mb, samples(8, 11, 0.01, 2)))
+	new.Records = append(new.Records, r("mlp_down", 16, "v3", Cold, 22*mb, samples(8, 11, 0.01, 5)))
+	// 10% faster: "faster".
+	old.Records = append(old.Records, r("mlp_gate_up", 8, "v3", Cold, 47*mb, samples(8, 13.2, 0.003, 3)))
+	new.Records = append(new.Records, r("mlp_gate_up", 8, "v3", Cold, 47*mb, samples(8, 12, 0.003, 4)))
+	// 2% slower and significant, but the control beside the rung spread 3%: "~".
+	oc := r("mlp_gate_up", 16, "v3", Cold, 47*mb, samples(8, 14, 0.002, 0))
+	nc := r("mlp_gate_up", 16, "v3", Cold, 47*mb, samples(8, 14.28, 0.002, 1))
+	nc.Control = &Control{Of: "v3", ASamplesUS: samples(4, 14, 0.01, 0), BSamplesUS: samples(4, 14.4, 0.01, 1), Ratio: 1.03, SpreadPct: 3}
+	old.Records = append(old.Records, oc)
+	new.Records = append(new.Records, nc)
+	// Only in one run.
+	old.Records = append(old.Records, r("mlp_down", 8, "v1", Cold, 22*mb, samples(6, 15, 0.01, 0)))
+	new.Records = append(new.Records, r("mlp_down", 8, "v4", Cold, 22*mb, samples(6, 9, 0.01, 0)))
+	// Same key, different bytes: the shape changed under the same name.
+	old.Records = append(old.Records, r("attn_o", 8, "v3", Cold, 16*mb, samples(6, 6, 0.01, 0)))
+	new.Records = append(new.Records, r("attn_o", 8, "v3", Cold, 8*mb, samples(6, 3, 0.01, 0)))
+	// Same row, different regime.
+	old.Records = append(old.Records, r("attn_qkv", 1, "v3", Cold, 30*mb, samples(6, 9, 0.01, 0)))
+	new.Records = append(new.Records, r("attn_qkv", 1, "v3", Hot, 30*mb, samples(6, 4, 0.01, 0)))
+	// Too few samples in the old run.
+	few := r("attn_qkv", 8, "v3", Cold, 30*mb, samples(4, 9, 0.01, 0))
+	few.SamplesUS = few.SamplesUS[:3]
+	old.Records = append(old.Records, few)
+	new.Records = append(new.Records, r("attn_qkv", 8, "v3", Cold, 30*mb, samples(6, 9.1, 0.01, 0)))
+	new.Records[len(new.Records)-1].Flags = []string{FlagAboveRoofline}
+	return old, new
+}
+
+func TestDiff(t *testing.T) {
+	old, new := diffPair()
+	rep, err := Diff(old, new, DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"decode/w4a8_gemm/shape=mlp_down/M=8/variant=v3/regime=cold":     VerdictSlower,
+		"decode/w4a8_gemm/shape=mlp_down/M=16/variant=v3/regime=cold":    VerdictSame,
+		"decode/w4a8_gemm/shape=mlp_gate_up/M=8/variant=v3/regime=cold":  VerdictFaster,
+		"decode/w4a8_gemm/shape=mlp_gate_up/M=16/variant=v3/regime=cold": VerdictSame,
+		"decode/w4a8_gemm/shape=mlp_down/M=8/variant=v1/regime=cold":     VerdictRemoved,
+		"decode/w4a8_gemm/shape=mlp_down/M=8/variant=v4/regime=cold":     VerdictAdded,
+		"decode/w4a8_gemm/shape=attn_o/M=8/variant=v3/regime=cold":       VerdictMismatch,
+		"decode/w4a8_gemm/shape=attn_qkv/M=1/variant=v3/regime=hot":      VerdictMismatch,
+		"decode/w4a8_gemm/shape=attn_qkv/M=8/variant=v3/regime=cold":     VerdictUnknown,
+	}
+	if len(rep.Rows) != len(want) {
+		t.Errorf("%d rows, want %d", len(rep.Rows), len(want))
+	}
+	for _, r := range rep.Rows {
+		if w, ok := want[r.Key()]; !ok || r.Verdict != w {
+			t.Errorf("%s: verdict %q (ratio %.3f p %.3f noise %.2f%%), want %q", r.Key(), r.Verdict, r.Ratio, r.PValue, r.NoisePct, w)
+		}
+	}
+	if g := rep.GateChanges; len(g) != 4 || g[0].Gate != "w4a8-gemm" || !g[0].Regression() {
+		t.Errorf("gate changes %+v: want 4, the PASS->FAIL first", g)
+	}
+	if rep.Slower != 1 || rep.Faster != 1 || rep.Same != 2 || rep.Added != 1 || rep.Removed != 1 || rep.Mismatched != 2 || rep.Unknown != 1 {
+		t.Errorf("counts %+v", rep)
+	}
+	err = rep.Mismatches()
+	if err == nil || !strings.Contains(err.Error(), "bytes 16000000 -> 8000000") || !strings.Contains(err.Error(), "regime cold -> hot") {
+		t.Errorf("Mismatches() = %v", err)
+	}
+
+	var text, md bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "diff.txt", text.Bytes())
+	golden(t, "diff.md", md.Bytes())
+
+	// The gate regression comes before any row.
+	if i, j := strings.Index(text.String(), "w4a8-gemm: PASS -> FAIL"), strings.Index(text.String(), "suite/kernel"); i < 0 || i > j {
+		t.Error("gate regression not listed before the rows")
+	}
+}
+
+func TestDiffOnlyChanged(t *testing.T) {
+	old, new := diffPair()
+	rep, err := Diff(old, new, DiffOptions{OnlyChanged: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Rows {
+		if r.Verdict == VerdictSame {
+			t.Errorf("OnlyChanged kept %s", r.Key())
+		}
+	}
+	if rep.Same != 2 {
+		t.Errorf("Same = %d: the counts should cover every row", rep.Same)
+	}
+}
+
+func TestDiffSelf(t *testing.T) {
+	doc := synthetic()
+	rep, err := Diff(doc, doc, DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Rows {
+		if r.Verdict != VerdictSame {
+			t.Errorf("%s against itself: %s", r.Key(), r.Verdict)
+		}
+	}
+	if rep.Geomean != 1 || len(rep.GateChanges) != 0 || rep.Mismatches() != nil || len(rep.Warnings) != 0 {
+		t.Errorf("self diff: %+v", rep)
+	}
+}
+
+func TestDiffInvalid(t *testing.T) {
+	old, new := diffPair()
+	new.Records = append(new.Records, new.Records[0])
+	if _, err := Diff(old, new, DiffOptions{}); err == nil || !strings.Contains(err.Error(), "new run") || !strings.Contains(err.Error(), "duplicate key") {
+		t.Errorf("duplicate record in the new run: err = %v", err)
+	}
+	if _, err := Diff(nil, new, DiffOptions{}); err == nil {
+		t.Error("nil document: no error")
+	}
+}
+
+func TestDiffWarnings(t *testing.T) {
+	old, new := diffPair()
+	new.Device.Name = "NVIDIA H100"
+	new.Partial, new.PartialReason = true, "SIGINT"
+	rep, err := Diff(old, new, DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(rep.Warnings, "\n")
+	if !strings.Contains(all, "devices differ") || !strings.Contains(all, "new run is partial (SIGINT)") {
+		t.Errorf("warnings: %q", all)
+	}
+}
+
+func TestBenchfmt(t *testing.T) {
+	doc := synthetic()
+	var buf bytes.Buffer
+	if err := WriteBenchfmt(&buf, doc); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "benchfmt.txt", buf.Bytes())
+
+	// benchstat's reader accepts every line.
+	rd := benchfmt.NewReader(bytes.NewReader(buf.Bytes()), "run.txt")
+	n := 0
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.Result:
+			n++
+			if rec.GetConfig("device") != "NVIDIA H200 sm_90" {
+				t.Errorf("device config %q", rec.GetConfig("device"))
+			}
+			if _, ok := rec.Value("us/op"); !ok {
+				t.Errorf("%s: no us/op", rec.Name)
+			}
+		case *benchfmt.SyntaxError:
+			t.Errorf("benchfmt: %v", rec)
+		}
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, r := range doc.Records {
+		want += len(r.SamplesUS)
+	}
+	if n != want {
+		t.Errorf("benchfmt read %d results, want one per sample (%d)", n, want)
+	}
+}
+
+func TestPlot(t *testing.T) {
+	doc := synthetic()
+	for _, m := range []int{1, 2, 5, 8, 16, 40, 64, 128} {
+		doc.Records = append(doc.Records, record("decode", "w4a8_gemm", "mlp_down", m, "v1", Cold, 22_000_000, samples(5, 9+float64(m)/10, 0.01, m)))
+		doc.Records = append(doc.Records, record("decode", "w4a8_gemm", "mlp_down", m, "v1", Hot, 22_000_000, samples(5, 5+float64(m)/10, 0.01, m)))
+	}
+	doc.Records = append(doc.Records, record("decode", "w4a8_gemm", "mlp_down", 64, "v2", Cold, 22_000_000, samples(5, 14, 0.01, 0)))
+	dir := t.TempDir()
+	paths, err := Plot(doc, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 2 {
+		t.Fatalf("wrote %v, want one file per (suite, kernel)", paths)
+	}
+	for _, p := range paths {
+		b, err := readFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte("<svg")) || !bytes.HasSuffix(bytes.TrimSpace(b), []byte("</svg>")) {
+			t.Errorf("%s is not an SVG document", p)
+		}
+	}
+	if !strings.HasSuffix(paths[1], "decode_w4a8_gemm.svg") {
+		t.Errorf("paths %v", paths)
+	}
+	b, _ := readFile(paths[1])
+	for _, want := range []string{"copy ceiling 4150 GB/s", "v1 (hot)", "v1 (cold)", "mlp_down: bandwidth"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("%s lacks %q", paths[1], want)
+		}
+	}
+	bad := synthetic()
+	bad.Records = append(bad.Records, bad.Records[0])
+	if _, err := Plot(bad, dir); err == nil {
+		t.Error("Plot of an invalid document: no error")
+	}
+}

@@ -1,0 +1,351 @@
+// Package results is the results document of one parharness run and
+// everything that reads it: the file format (Write, Read), the comparison
+// of two runs (Diff), the Go benchmark format for benchstat (WriteBenchfmt)
+// and plots (Plot). It knows nothing of GPUs; the bench engine fills a
+// Document and the CLI writes it.
+//
+// # The document
+//
+// One JSON file per run (shared/DESIGN.md §8): schema version, tool version
+// and git commit, the command line, the device with its clocks, the
+// ceilings measured in the same run, code-object hashes, the seed, every
+// gate's outcome, and one Record per (suite, kernel, variant, shape, M,
+// regime) with the raw per-call samples and the figures derived from them.
+//
+// The file is written for git diff and code review: keys in a fixed order
+// (struct fields in declaration order, map keys sorted), records sorted by
+// (suite, kernel, shape, M, variant, regime), gates by name, ceilings by
+// name, two-space indent, one trailing newline. Writing the same Document
+// twice gives the same bytes.
+//
+// # Versioning
+//
+// SchemaVersion changes when a field changes meaning or is removed; Read
+// refuses a file of another version rather than guess. Adding an optional
+// field does not change the version: Read ignores fields it does not know.
+//
+// # Invariants (Validate; Write and Read enforce them)
+//
+//   - every record has a suite, kernel, variant and shape, M >= 0 and a
+//     regime of "cold" or "hot"; no two records share a Key;
+//   - samples are positive and finite, derived figures finite;
+//   - every gate has a name, a status PASS, FAIL or SKIP, and no two
+//     gates share a name.
+package results
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// SchemaVersion is the version of the document this package writes and reads.
+const SchemaVersion = 1
+
+// Cache regimes of a record (shared/DESIGN.md §7).
+const (
+	Cold = "cold" // bytes touched per replay exceed 3x the last-level cache
+	Hot  = "hot"  // cache-resident, only where serving is cache-resident
+)
+
+// Gate statuses, as package gates writes them.
+const (
+	Pass = "PASS"
+	Fail = "FAIL"
+	Skip = "SKIP"
+)
+
+// Names of the ceilings the harness measures in every run.
+const (
+	CeilingCopyGBps   = "copy_gbps"   // device-to-device copy, read+write bytes, GB/s
+	CeilingFP8TFlops  = "fp8_tflops"  // fp8 matrix peak, TF/s
+	CeilingBF16TFlops = "bf16_tflops" // bf16 matrix peak, TF/s
+)
+
+// FlagAboveRoofline marks a cold record faster than the copy ceiling allows:
+// the cold regime leaked (shared/DESIGN.md §7).
+const FlagAboveRoofline = "above-roofline"
+
+// Document is one run.
+type Document struct {
+	Schema        int               `json:"schema"`
+	Tool          string            `json:"tool"`   // parharness version
+	Commit        string            `json:"commit"` // git commit of the tree that ran, "-dirty" suffixed if so
+	Date          string            `json:"date"`   // RFC 3339, when the run started
+	Command       []string          `json:"command"`
+	Partial       bool              `json:"partial,omitempty"` // the run stopped early; see PartialReason
+	PartialReason string            `json:"partial_reason,omitempty"`
+	Device        *Device           `json:"device,omitempty"` // nil: no device was opened
+	Seed          uint64            `json:"seed"`
+	CodeObjects   map[string]string `json:"code_objects,omitempty"` // path -> sha256 (hex)
+	Ceilings      []Ceiling         `json:"ceilings,omitempty"`
+	Gates         []GateRecord      `json:"gates,omitempty"`
+	Records       []Record          `json:"records"`
+}
+
+// Device describes the GPU a run used.
+type Device struct {
+	Backend     string        `json:"backend"` // "cuda" or "hip"
+	Name        string        `json:"name"`
+	Arch        string        `json:"arch"` // "sm_90", "gfx1201"
+	Driver      string        `json:"driver"`
+	SMs         int           `json:"sms"` // SMs or CUs
+	ClockMHz    int           `json:"clock_mhz"`
+	MemClockMHz int           `json:"mem_clock_mhz"`
+	MemBusBits  int           `json:"mem_bus_bits"`
+	L2Bytes     int           `json:"l2_bytes"`
+	LLCBytes    int           `json:"llc_bytes"` // last-level cache: L2 on Hopper, MALL on RDNA4
+	TotalMem    uint64        `json:"total_mem"`
+	Clocks      []ClockSample `json:"clocks,omitempty"` // in the order taken
+}
+
+// ClockSample is one reading of the device's clocks and sensors.
+type ClockSample struct {
+	When   string  `json:"when"` // "before <bench>" or "after <bench>"
+	SMMHz  int     `json:"sm_mhz"`
+	MemMHz int     `json:"mem_mhz"`
+	TempC  int     `json:"temp_c"`
+	PowerW float64 `json:"power_w"`
+}
+
+// Ceiling is a roofline figure measured on the same device in the same run.
+type Ceiling struct {
+	Name  string  `json:"name"` // CeilingCopyGBps, ...
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"` // "GB/s", "TF/s"
+	How   string  `json:"how"`  // what was run to measure it
+}
+
+// GateRecord is one gate's outcome. Its JSON form is that of gates.Result.
+type GateRecord struct {
+	Gate     string             `json:"gate"`
+	Status   string             `json:"status"`           // Pass, Fail or Skip
+	Reason   string             `json:"reason,omitempty"` // SKIP reason or first failure
+	Failures []string           `json:"failures,omitempty"`
+	Notes    []string           `json:"notes,omitempty"`
+	Metrics  map[string]float64 `json:"metrics,omitempty"`
+	Seed     uint64             `json:"seed"`
+	Seconds  float64            `json:"seconds"`
+}
+
+// Record is one measured point: a kernel variant at one shape, M and cache
+// regime.
+//
+// Bytes counts every byte a call reads or writes in DRAM terms (weights,
+// activations, scales, outputs), so GBps compares with the copy ceiling,
+// which also counts read+write. Flops counts 2·M·N·K for a GEMM (0 where it
+// means nothing).
+type Record struct {
+	Suite   string `json:"suite"`
+	Kernel  string `json:"kernel"`
+	Variant string `json:"variant"`
+	Shape   string `json:"shape"`
+	M       int    `json:"m"`
+	Regime  string `json:"regime"` // Cold or Hot
+
+	SamplesUS     []float64 `json:"samples_us"` // per-call µs, one per rep, in the order measured
+	MedianUS      float64   `json:"median_us"`
+	MeanUS        float64   `json:"mean_us"`
+	TrimmedMeanUS float64   `json:"trimmed_mean_us"` // the figure of record (bench/stats)
+
+	Bytes  int64   `json:"bytes"`
+	Flops  int64   `json:"flops,omitempty"`
+	GBps   float64 `json:"gbps"`
+	TFlops float64 `json:"tflops,omitempty"`
+
+	Flags   []string           `json:"flags,omitempty"`   // FlagAboveRoofline, ...
+	Control *Control           `json:"control,omitempty"` // identical-code control beside this rung
+	Verdict string             `json:"verdict,omitempty"` // against the rung's baseline, from stats.Compare
+	Extra   map[string]float64 `json:"extra,omitempty"`   // bench-specific figures (split-K count, waves, ...)
+}
+
+// Control is an identical-code control: variant Of timed against itself,
+// interleaved like a real A/B, beside a rung of the ladder.
+type Control struct {
+	Of         string    `json:"of"` // the variant that ran on both arms
+	ASamplesUS []float64 `json:"a_samples_us"`
+	BSamplesUS []float64 `json:"b_samples_us"`
+	Ratio      float64   `json:"ratio"`      // trimmed mean B / A; ideally 1
+	SpreadPct  float64   `json:"spread_pct"` // stats.ControlSpread: the noise floor of this rung
+}
+
+// Key identifies a record within a document and across documents, in the
+// form of a Go benchmark name: "suite/kernel/shape=S/M=8/variant=V/regime=cold".
+func (r *Record) Key() string {
+	return fmt.Sprintf("%s/%s/shape=%s/M=%d/variant=%s/regime=%s", r.Suite, r.Kernel, r.Shape, r.M, r.Variant, r.Regime)
+}
+
+// baseKey is Key without the regime: rows that match on it but not on Key
+// measured the same thing in different cache regimes.
+func (r *Record) baseKey() string {
+	return fmt.Sprintf("%s/%s/shape=%s/M=%d/variant=%s", r.Suite, r.Kernel, r.Shape, r.M, r.Variant)
+}
+
+// compareRecords orders records by (suite, kernel, shape, M, variant, regime).
+func compareRecords(a, b Record) int {
+	return cmp.Or(
+		cmp.Compare(a.Suite, b.Suite),
+		cmp.Compare(a.Kernel, b.Kernel),
+		cmp.Compare(a.Shape, b.Shape),
+		cmp.Compare(a.M, b.M),
+		cmp.Compare(a.Variant, b.Variant),
+		cmp.Compare(a.Regime, b.Regime),
+	)
+}
+
+// Ceiling returns the ceiling called name.
+func (d *Document) Ceiling(name string) (Ceiling, bool) {
+	for _, c := range d.Ceilings {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Ceiling{}, false
+}
+
+// Sort puts records, gates and ceilings in the document's canonical order.
+func (d *Document) Sort() {
+	slices.SortStableFunc(d.Records, compareRecords)
+	slices.SortStableFunc(d.Gates, func(a, b GateRecord) int { return cmp.Compare(a.Gate, b.Gate) })
+	slices.SortStableFunc(d.Ceilings, func(a, b Ceiling) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+// maxProblems bounds the list of problems Validate reports.
+const maxProblems = 10
+
+// Validate checks the invariants listed in the package doc and reports
+// every problem found (up to ten), each naming its record or gate.
+func (d *Document) Validate() error {
+	var probs []string
+	add := func(format string, args ...any) {
+		if len(probs) <= maxProblems {
+			probs = append(probs, fmt.Sprintf(format, args...))
+		}
+	}
+	finite := func(where, field string, x float64) {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			add("%s: %s is %v", where, field, x)
+		}
+	}
+	if d.Device != nil {
+		for i, c := range d.Device.Clocks {
+			finite(fmt.Sprintf("device clock sample %d (%s)", i, c.When), "power_w", c.PowerW)
+		}
+	}
+	for i, c := range d.Ceilings {
+		where := fmt.Sprintf("ceiling %d (%s)", i, c.Name)
+		if c.Name == "" {
+			add("ceiling %d has no name", i)
+		}
+		finite(where, "value", c.Value)
+	}
+
+	gates := map[string]int{}
+	for i, g := range d.Gates {
+		where := fmt.Sprintf("gate %d (%s)", i, g.Gate)
+		if g.Gate == "" {
+			add("gate %d has no name", i)
+		} else if j, dup := gates[g.Gate]; dup {
+			add("%s: duplicate of gate %d", where, j)
+		} else {
+			gates[g.Gate] = i
+		}
+		if g.Status != Pass && g.Status != Fail && g.Status != Skip {
+			add("%s: status %q, want PASS, FAIL or SKIP", where, g.Status)
+		}
+		finite(where, "seconds", g.Seconds)
+		for _, k := range sortedKeys(g.Metrics) {
+			finite(where, "metric "+k, g.Metrics[k])
+		}
+	}
+
+	keys := map[string]int{}
+	for i := range d.Records {
+		r := &d.Records[i]
+		where := fmt.Sprintf("record %d (%s)", i, r.Key())
+		var missing []string
+		for _, f := range []struct{ name, v string }{{"suite", r.Suite}, {"kernel", r.Kernel}, {"variant", r.Variant}, {"shape", r.Shape}} {
+			if f.v == "" {
+				missing = append(missing, f.name)
+			}
+		}
+		if len(missing) > 0 {
+			add("%s: no %s", where, strings.Join(missing, ", "))
+		}
+		if r.Regime != Cold && r.Regime != Hot {
+			add("%s: regime %q, want %q or %q", where, r.Regime, Cold, Hot)
+		}
+		if r.M < 0 {
+			add("%s: M is %d", where, r.M)
+		}
+		if r.Bytes < 0 || r.Flops < 0 {
+			add("%s: negative bytes (%d) or flops (%d)", where, r.Bytes, r.Flops)
+		}
+		if j, dup := keys[r.Key()]; dup {
+			add("%s: duplicate key, also record %d; each (suite, kernel, variant, shape, M, regime) is measured once per run", where, j)
+		} else {
+			keys[r.Key()] = i
+		}
+		samples := func(field string, xs []float64) {
+			for k, x := range xs {
+				if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+					add("%s: %s[%d] is %v; a per-call time is positive and finite", where, field, k, x)
+					return
+				}
+			}
+		}
+		samples("samples_us", r.SamplesUS)
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"median_us", r.MedianUS}, {"mean_us", r.MeanUS}, {"trimmed_mean_us", r.TrimmedMeanUS}, {"gbps", r.GBps}, {"tflops", r.TFlops}} {
+			finite(where, f.name, f.v)
+		}
+		for _, k := range sortedKeys(r.Extra) {
+			finite(where, "extra "+k, r.Extra[k])
+		}
+		if c := r.Control; c != nil {
+			samples("control.a_samples_us", c.ASamplesUS)
+			samples("control.b_samples_us", c.BSamplesUS)
+			finite(where, "control.ratio", c.Ratio)
+			finite(where, "control.spread_pct", c.SpreadPct)
+		}
+	}
+	if len(probs) == 0 {
+		return nil
+	}
+	if len(probs) > maxProblems {
+		probs = append(probs[:maxProblems], "(more problems not listed)")
+	}
+	return &ValidationError{Problems: probs}
+}
+
+// ValidationError lists what is wrong with a Document.
+type ValidationError struct {
+	Problems []string
+}
+
+func (e *ValidationError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Problems[0]
+	}
+	return fmt.Sprintf("%d problems:\n\t%s", len(e.Problems), strings.Join(e.Problems, "\n\t"))
+}
+
+// ErrInvalid is wrapped by every error about a document that breaks the
+// invariants.
+var ErrInvalid = errors.New("invalid results document")
+
+func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
