@@ -8,7 +8,7 @@
 //
 // Index:
 //   qualifiers   KERNEL, DEVICE, SHARED, LAUNCH_BOUNDS(n)
-//   indices      tid_x(), bid_x(), bdim_x(), gdim_x(), lane_id()
+//   indices      tid_x(), bid_x/y/z(), bdim_x(), gdim_x(), lane_id()
 //   sync         block_sync(), warp_sum_u32()
 //   atomics      atomic_add_u64(), atomic_min_u32()
 //   fp8          hw_e4m3x2_raw(lo, hi), hw_e4m3x2_sat(lo, hi), hw_e4m3_to_f32(c)
@@ -31,6 +31,8 @@ typedef int i32;
 
 DEVICE u32 tid_x() { return __builtin_amdgcn_workitem_id_x(); }
 DEVICE u32 bid_x() { return __builtin_amdgcn_workgroup_id_x(); }
+DEVICE u32 bid_y() { return __builtin_amdgcn_workgroup_id_y(); }
+DEVICE u32 bid_z() { return __builtin_amdgcn_workgroup_id_z(); }
 DEVICE u32 bdim_x() { return __builtin_amdgcn_workgroup_size_x(); }
 DEVICE u32 gdim_x() { return __builtin_amdgcn_grid_size_x() / __builtin_amdgcn_workgroup_size_x(); }
 DEVICE u32 lane_id() { return __builtin_amdgcn_mbcnt_lo(~0u, 0u); } // wave32: lanes 0..31
@@ -63,6 +65,8 @@ DEVICE float hw_e4m3_to_f32(u32 c) { return __builtin_amdgcn_cvt_f32_fp8((int)c,
 
 DEVICE u32 tid_x() { return __nvvm_read_ptx_sreg_tid_x(); }
 DEVICE u32 bid_x() { return __nvvm_read_ptx_sreg_ctaid_x(); }
+DEVICE u32 bid_y() { return __nvvm_read_ptx_sreg_ctaid_y(); }
+DEVICE u32 bid_z() { return __nvvm_read_ptx_sreg_ctaid_z(); }
 DEVICE u32 bdim_x() { return __nvvm_read_ptx_sreg_ntid_x(); }
 DEVICE u32 gdim_x() { return __nvvm_read_ptx_sreg_nctaid_x(); }
 DEVICE u32 lane_id() { return __nvvm_read_ptx_sreg_laneid(); }

@@ -1,0 +1,310 @@
+package bench
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/refimpl"
+)
+
+// Producer suites (hipsrc/producers.hip), cold regime: every buffer set
+// (input rows, rotation records, outputs) is rotated through enough copies
+// to defeat the last-level cache. Bytes counted: the bf16 input read once
+// and the codes, scales and row sums written once (records excluded), as
+// the issue defines the figure.
+
+// Default ladders (shared/DESIGN.md §5).
+var (
+	DecodeMs  = []int{1, 2, 5, 8, 16, 40, 48, 64}
+	PrefillMs = []int{512, 1024, 2048, 4096, 8192}
+)
+
+type producerSuite struct {
+	name, doc string
+	Ks, Ps    []int
+	Ms        []int
+	variants  func(b *producerBufs) []Variant
+	bytes     func(M, K, P int) int64
+}
+
+func init() {
+	G := func(K int) int64 { return int64(K / kernels.Group) }
+	for _, s := range []producerSuite{
+		{name: "grpq", doc: "decode-band producer pq_rotq_group (per-group scales), one launch for all partitions",
+			Ks: []int{5120, 3072, 8704}, Ps: []int{1, 3}, Ms: DecodeMs,
+			variants: func(b *producerBufs) []Variant { return []Variant{b.group()} },
+			bytes: func(M, K, P int) int64 {
+				return int64(M*K*2) + int64(P*M*K) + 2*int64(P*M)*G(K)*4
+			}},
+		{name: "rot", doc: "prefill pass A pq_rot_bf16: rotate -> bf16 rows + group amax",
+			Ks: []int{5120, 8704}, Ps: []int{1, 2, 3}, Ms: PrefillMs,
+			variants: func(b *producerBufs) []Variant { return []Variant{b.passA()} },
+			bytes: func(M, K, P int) int64 {
+				return int64(M*K*2) + int64(P*M*K*2) + int64(P*M)*G(K)*4
+			}},
+		{name: "passc", doc: "prefill pass C pq_tokq: token scale, encode, row sums (row-major; tiled as a variant)",
+			Ks: []int{5120, 8704}, Ps: []int{1, 2, 3}, Ms: PrefillMs,
+			variants: func(b *producerBufs) []Variant { return []Variant{b.passC(false), b.passC(true)} },
+			bytes: func(M, K, P int) int64 {
+				return int64(P*M*K*2) + int64(P*M)*G(K)*4 + int64(P*M*K) + int64(P*M*4) + int64(P*M)*G(K)*4
+			}},
+		{name: "tokq", doc: "fused per-token producer pq_rotq_token, row-major codes, against pass A + pass C",
+			Ks: []int{5120, 8704}, Ps: []int{1, 2, 3}, Ms: PrefillMs,
+			variants: func(b *producerBufs) []Variant { return []Variant{b.fused(false), b.twoPass(false)} },
+			bytes:    tokBytes},
+		{name: "tokqt", doc: "fused per-token producer pq_rotq_token, fragment-tiled codes, against pass A + pass C tiled",
+			Ks: []int{5120, 8704}, Ps: []int{1, 2, 3}, Ms: PrefillMs,
+			variants: func(b *producerBufs) []Variant { return []Variant{b.fused(true), b.twoPass(true)} },
+			bytes:    tokBytes},
+	} {
+		s := s
+		RegisterSuite(Suite{Name: s.name, Doc: s.doc, Run: func(c *Ctx) error { return runProducerSuite(c, s) }})
+	}
+}
+
+func tokBytes(M, K, P int) int64 {
+	G := int64(K / kernels.Group)
+	return int64(M*K*2) + int64(P*M*K) + int64(P*M*4) + int64(P*M)*G*4
+}
+
+// producerBufs holds one point's buffers: Copies sets laid end to end.
+type producerBufs struct {
+	c                                 *Ctx
+	M, K, P, copies                   int
+	x, idx, cs, chs                   gpu.Ptr
+	codes, scale, rsum, xr, gamax     gpu.Ptr
+	sx, sidx, scs, schs               int
+	scodes, sscale, srsum, sxr, sgmax int
+	err                               error
+}
+
+func (b *producerBufs) alloc(size int) (gpu.Ptr, int) {
+	if b.err != nil {
+		return 0, size
+	}
+	size = (size + 255) &^ 255
+	p, err := b.c.Alloc(int64(size) * int64(b.copies))
+	b.err = err
+	return p, size
+}
+
+func (b *producerBufs) launch(kernel string, grid, block gpu.Dim3, args func(k int) []any) Variant {
+	f, err := b.c.Launcher(kernel, grid, block, 0, args)
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return Variant{Name: kernel, Enqueue: f}
+}
+
+func (b *producerBufs) group() Variant {
+	rpw := kernels.RowsPerWarp(b.M)
+	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
+	v := b.launch("pq_rotq_group", grid, block, func(k int) []any {
+		return []any{b.x.Add(k * b.sx), b.idx.Add(k * b.sidx), b.cs.Add(k * b.scs), b.chs.Add(k * b.schs),
+			b.codes.Add(k * b.scodes), b.scale.Add(k * b.sscale), b.rsum.Add(k * b.srsum), uint32(b.M), uint32(b.K), uint32(rpw)}
+	})
+	v.Name = "group"
+	return v
+}
+
+func (b *producerBufs) passA() Variant {
+	rpw := kernels.RowsPerWarp(b.M)
+	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
+	v := b.launch("pq_rot_bf16", grid, block, func(k int) []any {
+		return []any{b.x.Add(k * b.sx), b.idx.Add(k * b.sidx), b.cs.Add(k * b.scs), b.chs.Add(k * b.schs),
+			b.xr.Add(k * b.sxr), b.gamax.Add(k * b.sgmax), uint32(b.M), uint32(b.K), uint32(rpw)}
+	})
+	v.Name = "passA"
+	return v
+}
+
+func tiledFlag(t bool) uint32 {
+	if t {
+		return 1
+	}
+	return 0
+}
+
+func layoutName(t bool) string {
+	if t {
+		return "tiled"
+	}
+	return "row"
+}
+
+func (b *producerBufs) passC(tiled bool) Variant {
+	grid, block := kernels.RowWiseGrid(b.M, b.P, tiled)
+	v := b.launch("pq_tokq", grid, block, func(k int) []any {
+		return []any{b.xr.Add(k * b.sxr), b.gamax.Add(k * b.sgmax), b.codes.Add(k * b.scodes), b.scale.Add(k * b.sscale),
+			b.rsum.Add(k * b.srsum), uint32(b.M), uint32(b.K), tiledFlag(tiled)}
+	})
+	v.Name = "passC-" + layoutName(tiled)
+	return v
+}
+
+func (b *producerBufs) fused(tiled bool) Variant {
+	grid, block := kernels.RowWiseGrid(b.M, b.P, tiled)
+	v := b.launch("pq_rotq_token", grid, block, func(k int) []any {
+		return []any{b.x.Add(k * b.sx), b.idx.Add(k * b.sidx), b.cs.Add(k * b.scs), b.chs.Add(k * b.schs),
+			b.codes.Add(k * b.scodes), b.scale.Add(k * b.sscale), b.rsum.Add(k * b.srsum), uint32(b.M), uint32(b.K), tiledFlag(tiled)}
+	})
+	v.Name = "fused-" + layoutName(tiled)
+	return v
+}
+
+func (b *producerBufs) twoPass(tiled bool) Variant {
+	a, c := b.passA(), b.passC(tiled)
+	return Variant{Name: "passA+passC-" + layoutName(tiled), Enqueue: func(s gpu.Stream, k int) error {
+		if err := a.Enqueue(s, k); err != nil {
+			return err
+		}
+		return c.Enqueue(s, k)
+	}}
+}
+
+func runProducerSuite(c *Ctx, s producerSuite) error {
+	type pt struct{ K, P, M int }
+	var pts []pt
+	for _, K := range s.Ks {
+		for _, P := range s.Ps {
+			for _, M := range c.MsOr(s.Ms) {
+				pts = append(pts, pt{K, P, M})
+			}
+		}
+	}
+	for i, p := range pts {
+		if c.Progress != nil {
+			c.Progress(i, len(pts), fmt.Sprintf("%s K=%d P=%d M=%d", s.name, p.K, p.P, p.M))
+		}
+		if s.name == "grpq" && p.M > 128 {
+			c.Skipf("%s K=%d P=%d M=%d: the decode band stops at M=128", s.name, p.K, p.P, p.M)
+			continue
+		}
+		if p.K > kernels.ProducerMaxK {
+			c.Skipf("%s K=%d: above the fused producer's MAXK %d", s.name, p.K, kernels.ProducerMaxK)
+			continue
+		}
+		b, err := newProducerBufs(c, p.M, p.K, p.P)
+		if err != nil {
+			c.FreeAll()
+			return err
+		}
+		vs := s.variants(b)
+		if b.err != nil {
+			c.FreeAll()
+			return b.err
+		}
+		point := Point{Suite: s.name, Kernel: vs[0].Name, Shape: fmt.Sprintf("K%dxP%d", p.K, p.P), M: p.M, Regime: Cold,
+			Bytes: s.bytes(p.M, p.K, p.P), Footprint: b.footprint(), Copies: b.copies, Variants: vs,
+			Extra: map[string]float64{"K": float64(p.K), "P": float64(p.P)}}
+		if err := c.Measure(point); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *producerBufs) footprint() int64 {
+	return int64(b.sx + b.sidx + b.scs + b.schs + b.scodes + b.sscale + b.srsum + b.sxr + b.sgmax)
+}
+
+// newProducerBufs allocates Copies sets sized so one rotation exceeds the
+// cold bound, and fills inputs and records (the same contents in every copy).
+func newProducerBufs(c *Ctx, M, K, P int) (*producerBufs, error) {
+	G := K / kernels.Group
+	Mpad := kernels.PadRows(M)
+	sizes := []int{2 * M * K, 4 * P * 8 * G * 32, 16 * P * 8 * G * 32, 4 * P * K,
+		P * Mpad * K, 4 * P * M * G, 4 * P * M * G, 2 * P * M * K, 4 * P * M * G}
+	var fp int64
+	for _, s := range sizes {
+		fp += int64((s + 255) &^ 255)
+	}
+	b := &producerBufs{c: c, M: M, K: K, P: P, copies: CopiesFor(fp, c.Dev.Info().LLCBytes)}
+	b.x, b.sx = b.alloc(sizes[0])
+	b.idx, b.sidx = b.alloc(sizes[1])
+	b.cs, b.scs = b.alloc(sizes[2])
+	b.chs, b.schs = b.alloc(sizes[3])
+	b.codes, b.scodes = b.alloc(sizes[4])
+	b.scale, b.sscale = b.alloc(sizes[5])
+	b.rsum, b.srsum = b.alloc(sizes[6])
+	b.xr, b.sxr = b.alloc(sizes[7])
+	b.gamax, b.sgmax = b.alloc(sizes[8])
+	if b.err != nil {
+		return nil, b.err
+	}
+	rng := rand.New(rand.NewPCG(uint64(M*K*P), 11))
+	rots := make([]*refimpl.Rotation, P)
+	for p := range rots {
+		rots[p] = benchRotation(rng, K)
+	}
+	rr, err := refimpl.BuildRotRecords(rots)
+	if err != nil {
+		return nil, err
+	}
+	x := make([]byte, 2*M*K)
+	for i := 0; i < M*K; i++ {
+		binary.LittleEndian.PutUint16(x[2*i:], refimpl.F64ToBF16(rng.NormFloat64()))
+	}
+	idx := make([]byte, 4*len(rr.Idx))
+	for i, w := range rr.Idx {
+		binary.LittleEndian.PutUint32(idx[4*i:], w)
+	}
+	cs := make([]byte, 4*len(rr.CS))
+	for i, f := range rr.CS {
+		binary.LittleEndian.PutUint32(cs[4*i:], math.Float32bits(f))
+	}
+	chs := make([]byte, 4*len(rr.ChS))
+	for i, f := range rr.ChS {
+		binary.LittleEndian.PutUint32(chs[4*i:], math.Float32bits(f))
+	}
+	for k := 0; k < b.copies; k++ {
+		for _, u := range []struct {
+			p    gpu.Ptr
+			data []byte
+		}{{b.x.Add(k * b.sx), x}, {b.idx.Add(k * b.sidx), idx}, {b.cs.Add(k * b.scs), cs}, {b.chs.Add(k * b.schs), chs}} {
+			if err := c.Dev.HtoD(u.p, u.data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Pass C reads pass A's outputs: give it real ones in every copy.
+	return b, b.primePassC()
+}
+
+// primePassC runs pass A once per copy so pass C benches read real rows.
+func (b *producerBufs) primePassC() error {
+	a := b.passA()
+	if b.err != nil {
+		return b.err
+	}
+	for k := 0; k < b.copies; k++ {
+		if err := a.Enqueue(0, k); err != nil {
+			return err
+		}
+	}
+	return b.c.Dev.Synchronize()
+}
+
+// benchRotation is a ParoQuant-like random rotation for timing.
+func benchRotation(rng *rand.Rand, K int) *refimpl.Rotation {
+	r := &refimpl.Rotation{K: K, Krot: refimpl.DefaultKrot, Pairs: make([]int16, refimpl.DefaultKrot*K),
+		Theta: make([]float64, refimpl.DefaultKrot*K/2), ChannelScales: make([]float64, K)}
+	for l := 0; l < r.Krot; l++ {
+		for g := 0; g < K/refimpl.GroupSize; g++ {
+			for i, p := range rng.Perm(refimpl.GroupSize) {
+				r.Pairs[l*K+g*refimpl.GroupSize+i] = int16(p)
+			}
+		}
+	}
+	for i := range r.Theta {
+		r.Theta[i] = refimpl.RoundF16(rng.NormFloat64() * 0.3)
+	}
+	for i := range r.ChannelScales {
+		r.ChannelScales[i] = refimpl.RoundF16(0.5 + rng.Float64())
+	}
+	return r
+}

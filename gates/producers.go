@@ -1,0 +1,399 @@
+package gates
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/refimpl"
+)
+
+// The rotate-and-quantize producer gates (hipsrc/producers.hip).
+//
+// producers: every producer variant, byte for byte against the Go mirror
+// (refimpl.RotRecords.RotateF32 + refimpl.QuantizeAct*), on the deployed K
+// values, P = 1..3 partitions, both M ladders with odd M, row-major and
+// fragment-tiled outputs. Every output is poisoned before every variant
+// (0xFF: a NaN code and a NaN float pattern, neither of which a producer
+// writes), rows past M are checked untouched, tiled pad rows must be zero,
+// and every buffer carries canaries. Fused == two-pass follows from both
+// equalling the mirror and is also compared directly.
+//
+// producers-semantics (CPU): the mirror's codes times scales are within the
+// e4m3 rounding bound of the exactly (fp64) rotated activations, and the row
+// sums equal the sums of the decoded codes.
+
+func init() {
+	Register(Gate{Name: "producers", Suites: Quick | Full, Device: true, Run: gateProducers,
+		Proves: "every rotate-and-quantize producer (decode band, pass A, pass C row/tiled, fused row/tiled) equals the Go mirror byte for byte on deployed K, P=1..3, decode and prefill M (odd M included), with poisoned outputs, untouched rows past M and canaries"})
+	Register(Gate{Name: "producers-semantics", Suites: Quick | Full, Run: gateProducerSemantics,
+		Proves: "the producer mirror's codes x scales are within the e4m3 rounding bound of the fp64-rotated activations, and row sums equal the sums of the decoded codes"})
+}
+
+type producerCase struct {
+	K, P, M int
+	dist    string
+}
+
+// Input distributions: realistic, subnormal-heavy (values near the bottom
+// of the bf16 range, and groups dominated by tiny values), outlier-heavy
+// (1% of values x1000, pushing most codes into the e4m3 subnormal range).
+var producerDists = []string{"normal", "subnormal", "outlier"}
+
+func producerCases(full bool) []producerCase {
+	Ks := []int{3072, 5120, 8704}
+	Ps := []int{1, 3}
+	Ms := []int{1, 5, 8, 64, 200, 513}
+	if full {
+		Ks = []int{3072, 5120, 6144, 8704, 17408}
+		Ps = []int{1, 2, 3}
+		Ms = []int{1, 2, 5, 8, 16, 40, 48, 64, 128, 200, 512, 1023, 1024, 2048, 4096, 8191, 8192}
+	}
+	var out []producerCase
+	i := 0
+	for _, K := range Ks {
+		for _, P := range Ps {
+			for _, M := range Ms {
+				out = append(out, producerCase{K: K, P: P, M: M, dist: producerDists[i%len(producerDists)]})
+				i++
+			}
+		}
+	}
+	return out
+}
+
+// randomRotation draws a ParoQuant-like rotation: per-group permutations per
+// layer, fp16 angles ~ N(0, 0.3), fp16 channel scales in [0.5, 1.5).
+func randomRotation(rng *rand.Rand, K int) *refimpl.Rotation {
+	r := &refimpl.Rotation{K: K, Krot: refimpl.DefaultKrot, Pairs: make([]int16, refimpl.DefaultKrot*K),
+		Theta: make([]float64, refimpl.DefaultKrot*K/2), ChannelScales: make([]float64, K)}
+	for l := 0; l < r.Krot; l++ {
+		for g := 0; g < K/refimpl.GroupSize; g++ {
+			for i, p := range rng.Perm(refimpl.GroupSize) {
+				r.Pairs[l*K+g*refimpl.GroupSize+i] = int16(p)
+			}
+		}
+	}
+	for i := range r.Theta {
+		r.Theta[i] = refimpl.RoundF16(rng.NormFloat64() * 0.3)
+	}
+	for i := range r.ChannelScales {
+		r.ChannelScales[i] = refimpl.RoundF16(0.5 + rng.Float64())
+	}
+	return r
+}
+
+// randomActivations draws bf16 rows [M, K] of a distribution.
+func randomActivations(rng *rand.Rand, M, K int, dist string) []uint16 {
+	x := make([]uint16, M*K)
+	for m := 0; m < M; m++ {
+		rowScale := math.Exp(rng.NormFloat64())
+		for k := 0; k < K; k++ {
+			v := rng.NormFloat64() * rowScale
+			switch dist {
+			case "subnormal":
+				if rng.IntN(4) != 0 {
+					v *= 1e-39 // bf16 subnormal range
+				} else if rng.IntN(2) == 0 {
+					v *= 1e-30
+				}
+			case "outlier":
+				if rng.IntN(100) == 0 {
+					v *= 1000
+				}
+			}
+			x[m*K+k] = refimpl.F64ToBF16(v)
+		}
+	}
+	return x
+}
+
+// producerMirror is everything the producers must write for one case.
+type producerMirror struct {
+	groupQ             []*refimpl.QuantAct // per partition, per-group scales (decode band)
+	xrBits             []uint16            // [P,M,K] pass-A rows
+	gamax              []float32           // [P,M,G]
+	tokQ               []*refimpl.QuantAct // per partition, per-token
+	codesRow, codesTil []byte              // [P,M,K] and [P,Mpad,K] tiled
+}
+
+func buildMirror(rr *refimpl.RotRecords, x []uint16, c producerCase, withGroup bool) *producerMirror {
+	pm := &producerMirror{groupQ: make([]*refimpl.QuantAct, c.P), tokQ: make([]*refimpl.QuantAct, c.P)}
+	xr := make([][]uint16, c.P)
+	gam := make([][]float32, c.P)
+	var wg sync.WaitGroup
+	for p := 0; p < c.P; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := rotateParallel(rr, x, c.M, p)
+			if withGroup {
+				pm.groupQ[p] = refimpl.QuantizeActGroup(v, c.M, c.K)
+			}
+			h, f := refimpl.RoundRowsBF16(v)
+			xr[p], gam[p] = h, refimpl.GroupAmax(f, c.M, c.K)
+			pm.tokQ[p] = refimpl.QuantizeActToken(f, c.M, c.K)
+		}()
+	}
+	wg.Wait()
+	Mpad := kernels.PadRows(c.M)
+	for p := 0; p < c.P; p++ {
+		pm.xrBits = append(pm.xrBits, xr[p]...)
+		pm.gamax = append(pm.gamax, gam[p]...)
+		pm.codesRow = append(pm.codesRow, pm.tokQ[p].Codes...)
+		pm.codesTil = append(pm.codesTil, refimpl.TileRows(pm.tokQ[p].Codes, c.M, c.K)...)
+	}
+	_ = Mpad
+	return pm
+}
+
+// rotateParallel runs the mirror rotation over row blocks on every CPU.
+func rotateParallel(rr *refimpl.RotRecords, x []uint16, M, p int) []float32 {
+	K := rr.K
+	out := make([]float32, M*K)
+	workers := runtime.NumCPU()
+	rows := (M + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < M; lo += rows {
+		hi := min(lo+rows, M)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(out[lo*K:hi*K], rr.RotateF32(x[lo*K:hi*K], hi-lo, p))
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func f32Bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func u16Bytes(v []uint16) []byte {
+	b := make([]byte, 2*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint16(b[2*i:], x)
+	}
+	return b
+}
+
+func u32Bytes(v []uint32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], x)
+	}
+	return b
+}
+
+// compareOut compares a downloaded output (want, then untouched poison past
+// it) element by element; elem is the element size and where names an index.
+func compareOut(t *T, what string, got, want []byte, elem int, where func(i int) string) {
+	bad, first := 0, ""
+	for i := 0; i < len(want); i += elem {
+		if string(got[i:i+elem]) != string(want[i:i+elem]) {
+			if bad < 3 {
+				first += fmt.Sprintf(" [%s: got %x want %x]", where(i/elem), got[i:i+elem], want[i:i+elem])
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Failf("%s: %d of %d elements differ;%s", what, bad, len(want)/elem, first)
+	}
+	for i := len(want); i < len(got); i++ {
+		if got[i] != 0xFF {
+			t.Failf("%s: byte %d past the end of the output (rows past M) was written (%#02x)", what, i, got[i])
+			break
+		}
+	}
+}
+
+const rowsPastM = 3
+
+func gateProducers(t *T) {
+	dev := t.Device()
+	_ = dev
+	cases := producerCases(t.Full())
+	for ci, c := range cases {
+		seed := t.Seed() + uint64(ci)
+		rng := rand.New(rand.NewPCG(seed, 0x9e))
+		rots := make([]*refimpl.Rotation, c.P)
+		for p := range rots {
+			rots[p] = randomRotation(rng, c.K)
+		}
+		rr, err := refimpl.BuildRotRecords(rots)
+		t.Check(err, "build rotation records")
+		x := randomActivations(rng, c.M, c.K, c.dist)
+		withGroup := c.M <= 128
+		pm := buildMirror(rr, x, c, withGroup)
+		runProducerCase(t, c, seed, rr, x, pm, withGroup)
+		t.Release()
+	}
+	t.Metric("cases", float64(len(cases)))
+	t.Logf("%d cases (K x P x M x distribution), 6 variants each (decode band only for M <= 128)", len(cases))
+}
+
+func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, x []uint16, pm *producerMirror, withGroup bool) {
+	K, P, M, G := c.K, c.P, c.M, c.K/refimpl.GroupSize
+	Mpad := kernels.PadRows(M)
+	name := fmt.Sprintf("K=%d P=%d M=%d %s seed=%d", K, P, M, c.dist, seed)
+	bx := t.Buffer("x", 2*M*K)
+	bidx := t.Buffer("rot_idx", 4*len(rr.Idx))
+	bcs := t.Buffer("rot_cs", 4*len(rr.CS))
+	bchs := t.Buffer("chs", 4*len(rr.ChS))
+	t.Upload(bx, u16Bytes(x))
+	t.Upload(bidx, u32Bytes(rr.Idx))
+	t.Upload(bcs, f32Bytes(rr.CS))
+	t.Upload(bchs, f32Bytes(rr.ChS))
+	// Outputs, each with room for rows past M that must stay poisoned.
+	codes := t.Buffer("codes", P*Mpad*K+rowsPastM*K)
+	scale := t.Buffer("scale", 4*(P*M*G+rowsPastM*G))
+	rsum := t.Buffer("rsum", 4*(P*M*G+rowsPastM*G))
+	xr := t.Buffer("xr", 2*(P*M*K+rowsPastM*K))
+	gamax := t.Buffer("gamax", 4*(P*M*G+rowsPastM*G))
+	outs := []*Buffer{codes, scale, rsum, xr, gamax}
+	clear := func() {
+		for _, b := range outs {
+			t.Poison(b, 0xFF)
+		}
+	}
+	at := func(rowLen, elemPerRow int) func(int) string {
+		return func(i int) string {
+			row := i / elemPerRow
+			return fmt.Sprintf("p=%d m=%d i=%d", row/M, row%M, i%elemPerRow)
+		}
+	}
+	M32, K32 := uint32(M), uint32(K)
+	if withGroup {
+		clear()
+		rpw := kernels.RowsPerWarp(M)
+		grid, block := kernels.GroupWiseGrid(M, K, P, rpw)
+		t.Launch("pq_rotq_group", grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), codes.Ptr(), scale.Ptr(), rsum.Ptr(), M32, K32, uint32(rpw))
+		var wc []byte
+		var ws, wr []float32
+		for p := 0; p < P; p++ {
+			wc = append(wc, pm.groupQ[p].Codes...)
+			ws = append(ws, pm.groupQ[p].GroupScale...)
+			wr = append(wr, pm.groupQ[p].RowSums...)
+		}
+		got := t.Download(codes)
+		compareOut(t, "pq_rotq_group codes "+name, got[:len(wc)+rowsPastM*K], wc, 1, at(K, K))
+		compareOut(t, "pq_rotq_group scales "+name, t.Download(scale), f32Bytes(ws), 4, at(G, G))
+		compareOut(t, "pq_rotq_group row sums "+name, t.Download(rsum), f32Bytes(wr), 4, at(G, G))
+	}
+	// Pass A.
+	clear()
+	rpw := kernels.RowsPerWarp(M)
+	grid, block := kernels.GroupWiseGrid(M, K, P, rpw)
+	t.Launch("pq_rot_bf16", grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), xr.Ptr(), gamax.Ptr(), M32, K32, uint32(rpw))
+	compareOut(t, "pq_rot_bf16 rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K, K))
+	compareOut(t, "pq_rot_bf16 group amax "+name, t.Download(gamax), f32Bytes(pm.gamax), 4, at(G, G))
+	var wts, wrs []float32
+	for p := 0; p < P; p++ {
+		wts = append(wts, pm.tokQ[p].TokenScale...)
+		wrs = append(wrs, pm.tokQ[p].RowSums...)
+	}
+	// Pass C and the fused producer, row-major and tiled. Pass C reads the
+	// pass-A outputs just checked; those buffers are not cleared for it.
+	for _, v := range []struct {
+		kernel string
+		tiled  bool
+	}{{"pq_tokq", false}, {"pq_tokq", true}, {"pq_rotq_token", false}, {"pq_rotq_token", true}} {
+		for _, b := range []*Buffer{codes, scale, rsum} {
+			t.Poison(b, 0xFF)
+		}
+		grid, block := kernels.RowWiseGrid(M, P, v.tiled)
+		tiled := uint32(0)
+		if v.tiled {
+			tiled = 1
+		}
+		if v.kernel == "pq_tokq" {
+			t.Launch(v.kernel, grid, block, 0, xr.Ptr(), gamax.Ptr(), codes.Ptr(), scale.Ptr(), rsum.Ptr(), M32, K32, tiled)
+		} else {
+			t.Launch(v.kernel, grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), codes.Ptr(), scale.Ptr(), rsum.Ptr(), M32, K32, tiled)
+		}
+		label := fmt.Sprintf("%s %s %s", v.kernel, map[bool]string{false: "row-major", true: "tiled"}[v.tiled], name)
+		got := t.Download(codes)
+		if v.tiled {
+			compareOut(t, label+" codes", got[:P*Mpad*K+rowsPastM*K], pm.codesTil, 1, func(i int) string {
+				return fmt.Sprintf("p=%d tiled byte %d", i/(Mpad*K), i%(Mpad*K))
+			})
+		} else {
+			compareOut(t, label+" codes", got[:P*M*K+rowsPastM*K], pm.codesRow, 1, at(K, K))
+		}
+		ts := t.Download(scale)
+		compareOut(t, label+" token scales", ts[:4*(P*M+rowsPastM)], f32Bytes(wts), 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
+		compareOut(t, label+" row sums", t.Download(rsum), f32Bytes(wrs), 4, at(G, G))
+	}
+}
+
+// gateProducerSemantics checks the mirror (which the device equals byte for
+// byte) against fp64: each decoded code x scale within the e4m3 rounding
+// bound of the exact rotated activation.
+//
+// Tolerance per element, with the reason for each term:
+//
+//	2^-4 |y|        e4m3 round-to-nearest on normals (half an ulp, 3 mantissa bits)
+//	2^-10 * scale   e4m3 subnormals: half the smallest step 2^-9, times the scale
+//	2^-8 |y|        per-token path only: the bf16 rounding of pass A (2^-9) with margin
+//	1e-5 * amax_g   the float32 rotation's rounding (8 layers, relative to the group's size)
+func gateProducerSemantics(t *T) {
+	rng := rand.New(rand.NewPCG(t.Seed(), 0x5e))
+	for _, c := range []producerCase{{K: 5120, P: 1, M: 4, dist: "normal"}, {K: 3072, P: 2, M: 3, dist: "outlier"}, {K: 8704, P: 1, M: 2, dist: "subnormal"}} {
+		rots := []*refimpl.Rotation{}
+		for p := 0; p < c.P; p++ {
+			rots = append(rots, randomRotation(rng, c.K))
+		}
+		rr, err := refimpl.BuildRotRecords(rots)
+		t.Check(err, "records")
+		x := randomActivations(rng, c.M, c.K, c.dist)
+		pm := buildMirror(rr, x, c, true)
+		G := c.K / refimpl.GroupSize
+		var worst float64
+		for p := 0; p < c.P; p++ {
+			for m := 0; m < c.M; m++ {
+				exact := make([]float64, c.K)
+				for k := range exact {
+					exact[k] = refimpl.BF16ToF64(x[m*c.K+k])
+				}
+				rots[p].Forward(exact)
+				for mode, q := range []*refimpl.QuantAct{pm.groupQ[p], pm.tokQ[p]} {
+					for g := 0; g < G; g++ {
+						var amax, sum float64
+						for k := g * 128; k < (g+1)*128; k++ {
+							amax = math.Max(amax, math.Abs(exact[k]))
+						}
+						for k := g * 128; k < (g+1)*128; k++ {
+							y := exact[k]
+							s := q.Scale(m, k)
+							got := q.CodeValue(m, k) * s
+							tol := math.Max(math.Ldexp(math.Abs(y), -4), math.Ldexp(s, -10)) + 1e-5*amax
+							if mode == 1 {
+								tol += math.Ldexp(math.Abs(y), -8)
+							}
+							if d := math.Abs(got - y); d > tol || math.IsNaN(got) {
+								t.Failf("K=%d P=%d m=%d k=%d mode=%d (%s): code x scale %g vs exact %g, |diff| %g > tol %g", c.K, p, m, k, mode, c.dist, got, y, d, tol)
+							} else if tol > 0 {
+								worst = math.Max(worst, d/tol)
+							}
+							sum += q.CodeValue(m, k)
+						}
+						if rs := float64(q.RowSums[m*G+g]); rs != float64(float32(sum)) {
+							t.Failf("K=%d P=%d m=%d g=%d: row sum %g, decoded codes sum to %g", c.K, p, m, g, rs, sum)
+						}
+					}
+				}
+			}
+		}
+		t.Metric(fmt.Sprintf("worst_err_over_tol.K%d", c.K), worst)
+	}
+}

@@ -1,0 +1,305 @@
+// producers.hip: rotate-and-quantize producers of the W4A8 path. They turn
+// bf16 activations x [M, K] into what the GEMM eats, for P rotation
+// partitions at once: channel-scaled, Givens-rotated (8 layers inside every
+// 128-group), quantized to e4m3 with scales and code-domain row sums.
+//
+// Entry points:
+//   pq_rotq_group   decode band: per-group scales, one launch for all
+//                   partitions -> codes [P,M,K], gscale [P,M,G], rsum [P,M,G]
+//   pq_rot_bf16     prefill pass A: rotate -> bf16 rows xr [P,M,K] and group
+//                   amax [P,M,G]
+//   pq_tokq         prefill pass C: token scale = max_g amax_g/448, encode,
+//                   row sums; row-major or fragment-tiled codes
+//   pq_rotq_token   fused per-token producer: pass A + pass C in one launch,
+//                   the rotated row parked in shared memory; byte-identical
+//
+// The arithmetic contract (the Go mirror refimpl.RotateF32 and
+// refimpl.QuantizeAct* follow it op for op; contraction is off in this file):
+//   v[c]  = float(x[c]) * chs[c]                      one rounded product
+//   per layer r = 0..7, per pair (i, j, cos, sin):
+//     v[i] = fmaf(cos, v[i], sin * v[j])             sin*v[j] rounded first
+//     v[j] = fmaf(cos, v[j], -(sin * v[i_old]))
+//   per-group: scale = amax/448; code = scale == 0 ? 0 : e4m3(v / scale)
+//   per-token: xr = bf16(v); amax over float(xr); As = max_g (amax_g / 448);
+//              code = As == 0 ? 0 : e4m3(float(xr) / As)
+//   rsum = float(S) / 512, S = the exact integer sum of 512 * decoded code
+// e4m3 is the contract-wrapped hardware convert (gate e4m3-device-sweep
+// proves it equals the software encoder on all 2^32 inputs).
+//
+// Work split: one warp per (group, partition, row): the group's 128 values
+// sit in the warp's own 128-float shared slice; lane l owns pairs l and
+// l+32 of each layer, their records (indices and cos/sin) held in registers
+// for the warp's lifetime; layers are separated by a warp-level sync only.
+#include "arch/e4m3.h"
+#include "arch/tiled.h"
+
+#pragma clang fp contract(off)
+
+#define KROT 8
+#define GROUP 128
+#define WARPS 8 // warps per block in every producer
+
+struct f4 { float x, y, z, w; };
+
+#if defined(__AMDGCN__)
+DEVICE void warp_sync() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+  __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+}
+DEVICE float shfl_xor_f32(float v, u32 m) {
+  u32 src = lane_id() ^ m;
+  return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((int)(src << 2), __builtin_bit_cast(int, v)));
+}
+DEVICE i32 shfl_xor_i32(i32 v, u32 m) { return __builtin_amdgcn_ds_bpermute((int)((lane_id() ^ m) << 2), v); }
+#else
+DEVICE void warp_sync() { __nvvm_bar_warp_sync(0xffffffffu); }
+DEVICE float shfl_xor_f32(float v, u32 m) { return __nvvm_shfl_sync_bfly_f32(0xffffffffu, v, (int)m, 0x1f); }
+DEVICE i32 shfl_xor_i32(i32 v, u32 m) { return __nvvm_shfl_sync_bfly_i32(0xffffffffu, v, (int)m, 0x1f); }
+#endif
+
+DEVICE float warp_max(float v) {
+  for (u32 m = 16; m > 0; m >>= 1) v = __builtin_fmaxf(v, shfl_xor_f32(v, m));
+  return v;
+}
+DEVICE i32 warp_sum_i32(i32 v) {
+  for (u32 m = 16; m > 0; m >>= 1) v += shfl_xor_i32(v, m);
+  return v;
+}
+
+DEVICE float bf16_to_f32(u32 h) { return bits_f32(h << 16); }
+DEVICE u32 f32_to_bf16(float f) { // round to nearest even; NaN stays NaN
+  u32 u = f32_bits(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u >> 16) | 0x40u;
+  return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}
+
+// 512 * the decoded value of a code, exactly, as an integer (NaN codes are
+// never produced by the encoder).
+DEVICE i32 e4m3_x512(u32 c) {
+  u32 e = (c >> 3) & 15u, m = c & 7u;
+  i32 v = e ? (i32)((8u + m) << (e - 1u)) : (i32)m;
+  return (c & 0x80u) ? -v : v;
+}
+
+// Four codes of v / scale (0 when scale == 0), packed low byte first.
+DEVICE u32 encode4(f4 v, float scale) {
+  if (scale == 0.0f) return 0;
+  u32 lo = e4m3_encode2_hw(v.x / scale, v.y / scale);
+  u32 hi = e4m3_encode2_hw(v.z / scale, v.w / scale);
+  return lo | (hi << 16);
+}
+DEVICE i32 sum4_x512(u32 c) {
+  return e4m3_x512(c & 0xFFu) + e4m3_x512((c >> 8) & 0xFFu) + e4m3_x512((c >> 16) & 0xFFu) + e4m3_x512(c >> 24);
+}
+
+// A lane's rotation records for one (partition, group): layer r's pairs l
+// and l+32 as indices i0 | j0<<8 | i1<<16 | j1<<24 and (cos0, sin0, cos1, sin1).
+struct Records {
+  u32 idx[KROT];
+  f4 cs[KROT];
+};
+
+DEVICE void load_records(Records &rec, const u32 *ridx, const f4 *rcs, u32 p, u32 g, u32 G, u32 lane) {
+#pragma unroll
+  for (u32 r = 0; r < KROT; r++) {
+    u64 o = ((u64)(p * KROT + r) * G + g) * 32u + lane;
+    rec.idx[r] = ridx[o];
+    rec.cs[r] = rcs[o];
+  }
+}
+
+// Loads the lane's 4 channels 4l..4l+3 of row m, group g, times the channel
+// scales, into the warp's slice.
+DEVICE void load_row_group(float *sv, const u16 *x, const f4 &chs4, u64 rowoff, u32 g, u32 lane) {
+  const u32 *xp = (const u32 *)(x + rowoff + (u64)g * GROUP + 4u * lane);
+  u32 w0 = xp[0], w1 = xp[1];
+  sv[4 * lane + 0] = bf16_to_f32(w0 & 0xFFFFu) * chs4.x;
+  sv[4 * lane + 1] = bf16_to_f32(w0 >> 16) * chs4.y;
+  sv[4 * lane + 2] = bf16_to_f32(w1 & 0xFFFFu) * chs4.z;
+  sv[4 * lane + 3] = bf16_to_f32(w1 >> 16) * chs4.w;
+}
+
+DEVICE void rotate_pair(float *sv, u32 i, u32 j, float c, float s) {
+  float a = sv[i], b = sv[j];
+  sv[i] = __builtin_fmaf(c, a, s * b);
+  sv[j] = __builtin_fmaf(c, b, -(s * a));
+}
+
+// The 8 layers on the warp's slice; pairs of a layer are disjoint, so only
+// layers need separating.
+DEVICE void rotate_group(float *sv, const Records &rec) {
+  warp_sync();
+#pragma unroll
+  for (u32 r = 0; r < KROT; r++) {
+    u32 w = rec.idx[r];
+    rotate_pair(sv, w & 0xFFu, (w >> 8) & 0xFFu, rec.cs[r].x, rec.cs[r].y);
+    rotate_pair(sv, (w >> 16) & 0xFFu, w >> 24, rec.cs[r].z, rec.cs[r].w);
+    warp_sync();
+  }
+}
+
+DEVICE f4 read4(const float *sv, u32 lane) {
+  return f4{sv[4 * lane], sv[4 * lane + 1], sv[4 * lane + 2], sv[4 * lane + 3]};
+}
+DEVICE float amax4(f4 v) {
+  return __builtin_fmaxf(__builtin_fmaxf(__builtin_fabsf(v.x), __builtin_fabsf(v.y)),
+                         __builtin_fmaxf(__builtin_fabsf(v.z), __builtin_fabsf(v.w)));
+}
+DEVICE f4 round_bf16_4(f4 v, u32 &w0, u32 &w1) {
+  u32 a = f32_to_bf16(v.x), b = f32_to_bf16(v.y), c = f32_to_bf16(v.z), d = f32_to_bf16(v.w);
+  w0 = a | (b << 16);
+  w1 = c | (d << 16);
+  return f4{bf16_to_f32(a), bf16_to_f32(b), bf16_to_f32(c), bf16_to_f32(d)};
+}
+
+// Grid (G, P, ceil(M / (WARPS*rows_per_warp))); warp w of block z handles
+// rows z*WARPS*rpw + w, + WARPS, ... below M.
+KERNEL LAUNCH_BOUNDS(256) void pq_rotq_group(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs, u8 *codes,
+                                             float *gscale, float *rsum, u32 M, u32 K, u32 rpw) {
+  SHARED float sbuf[WARPS][GROUP];
+  u32 g = bid_x(), p = bid_y(), G = K / GROUP;
+  u32 lane = lane_id(), warp = tid_x() >> 5;
+  float *sv = sbuf[warp];
+  Records rec;
+  load_records(rec, ridx, rcs, p, g, G, lane);
+  f4 chs4 = chs[((u64)p * K + (u64)g * GROUP) / 4u + lane];
+  u32 m0 = bid_z() * WARPS * rpw;
+  for (u32 m = m0 + warp; m < M && m < m0 + WARPS * rpw; m += WARPS) {
+    load_row_group(sv, x, chs4, (u64)m * K, g, lane);
+    rotate_group(sv, rec);
+    f4 v = read4(sv, lane);
+    float scale = warp_max(amax4(v)) / 448.0f;
+    u32 c = encode4(v, scale);
+    u64 row = (u64)p * M + m;
+    *(u32 *)(codes + row * K + (u64)g * GROUP + 4u * lane) = c;
+    i32 S = warp_sum_i32(sum4_x512(c));
+    if (lane == 0) {
+      gscale[row * G + g] = scale;
+      rsum[row * G + g] = (float)S / 512.0f;
+    }
+    warp_sync();
+  }
+}
+
+// Pass A: as pq_rotq_group, but the epilogue writes the bf16-rounded rows
+// and the amax of the rounded values.
+KERNEL LAUNCH_BOUNDS(256) void pq_rot_bf16(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs, u16 *xr,
+                                           float *gamax, u32 M, u32 K, u32 rpw) {
+  SHARED float sbuf[WARPS][GROUP];
+  u32 g = bid_x(), p = bid_y(), G = K / GROUP;
+  u32 lane = lane_id(), warp = tid_x() >> 5;
+  float *sv = sbuf[warp];
+  Records rec;
+  load_records(rec, ridx, rcs, p, g, G, lane);
+  f4 chs4 = chs[((u64)p * K + (u64)g * GROUP) / 4u + lane];
+  u32 m0 = bid_z() * WARPS * rpw;
+  for (u32 m = m0 + warp; m < M && m < m0 + WARPS * rpw; m += WARPS) {
+    load_row_group(sv, x, chs4, (u64)m * K, g, lane);
+    rotate_group(sv, rec);
+    u32 w0, w1;
+    f4 v = round_bf16_4(read4(sv, lane), w0, w1);
+    u64 row = (u64)p * M + m;
+    u32 *out = (u32 *)(xr + row * K + (u64)g * GROUP + 4u * lane);
+    out[0] = w0;
+    out[1] = w1;
+    float a = warp_max(amax4(v));
+    if (lane == 0) gamax[row * G + g] = a;
+    warp_sync();
+  }
+}
+
+// Stores 4 codes of (row m, columns k..k+3) of partition p.
+DEVICE void store_codes(u8 *codes, u32 c, u32 p, u32 m, u32 k, u32 Mrows, u32 K, u32 tiled) {
+  if (tiled) {
+    u64 base = (u64)p * Mrows * K; // Mrows = Mpad (a multiple of 16) in tiled mode
+    *(u32 *)(codes + base + tiled_off(m, k, K)) = c;
+  } else {
+    *(u32 *)(codes + ((u64)p * Mrows + m) * K + k) = c;
+  }
+}
+
+// The token scale of a row from its group amaxes: every warp computes it
+// itself (max is exact, so the order does not matter).
+DEVICE float token_scale(const float *gam, u32 G, u32 lane) {
+  float a = 0.0f;
+  for (u32 g = lane; g < G; g += 32) a = __builtin_fmaxf(a, gam[g] / 448.0f);
+  return warp_max(a);
+}
+
+// Encodes one group of a row from its 4 rounded values per lane, writes
+// codes and the group's row sum.
+DEVICE void encode_group(f4 v, float As, u8 *codes, float *rsum, u32 p, u32 m, u32 g, u32 M, u32 Mrows, u32 K,
+                         u32 tiled, u32 lane) {
+  u32 c = encode4(v, As);
+  store_codes(codes, c, p, m, g * GROUP + 4u * lane, Mrows, K, tiled);
+  i32 S = warp_sum_i32(sum4_x512(c));
+  if (lane == 0) rsum[((u64)p * M + m) * (K / GROUP) + g] = (float)S / 512.0f;
+}
+
+// Rows m in [M, Mpad) of a tiled output are written as zero codes.
+DEVICE void zero_pad_row(u8 *codes, u32 p, u32 m, u32 Mpad, u32 K) {
+  for (u32 k = tid_x() * 4u; k < K; k += bdim_x() * 4u) store_codes(codes, 0, p, m, k, Mpad, K, 1);
+}
+
+// Pass C. Grid (Mrows, P), Mrows = M (row-major) or Mpad (tiled).
+KERNEL LAUNCH_BOUNDS(256) void pq_tokq(const u16 *xr, const float *gamax, u8 *codes, float *tscale, float *rsum, u32 M,
+                                       u32 K, u32 tiled) {
+  u32 m = bid_x(), p = bid_y(), G = K / GROUP;
+  u32 Mrows = tiled ? (M + 15u) & ~15u : M;
+  if (m >= M) {
+    zero_pad_row(codes, p, m, Mrows, K);
+    return;
+  }
+  u32 lane = lane_id(), warp = tid_x() >> 5;
+  u64 row = (u64)p * M + m;
+  float As = token_scale(gamax + row * G, G, lane);
+  if (tid_x() == 0) tscale[row] = As;
+  for (u32 g = warp; g < G; g += WARPS) {
+    const u32 *xp = (const u32 *)(xr + row * K + (u64)g * GROUP + 4u * lane);
+    u32 w0 = xp[0], w1 = xp[1];
+    f4 v{bf16_to_f32(w0 & 0xFFFFu), bf16_to_f32(w0 >> 16), bf16_to_f32(w1 & 0xFFFFu), bf16_to_f32(w1 >> 16)};
+    encode_group(v, As, codes, rsum, p, m, g, M, Mrows, K, tiled, lane);
+  }
+}
+
+// Fused per-token producer. Grid (Mrows, P); the rotated, bf16-rounded row
+// waits in shared memory (K <= MAXK) between the two phases.
+#define MAXK 17408
+KERNEL LAUNCH_BOUNDS(256) void pq_rotq_token(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs, u8 *codes,
+                                             float *tscale, float *rsum, u32 M, u32 K, u32 tiled) {
+  SHARED float sbuf[WARPS][GROUP];
+  SHARED u32 srow[MAXK / 2]; // bf16 pairs
+  SHARED float sam[MAXK / GROUP];
+  u32 m = bid_x(), p = bid_y(), G = K / GROUP;
+  u32 Mrows = tiled ? (M + 15u) & ~15u : M;
+  if (m >= M) {
+    zero_pad_row(codes, p, m, Mrows, K);
+    return;
+  }
+  u32 lane = lane_id(), warp = tid_x() >> 5;
+  float *sv = sbuf[warp];
+  for (u32 g = warp; g < G; g += WARPS) {
+    Records rec;
+    load_records(rec, ridx, rcs, p, g, G, lane);
+    f4 chs4 = chs[((u64)p * K + (u64)g * GROUP) / 4u + lane];
+    load_row_group(sv, x, chs4, (u64)m * K, g, lane);
+    rotate_group(sv, rec);
+    u32 w0, w1;
+    f4 v = round_bf16_4(read4(sv, lane), w0, w1);
+    srow[(g * GROUP) / 2 + 2 * lane] = w0;
+    srow[(g * GROUP) / 2 + 2 * lane + 1] = w1;
+    float a = warp_max(amax4(v));
+    if (lane == 0) sam[g] = a;
+    warp_sync();
+  }
+  block_sync();
+  u64 row = (u64)p * M + m;
+  float As = token_scale(sam, G, lane);
+  if (tid_x() == 0) tscale[row] = As;
+  for (u32 g = warp; g < G; g += WARPS) {
+    u32 w0 = srow[(g * GROUP) / 2 + 2 * lane], w1 = srow[(g * GROUP) / 2 + 2 * lane + 1];
+    f4 v{bf16_to_f32(w0 & 0xFFFFu), bf16_to_f32(w0 >> 16), bf16_to_f32(w1 & 0xFFFFu), bf16_to_f32(w1 >> 16)};
+    encode_group(v, As, codes, rsum, p, m, g, M, Mrows, K, tiled, lane);
+  }
+}

@@ -1,0 +1,57 @@
+package kernels
+
+import "github.com/parharness/parharness/gpu"
+
+// The rotate-and-quantize producers (hipsrc/producers.hip) and their launch
+// geometry. The arguments, in order, are those of the kernel signatures;
+// gates and benches call these helpers so the geometry lives in one place.
+func init() {
+	for _, k := range []Kernel{
+		{Name: "pq_rotq_group", Module: "producers", Doc: "decode band: rotate + per-group e4m3 scales, codes and row sums for all partitions in one launch"},
+		{Name: "pq_rot_bf16", Module: "producers", Doc: "prefill pass A: rotate -> bf16 rows and per-group amax"},
+		{Name: "pq_tokq", Module: "producers", Doc: "prefill pass C: token scale, e4m3 codes (row-major or tiled), row sums"},
+		{Name: "pq_rotq_token", Module: "producers", Doc: "fused per-token producer (pass A + pass C, row in shared memory), row-major or tiled"},
+	} {
+		Register(k)
+	}
+}
+
+// Producer geometry constants (hipsrc/producers.hip).
+const (
+	ProducerWarps = 8     // warps per block
+	ProducerMaxK  = 17408 // MAXK: largest K the fused per-token producer parks in shared memory
+	Group         = 128
+)
+
+// RowsPerWarp picks how many rows a warp of the group-wise kernels
+// (pq_rotq_group, pq_rot_bf16) handles: its rotation records are loaded
+// once and reused for every row.
+func RowsPerWarp(M int) int {
+	switch {
+	case M <= 64:
+		return 1
+	case M <= 1024:
+		return 4
+	default:
+		return 16
+	}
+}
+
+// GroupWiseGrid is the grid of pq_rotq_group and pq_rot_bf16: (G, P, row chunks).
+func GroupWiseGrid(M, K, P, rpw int) (grid, block gpu.Dim3) {
+	rows := ProducerWarps * rpw
+	return gpu.Dim3{X: uint32(K / Group), Y: uint32(P), Z: uint32((M + rows - 1) / rows)}, gpu.D1(32 * ProducerWarps)
+}
+
+// RowWiseGrid is the grid of pq_tokq and pq_rotq_token: one block per row
+// (per padded row when tiled) and partition.
+func RowWiseGrid(M, P int, tiled bool) (grid, block gpu.Dim3) {
+	rows := M
+	if tiled {
+		rows = PadRows(M)
+	}
+	return gpu.Dim3{X: uint32(rows), Y: uint32(P), Z: 1}, gpu.D1(32 * ProducerWarps)
+}
+
+// PadRows is M rounded up to the 16-row fragment tile.
+func PadRows(M int) int { return (M + 15) / 16 * 16 }

@@ -1,0 +1,107 @@
+package refimpl
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestTiledOffsetIsBijection(t *testing.T) {
+	for _, K := range []int{128, 5120} {
+		M := 32
+		seen := make([]bool, M*K)
+		for m := 0; m < M; m++ {
+			for k := 0; k < K; k++ {
+				o := TiledOffset(m, k, K)
+				if o < 0 || o >= M*K || seen[o] {
+					t.Fatalf("K=%d: offset %d of (%d,%d) out of range or repeated", K, o, m, k)
+				}
+				seen[o] = true
+			}
+		}
+	}
+	// Hand case: row 9, column 21 -> lane (9%8)*4 + (21%16)/4 = 5, register 1 + 2 = 3, byte 1.
+	if got := TiledOffset(9, 21, 64); got != 5*16+3*4+1 {
+		t.Fatalf("TiledOffset(9,21) = %d, want %d", got, 5*16+3*4+1)
+	}
+}
+
+func randomRotation(rng *rand.Rand, K int) *Rotation {
+	r := &Rotation{K: K, Krot: DefaultKrot, Pairs: make([]int16, DefaultKrot*K), Theta: make([]float64, DefaultKrot*K/2), ChannelScales: make([]float64, K)}
+	for l := 0; l < DefaultKrot; l++ {
+		for g := 0; g < K/GroupSize; g++ {
+			for i, p := range rng.Perm(GroupSize) {
+				r.Pairs[l*K+g*GroupSize+i] = int16(p)
+			}
+		}
+	}
+	for i := range r.Theta {
+		r.Theta[i] = RoundF16(rng.NormFloat64() * 0.3)
+	}
+	for i := range r.ChannelScales {
+		r.ChannelScales[i] = RoundF16(0.5 + rng.Float64())
+	}
+	return r
+}
+
+// TestRotateF32MatchesFloat64 checks the float32 mirror against the fp64
+// rotation to float32 accuracy, and that records hold each pair once.
+func TestRotateF32MatchesFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	K, M := 256, 3
+	rot := randomRotation(rng, K)
+	rr, err := BuildRotRecords([]*Rotation{rot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]uint16, M*K)
+	for i := range x {
+		x[i] = F64ToBF16(rng.NormFloat64())
+	}
+	v := rr.RotateF32(x, M, 0)
+	for m := 0; m < M; m++ {
+		ref := make([]float64, K)
+		for c := range ref {
+			ref[c] = BF16ToF64(x[m*K+c])
+		}
+		rot.Forward(ref)
+		var num, den float64
+		for c := range ref {
+			d := float64(v[m*K+c]) - ref[c]
+			num += d * d
+			den += ref[c] * ref[c]
+		}
+		if rel := math.Sqrt(num / den); rel > 1e-6 {
+			t.Errorf("row %d: float32 mirror vs fp64 rotation rel %.3g > 1e-6", m, rel)
+		}
+	}
+	// Swapping cos and sin in the records must break the agreement.
+	for i := 0; i < len(rr.CS); i += 2 {
+		rr.CS[i], rr.CS[i+1] = rr.CS[i+1], rr.CS[i]
+	}
+	w := rr.RotateF32(x, 1, 0)
+	ref := make([]float64, K)
+	for c := range ref {
+		ref[c] = BF16ToF64(x[c])
+	}
+	rot.Forward(ref)
+	if math.Abs(float64(w[0])-ref[0]) < 1e-3 && math.Abs(float64(w[1])-ref[1]) < 1e-3 {
+		t.Errorf("swapped cos/sin still agrees: the test cannot see a convention flip")
+	}
+}
+
+func TestBuildRotRecordsRejects(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	a := randomRotation(rng, 256)
+	b := randomRotation(rng, 128)
+	if _, err := BuildRotRecords([]*Rotation{a, b}); err == nil {
+		t.Errorf("mixed K accepted")
+	}
+	if _, err := BuildRotRecords([]*Rotation{a, a, a, a}); err == nil {
+		t.Errorf("4 partitions accepted")
+	}
+	a.Pairs[5] = a.Pairs[6]
+	if _, err := BuildRotRecords([]*Rotation{a}); err == nil {
+		t.Errorf("non-permutation layer accepted")
+	}
+}
