@@ -365,33 +365,3 @@ func (t *RotTable) Bytes() []byte {
 	}
 	return b
 }
-
-// ForwardF32 is a float32 mirror of the activation transform from a table,
-// for producers that rotate on the device, in place on one row. Op order (a
-// kernel that claims byte equality follows it):
-//
-//	x[k] = float32(x[k] * cs[k])                 for every k, first
-//	for l = 0..Krot-1, each group, each pair (i, j, c, s), from the old values:
-//	    x_i' = fmaf( c, x_i, float32(s*x_j))
-//	    x_j' = fmaf(-s, x_i, float32(c*x_j))
-//
-// with fmaf the single-rounding float32 fused multiply-add (FMA32).
-func (t *RotTable) ForwardF32(x []float32) {
-	if len(x) != t.K {
-		panic(fmt.Sprintf("refimpl: ForwardF32 of K=%d applied to %d values", t.K, len(x)))
-	}
-	for k, s := range t.ChannelScales {
-		x[k] = float32(x[k] * s)
-	}
-	G := t.K / GroupSize
-	for l := 0; l < t.Krot; l++ {
-		for g := 0; g < G; g++ {
-			xs := x[g*GroupSize : (g+1)*GroupSize]
-			for _, r := range t.Recs[(l*G+g)*PairsPerGroup : (l*G+g+1)*PairsPerGroup] {
-				xi, xj := xs[r.I], xs[r.J]
-				xs[r.I] = FMA32(r.Cos, xi, float32(r.Sin*xj))
-				xs[r.J] = FMA32(-r.Sin, xi, float32(r.Cos*xj))
-			}
-		}
-	}
-}

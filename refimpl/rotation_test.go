@@ -218,22 +218,6 @@ func TestRotTable(t *testing.T) {
 		math.Float32frombits(binary.LittleEndian.Uint32(o[8:])) != rec.Sin {
 		t.Fatal("record bytes do not match the documented layout")
 	}
-	// The float32 mirror tracks the float64 transform.
-	x := make([]float32, 256)
-	x64 := make([]float64, 256)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-		x64[i] = float64(x[i])
-	}
-	tab.ForwardF32(x)
-	r.Forward(x64)
-	got := make([]float64, 256)
-	for i := range x {
-		got[i] = float64(x[i])
-	}
-	if e := RelErr(got, x64); e > 1e-6 {
-		t.Fatalf("ForwardF32 rel %g against the float64 Forward", e)
-	}
 }
 
 func TestSameRotationAndMerge(t *testing.T) {
