@@ -97,10 +97,11 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	writePartial := func(reason string) {
 		doc.Records = ctx.Records
-		doc.Partial, doc.PartialReason = true, reason
 		if *jsonPath != "" {
-			if err := results.Write(*jsonPath, doc); err == nil {
+			if err := results.WritePartial(*jsonPath, doc, reason); err == nil {
 				fmt.Fprintf(stderr, "partial results written to %s\n", *jsonPath)
+			} else {
+				fmt.Fprintf(stderr, "writing partial results: %v\n", err)
 			}
 		}
 	}

@@ -152,11 +152,9 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 		defer mu.Unlock()
 		doc.Gates = append(doc.Gates, results.GateRecord{Gate: current, Status: string(gates.Fail),
 			Reason: fmt.Sprintf("hung: %s did not return within %s (watchdog)", what, after)})
-		doc.Partial = true
-		doc.PartialReason = fmt.Sprintf("gate %s hung; gates after it did not run", current)
 		fmt.Fprintf(stderr, "parharness gate: gate %s FAILED: hung in %s for %s\n", current, what, after)
 		if *jsonPath != "" {
-			if err := results.Write(*jsonPath, doc); err != nil {
+			if err := results.WritePartial(*jsonPath, doc, fmt.Sprintf("gate %s hung; gates after it did not run", current)); err != nil {
 				fmt.Fprintf(stderr, "parharness gate: writing partial results: %v\n", err)
 			} else {
 				fmt.Fprintf(stderr, "parharness gate: partial results written to %s\n", *jsonPath)

@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/parharness/parharness/results"
+)
+
+func init() {
+	register(command{name: "diff", usage: "compare two results files: diff OLD NEW [--markdown] [--changed]", run: runDiff})
+	register(command{name: "report", usage: "render a results file: report RESULTS [--svg DIR] [--benchfmt]", run: runReport})
+}
+
+// splitArgs separates positional arguments from flags so both orders work.
+func splitArgs(args []string, boolFlags map[string]bool) (pos, flags []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(a) > 1 && a[0] == '-' {
+			flags = append(flags, a)
+			name := a
+			for len(name) > 0 && name[0] == '-' {
+				name = name[1:]
+			}
+			if !boolFlags[name] && i+1 < len(args) && !containsEq(a) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	return
+}
+
+func containsEq(s string) bool {
+	for _, c := range s {
+		if c == '=' {
+			return true
+		}
+	}
+	return false
+}
+
+// runDiff prints per-row ratios with noise-aware verdicts. Exit 1 when a
+// gate regressed or rows measured different work; 0 otherwise.
+func runDiff(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("diff", stderr)
+	md := fs.Bool("markdown", false, "print Markdown (for a pull request)")
+	changed := fs.Bool("changed", false, "list only rows whose verdict is not ~")
+	noise := fs.Float64("noise", 2, "least run-to-run noise in percent a difference must exceed (in-run controls only see in-run noise)")
+	pos, flags := splitArgs(args, map[string]bool{"markdown": true, "changed": true})
+	if err := parse(fs, flags); err != nil {
+		return ExitUsage, err
+	}
+	if len(pos) != 2 {
+		return ExitUsage, usagef("usage: parharness diff OLD NEW [--markdown] [--changed]")
+	}
+	oldDoc, err := results.Read(pos[0])
+	if err != nil {
+		return ExitUsage, err
+	}
+	newDoc, err := results.Read(pos[1])
+	if err != nil {
+		return ExitUsage, err
+	}
+	rep, err := results.Diff(oldDoc, newDoc, results.DiffOptions{OnlyChanged: *changed, MinNoisePct: *noise})
+	if err != nil {
+		return ExitUsage, err
+	}
+	if *md {
+		err = rep.WriteMarkdown(stdout)
+	} else {
+		err = rep.WriteText(stdout)
+	}
+	if err != nil {
+		return ExitUsage, err
+	}
+	code := ExitOK
+	if err := rep.Mismatches(); err != nil {
+		fmt.Fprintf(stderr, "parharness diff: %v\n", err)
+		code = ExitFail
+	}
+	for _, g := range rep.GateChanges {
+		if g.Regression() {
+			code = ExitFail
+		}
+	}
+	return code, nil
+}
+
+func runReport(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("report", stderr)
+	svg := fs.String("svg", "", "write one SVG plot per (suite, kernel) into this directory")
+	bf := fs.Bool("benchfmt", false, "print Go benchmark format (for benchstat)")
+	pos, flags := splitArgs(args, map[string]bool{"benchfmt": true})
+	if err := parse(fs, flags); err != nil {
+		return ExitUsage, err
+	}
+	if len(pos) != 1 {
+		return ExitUsage, usagef("usage: parharness report RESULTS [--svg DIR] [--benchfmt]")
+	}
+	doc, err := results.Read(pos[0])
+	if err != nil {
+		return ExitUsage, err
+	}
+	if len(doc.Gates) > 0 {
+		fmt.Fprintf(stdout, "gates: %d\n", len(doc.Gates))
+		for _, g := range doc.Gates {
+			fmt.Fprintf(stdout, "  %-4s %s %s\n", g.Status, g.Gate, oneLine(g.Reason))
+		}
+	}
+	if len(doc.Records) > 0 {
+		printBenchTable(stdout, doc)
+	}
+	if *bf {
+		if err := results.WriteBenchfmt(stdout, doc); err != nil {
+			return ExitUsage, err
+		}
+	}
+	if *svg != "" {
+		paths, err := results.Plot(doc, *svg)
+		if err != nil {
+			return ExitUsage, err
+		}
+		for _, p := range paths {
+			fmt.Fprintf(stdout, "wrote %s\n", p)
+		}
+	}
+	return ExitOK, nil
+}
