@@ -315,7 +315,7 @@ func synthetic(K, N, bits int, seed uint64) *Linear {
 	}
 	l.Scales = make([]uint16, G*N)
 	for i := range l.Scales {
-		l.Scales[i] = refimpl.F64ToF16(1e-3 * math.Pow(10, rng.Float64()))
+		l.Scales[i] = refimpl.F64ToF16(1e-3 * math.Exp(math.Ln10*rng.Float64()))
 	}
 	l.Pairs = make([]int16, krot*K)
 	for r := 0; r < krot; r++ {

@@ -234,10 +234,14 @@ func (w *QWeight) DequantKN(n0, nb int, dst []float64) {
 }
 
 // MergeQWeights concatenates weights with the same K and Bits along N, as a
-// loader merges q/k/v or gate/up into one launch.
+// loader merges q/k/v or gate/up into one launch. A single weight is
+// returned as is (validated), not copied.
 func MergeQWeights(ws ...*QWeight) (*QWeight, error) {
 	if len(ws) == 0 {
 		return nil, errors.New("refimpl: MergeQWeights of nothing")
+	}
+	if len(ws) == 1 {
+		return ws[0], ws[0].Validate()
 	}
 	out := &QWeight{K: ws[0].K, Bits: ws[0].Bits}
 	for i, w := range ws {
@@ -266,7 +270,12 @@ func MergeQWeights(ws ...*QWeight) (*QWeight, error) {
 }
 
 func mergeRows(ws []*QWeight, rows int, get func(*QWeight) ([]int32, int)) []int32 {
-	var out []int32
+	total := 0
+	for _, w := range ws {
+		_, width := get(w)
+		total += rows * width
+	}
+	out := make([]int32, 0, total)
 	for r := 0; r < rows; r++ {
 		for _, w := range ws {
 			s, width := get(w)

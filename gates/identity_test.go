@@ -1,0 +1,145 @@
+package gates
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parharness/parharness/checkpoint"
+	"github.com/parharness/parharness/refimpl"
+)
+
+func identityGate(t *testing.T) Gate {
+	for _, g := range All() {
+		if g.Name == "identity" {
+			return g
+		}
+	}
+	t.Fatal("identity gate is not registered")
+	return Gate{}
+}
+
+func TestIdentityGateSynthetic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full-size synthetic weights")
+	}
+	res := RunGate(&Env{Seed: 42}, identityGate(t))
+	if res.Status != Pass {
+		t.Fatalf("status %s: %s %v", res.Status, res.Reason, res.Failures)
+	}
+	if len(res.Metrics) != 12 { // 6 W4A8 linears x 2 TP sets
+		t.Errorf("%d metrics, want 12: %v", len(res.Metrics), res.Metrics)
+	}
+	for name, rel := range res.Metrics {
+		if !(rel <= identityTol) || rel == 0 {
+			t.Errorf("%s: rel %g", name, rel)
+		}
+	}
+	t.Logf("%.2fs; notes: %s", res.Seconds, strings.Join(res.Notes, " | "))
+}
+
+// The identity separates the conventions: with the layers applied in
+// reverse order, or the angles negated, on the activation side only, the two
+// sides disagree at O(1).
+func TestIdentityCatchesBrokenConventions(t *testing.T) {
+	l := checkpoint.Synthetic(256, 64, 1)
+	if rel, err := identityRel([]*checkpoint.Linear{l}, identityPlan{M: 2, Cols: 16}, 7); err != nil || rel > identityTol {
+		t.Fatalf("good linear: rel %g, %v", rel, err)
+	}
+	r, w := l.Rotation(), l.QWeightRef()
+	row := make([]float64, 256)
+	w.DequantRow(5, row)
+	weff := append([]float64(nil), row...)
+	r.EffectiveRow(weff)
+	x := identityActivations(1, 256, 3)
+	want := dot(x, weff)
+	side := func(rot *refimpl.Rotation) float64 {
+		a := append([]float64(nil), x...)
+		rot.Forward(a)
+		return dot(a, row)
+	}
+	if got := side(r); math.Abs(got-want) > 1e-12*math.Abs(want) {
+		t.Fatalf("identity: %g vs %g", got, want)
+	}
+	rev := &refimpl.Rotation{K: r.K, Krot: r.Krot, Pairs: make([]int16, len(r.Pairs)), Theta: make([]float64, len(r.Theta)), ChannelScales: r.ChannelScales}
+	neg := &refimpl.Rotation{K: r.K, Krot: r.Krot, Pairs: r.Pairs, Theta: make([]float64, len(r.Theta)), ChannelScales: r.ChannelScales}
+	for layer := 0; layer < r.Krot; layer++ {
+		src := r.Krot - 1 - layer
+		copy(rev.Pairs[layer*r.K:(layer+1)*r.K], r.Pairs[src*r.K:(src+1)*r.K])
+		copy(rev.Theta[layer*r.K/2:(layer+1)*r.K/2], r.Theta[src*r.K/2:(src+1)*r.K/2])
+	}
+	for i, th := range r.Theta {
+		neg.Theta[i] = -th
+	}
+	for name, bad := range map[string]*refimpl.Rotation{"reversed layers": rev, "negated angles": neg} {
+		if got := side(bad); math.Abs(got-want) < 1e-3*math.Abs(want) {
+			t.Errorf("%s: %g vs %g: the identity does not notice", name, got, want)
+		}
+	}
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func TestIdentityGateCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	// k_proj and v_proj of the TP=1 attention at their real size, in two
+	// layers (the gate takes the lowest), under a VLM-style prefix.
+	var ts []*checkpoint.Tensor
+	for i, name := range []string{
+		"model.language_model.layers.11.self_attn.k_proj.",
+		"model.language_model.layers.3.self_attn.k_proj.",
+		"model.language_model.layers.3.self_attn.v_proj.",
+	} {
+		l := checkpoint.Synthetic(5120, 1024, uint64(i))
+		l.Prefix = name
+		ts = append(ts, l.Tensors()...)
+	}
+	if err := checkpoint.Write(filepath.Join(dir, "model-00001-of-00001.safetensors"), ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	res := RunGate(&Env{Seed: 1, Checkpoint: dir}, identityGate(t))
+	if res.Status != Pass || len(res.Metrics) != 1 || res.Metrics["rel/checkpoint/attn_qkv"] > identityTol {
+		t.Fatalf("status %s %s %v metrics %v", res.Status, res.Reason, res.Failures, res.Metrics)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	if !strings.Contains(notes, "layers.3.self_attn.k_proj. + model.language_model.layers.3.self_attn.v_proj.") ||
+		!strings.Contains(notes, "no tensors for self_attn.q_proj") {
+		t.Errorf("notes do not say what was checked:\n%s", notes)
+	}
+
+	// A linear whose shape disagrees with the shapes file fails, naming it.
+	bad := t.TempDir()
+	l := checkpoint.Synthetic(256, 64, 9)
+	l.Prefix = "model.layers.0.mlp.down_proj."
+	checkpoint.Write(filepath.Join(bad, "m.safetensors"), l.Tensors(), nil)
+	res = RunGate(&Env{Seed: 1, Checkpoint: bad}, identityGate(t))
+	if res.Status != Fail || !strings.Contains(res.Reason, "model.layers.0.mlp.down_proj. is K=256 N=64") {
+		t.Errorf("shape mismatch: %s %s", res.Status, res.Reason)
+	}
+
+	// Nothing recognisable: SKIP with the reason.
+	other := t.TempDir()
+	l.Prefix = "encoder.block.0.dense."
+	checkpoint.Write(filepath.Join(other, "m.safetensors"), l.Tensors(), nil)
+	res = RunGate(&Env{Seed: 1, Checkpoint: other}, identityGate(t))
+	if res.Status != Skip || !strings.Contains(res.Reason, "encoder.block.0.dense.") {
+		t.Errorf("unrelated checkpoint: %s %s", res.Status, res.Reason)
+	}
+}
+
+func TestLowestLayer(t *testing.T) {
+	ps := []string{"model.layers.10.mlp.down_proj.", "model.layers.2.mlp.down_proj.", "model.layers.2.mlp.up_proj.", "mtp.mlp.down_proj."}
+	if got := lowestLayer(ps, "mlp.down_proj"); got != "model.layers.2.mlp.down_proj." {
+		t.Errorf("lowestLayer = %q", got)
+	}
+	if got := lowestLayer(ps, "mlp.gate_proj"); got != "" {
+		t.Errorf("lowestLayer of a missing proj = %q", got)
+	}
+}
