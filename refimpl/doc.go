@@ -22,7 +22,8 @@
 // the zero point through row sums of the decoded codes (actquant.go). The
 // references here come in two kinds, and gates use both (DESIGN.md §6):
 //
-//   - Go mirrors (suffix F32 or names that say "mirror") follow a kernel's
+//   - Go mirrors (QuantizeActGroup, QuantizeActToken and their int8 forms;
+//     float32 functions whose doc says "mirror") follow a kernel's
 //     documented float32 op order so the kernel's bytes can be compared
 //     exactly: codes, scale bits, row-sum bits. Their doc comments are the
 //     contract the kernel follows. Go may fuse a*b+c into one FMA on some
@@ -32,7 +33,8 @@
 //     one.
 //   - Semantic references run in float64 from the same codes and scales
 //     (GEMMRef) or from the unquantized inputs (the *64 producers, Rotation),
-//     and say what the result should be regardless of op order. GEMM outputs
+//     and say what the result should be regardless of op order
+//     (QuantizeAct64 and CheckActQuant for the producers). GEMM outputs
 //     are judged by RelErr against them, with Bf16Floor as the scale of
 //     tolerance.
 //
