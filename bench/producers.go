@@ -42,7 +42,7 @@ func init() {
 			}},
 		{name: "rot", doc: "prefill pass A pq_rot_bf16: rotate -> bf16 rows + group amax",
 			Ks: []int{5120, 8704}, Ps: []int{1, 2, 3}, Ms: PrefillMs,
-			variants: func(b *producerBufs) []Variant { return []Variant{b.passA()} },
+			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passALR()} },
 			bytes: func(M, K, P int) int64 {
 				return int64(M*K*2) + int64(P*M*K*2) + int64(P*M)*G(K)*4
 			}},
@@ -54,11 +54,15 @@ func init() {
 			}},
 		{name: "tokq", doc: "fused per-token producer pq_rotq_token, row-major codes, against pass A + pass C",
 			Ks: []int{5120, 8704}, Ps: []int{1, 2, 3}, Ms: PrefillMs,
-			variants: func(b *producerBufs) []Variant { return []Variant{b.fused(false), b.twoPass(false)} },
+			variants: func(b *producerBufs) []Variant {
+				return []Variant{b.fused(false), b.twoPass(false), b.twoPassLR(false)}
+			},
 			bytes:    tokBytes},
 		{name: "tokqt", doc: "fused per-token producer pq_rotq_token, fragment-tiled codes, against pass A + pass C tiled",
 			Ks: []int{5120, 8704}, Ps: []int{1, 2, 3}, Ms: PrefillMs,
-			variants: func(b *producerBufs) []Variant { return []Variant{b.fused(true), b.twoPass(true)} },
+			variants: func(b *producerBufs) []Variant {
+				return []Variant{b.fused(true), b.twoPass(true), b.twoPassLR(true)}
+			},
 			bytes:    tokBytes},
 	} {
 		s := s
@@ -120,6 +124,26 @@ func (b *producerBufs) passA() Variant {
 	})
 	v.Name = "passA"
 	return v
+}
+
+func (b *producerBufs) passALR() Variant {
+	grid, block := kernels.LaneRowGrid(b.M, b.K, b.P)
+	v := b.launch("pq_rot_bf16_lr", grid, block, func(k int) []any {
+		return []any{b.x.Add(k * b.sx), b.idx.Add(k * b.sidx), b.cs.Add(k * b.scs), b.chs.Add(k * b.schs),
+			b.xr.Add(k * b.sxr), b.gamax.Add(k * b.sgmax), uint32(b.M), uint32(b.K)}
+	})
+	v.Name = "passA-lr"
+	return v
+}
+
+func (b *producerBufs) twoPassLR(tiled bool) Variant {
+	a, c := b.passALR(), b.passC(tiled)
+	return Variant{Name: "passA-lr+passC-" + layoutName(tiled), Enqueue: func(s gpu.Stream, k int) error {
+		if err := a.Enqueue(s, k); err != nil {
+			return err
+		}
+		return c.Enqueue(s, k)
+	}}
 }
 
 func tiledFlag(t bool) uint32 {

@@ -239,7 +239,7 @@ func gateProducers(t *T) {
 		t.Release()
 	}
 	t.Metric("cases", float64(len(cases)))
-	t.Logf("%d cases (K x P x M x distribution), 6 variants each (decode band only for M <= 128)", len(cases))
+	t.Logf("%d cases (K x P x M x distribution), 7 variants each (decode band only for M <= 128)", len(cases))
 }
 
 func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, x []uint16, pm *producerMirror, withGroup bool) {
@@ -297,6 +297,13 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 	t.Launch("pq_rot_bf16", grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), xr.Ptr(), gamax.Ptr(), M32, K32, uint32(rpw))
 	compareOut(t, "pq_rot_bf16 rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K, K))
 	compareOut(t, "pq_rot_bf16 group amax "+name, t.Download(gamax), f32Bytes(pm.gamax), 4, at(G, G))
+	// Pass A, lanes = rows: the same outputs.
+	t.Poison(xr, 0xFF)
+	t.Poison(gamax, 0xFF)
+	grid, block = kernels.LaneRowGrid(M, K, P)
+	t.Launch("pq_rot_bf16_lr", grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), xr.Ptr(), gamax.Ptr(), M32, K32)
+	compareOut(t, "pq_rot_bf16_lr rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K, K))
+	compareOut(t, "pq_rot_bf16_lr group amax "+name, t.Download(gamax), f32Bytes(pm.gamax), 4, at(G, G))
 	var wts, wrs []float32
 	for p := 0; p < P; p++ {
 		wts = append(wts, pm.tokQ[p].TokenScale...)

@@ -10,6 +10,7 @@
 //                   amax [P,M,G]
 //   pq_tokq         prefill pass C: token scale = max_g amax_g/448, encode,
 //                   row sums; row-major or fragment-tiled codes
+//   pq_rot_bf16_lr  pass A, lanes = rows: conflict-free, no layer syncs (end of file)
 //   pq_rotq_token   fused per-token producer: pass A + pass C in one launch,
 //                   the rotated row parked in shared memory; byte-identical
 //
@@ -302,4 +303,90 @@ KERNEL LAUNCH_BOUNDS(256) void pq_rotq_token(const u16 *x, const u32 *ridx, cons
     f4 v{bf16_to_f32(w0 & 0xFFFFu), bf16_to_f32(w0 >> 16), bf16_to_f32(w1 & 0xFFFFu), bf16_to_f32(w1 >> 16)};
     encode_group(v, As, codes, rsum, p, m, g, M, Mrows, K, tiled, lane);
   }
+}
+
+// ---------------------------------------------------------------------------
+// pq_rot_bf16_lr: pass A with lanes = rows ("lane-row" form). A warp takes
+// 32 rows of one group; the group's values sit in shared memory transposed,
+// value (channel c, lane l) at sv[c * 33 + l], so every access of a pair
+// (the same channels in all 32 rows) hits 32 distinct banks: no bank
+// conflicts, and no synchronisation between layers, since each lane only
+// ever touches its own row. The 512 pair records of the group (byte offsets
+// of i and j, cos, sin) are staged once per block in shared memory and read
+// as broadcasts. Same arithmetic, same op order: byte-identical to pq_rot_bf16.
+// Grid (G, P, ceil(M / 64)); block 64 threads (2 warps).
+#define LR_WARPS 2
+#define LR_STRIDE 33
+typedef float v4f __attribute__((ext_vector_type(4)));
+typedef u32 u32x4v __attribute__((ext_vector_type(4)));
+// A record is one 16-byte vector {byte offset of i, of j (as float bits), cos, sin}
+// so a broadcast read is a single 128-bit shared load.
+DEVICE v4f make_rec(u32 oi, u32 oj, float c, float s) { return v4f{bits_f32(oi), bits_f32(oj), c, s}; }
+
+KERNEL LAUNCH_BOUNDS(64) void pq_rot_bf16_lr(const u16 *x, const u32 *ridx, const f4 *rcs, const float *chs, u16 *xr,
+                                             float *gamax, u32 M, u32 K) {
+  SHARED v4f srec[KROT * 64];
+  SHARED float sbuf[LR_WARPS][GROUP * LR_STRIDE];
+  SHARED float schs[GROUP];
+  u32 g = bid_x(), p = bid_y(), G = K / GROUP;
+  u32 lane = lane_id(), warp = tid_x() >> 5;
+  // Stage the records: pair t of layer r is half (t / 32) of lane (t % 32)'s word.
+  for (u32 e = tid_x(); e < KROT * 64; e += 32 * LR_WARPS) {
+    u32 r = e >> 6, t = e & 63u, l = t & 31u, h = t >> 5;
+    u64 o = ((u64)(p * KROT + r) * G + g) * 32u + l;
+    u32 w = ridx[o] >> (16u * h);
+    f4 cs = rcs[o];
+    srec[e] = make_rec((w & 0xFFu) * LR_STRIDE * 4u, ((w >> 8) & 0xFFu) * LR_STRIDE * 4u, h ? cs.z : cs.x, h ? cs.w : cs.y);
+  }
+  for (u32 c = tid_x(); c < GROUP; c += 32 * LR_WARPS) schs[c] = chs[(u64)p * K + (u64)g * GROUP + c];
+  block_sync();
+  u32 m = bid_z() * (32u * LR_WARPS) + warp * 32u + lane;
+  bool active = m < M;
+  char *col = (char *)(sbuf[warp] + lane);
+  const u16 *xrow = x + (u64)(active ? m : 0) * K + (u64)g * GROUP;
+#pragma unroll 4
+  for (u32 q = 0; q < GROUP / 8; q++) {
+    u32x4v w = {0, 0, 0, 0};
+    if (active) w = *(const u32x4v *)(xrow + 8u * q); // one 16-byte load per lane
+#pragma unroll
+    for (u32 j = 0; j < 8; j++) {
+      u32 h = (w[j >> 1] >> (16u * (j & 1u))) & 0xFFFFu;
+      *(float *)(col + (8u * q + j) * LR_STRIDE * 4u) = bf16_to_f32(h) * schs[8u * q + j];
+    }
+  }
+  // 8 layers x 64 pairs, four pairs at a time (disjoint channels, so the
+  // loads of four pairs may all go before their stores).
+  for (u32 e = 0; e < KROT * 64; e += 4) {
+    v4f r0 = srec[e], r1 = srec[e + 1], r2 = srec[e + 2], r3 = srec[e + 3];
+    u32 i0 = f32_bits(r0.x), j0 = f32_bits(r0.y), i1 = f32_bits(r1.x), j1 = f32_bits(r1.y);
+    u32 i2 = f32_bits(r2.x), j2 = f32_bits(r2.y), i3 = f32_bits(r3.x), j3 = f32_bits(r3.y);
+    float a0 = *(float *)(col + i0), b0 = *(float *)(col + j0);
+    float a1 = *(float *)(col + i1), b1 = *(float *)(col + j1);
+    float a2 = *(float *)(col + i2), b2 = *(float *)(col + j2);
+    float a3 = *(float *)(col + i3), b3 = *(float *)(col + j3);
+    *(float *)(col + i0) = __builtin_fmaf(r0.z, a0, r0.w * b0);
+    *(float *)(col + j0) = __builtin_fmaf(r0.z, b0, -(r0.w * a0));
+    *(float *)(col + i1) = __builtin_fmaf(r1.z, a1, r1.w * b1);
+    *(float *)(col + j1) = __builtin_fmaf(r1.z, b1, -(r1.w * a1));
+    *(float *)(col + i2) = __builtin_fmaf(r2.z, a2, r2.w * b2);
+    *(float *)(col + j2) = __builtin_fmaf(r2.z, b2, -(r2.w * a2));
+    *(float *)(col + i3) = __builtin_fmaf(r3.z, a3, r3.w * b3);
+    *(float *)(col + j3) = __builtin_fmaf(r3.z, b3, -(r3.w * a3));
+  }
+  if (!active) return;
+  float amax = 0.0f;
+  u16 *dst = xr + ((u64)p * M + m) * K + (u64)g * GROUP;
+#pragma unroll 4
+  for (u32 q = 0; q < GROUP / 8; q++) {
+    u32 w[4];
+#pragma unroll
+    for (u32 j = 0; j < 8; j += 2) {
+      u32 lo = f32_to_bf16(*(float *)(col + (8u * q + j) * LR_STRIDE * 4u));
+      u32 hi = f32_to_bf16(*(float *)(col + (8u * q + j + 1u) * LR_STRIDE * 4u));
+      amax = __builtin_fmaxf(amax, __builtin_fmaxf(__builtin_fabsf(bf16_to_f32(lo)), __builtin_fabsf(bf16_to_f32(hi))));
+      w[j >> 1] = lo | (hi << 16);
+    }
+    *(u32x4v *)(dst + 8u * q) = u32x4v{w[0], w[1], w[2], w[3]}; // one 16-byte store per lane
+  }
+  gamax[((u64)p * M + m) * G + g] = amax;
 }

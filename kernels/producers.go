@@ -9,6 +9,7 @@ func init() {
 	for _, k := range []Kernel{
 		{Name: "pq_rotq_group", Module: "producers", Doc: "decode band: rotate + per-group e4m3 scales, codes and row sums for all partitions in one launch"},
 		{Name: "pq_rot_bf16", Module: "producers", Doc: "prefill pass A: rotate -> bf16 rows and per-group amax"},
+		{Name: "pq_rot_bf16_lr", Module: "producers", Doc: "prefill pass A, lanes = rows: bank-conflict-free, byte-identical to pq_rot_bf16"},
 		{Name: "pq_tokq", Module: "producers", Doc: "prefill pass C: token scale, e4m3 codes (row-major or tiled), row sums"},
 		{Name: "pq_rotq_token", Module: "producers", Doc: "fused per-token producer (pass A + pass C, row in shared memory), row-major or tiled"},
 	} {
@@ -55,3 +56,8 @@ func RowWiseGrid(M, P int, tiled bool) (grid, block gpu.Dim3) {
 
 // PadRows is M rounded up to the 16-row fragment tile.
 func PadRows(M int) int { return (M + 15) / 16 * 16 }
+
+// LaneRowGrid is the grid of pq_rot_bf16_lr: (G, P, 64-row chunks), 64 threads.
+func LaneRowGrid(M, K, P int) (grid, block gpu.Dim3) {
+	return gpu.Dim3{X: uint32(K / Group), Y: uint32(P), Z: uint32((M + 63) / 64)}, gpu.D1(64)
+}
