@@ -25,7 +25,6 @@ var (
 
 type producerSuite struct {
 	name, doc string
-	Ks, Ps    []int
 	Ms        []int
 	variants  func(b *producerBufs) []Variant
 	bytes     func(M, K, P int) int64
@@ -35,35 +34,35 @@ func init() {
 	G := func(K int) int64 { return int64(K / kernels.Group) }
 	for _, s := range []producerSuite{
 		{name: "grpq", doc: "decode-band producer pq_rotq_group (per-group scales), one launch for all partitions",
-			Ks: []int{5120, 3072, 8704}, Ps: []int{1, 3}, Ms: DecodeMs,
+			Ms:       DecodeMs,
 			variants: func(b *producerBufs) []Variant { return []Variant{b.group()} },
 			bytes: func(M, K, P int) int64 {
 				return int64(M*K*2) + int64(P*M*K) + 2*int64(P*M)*G(K)*4
 			}},
 		{name: "rot", doc: "prefill pass A pq_rot_bf16: rotate -> bf16 rows + group amax",
-			Ks: []int{5120, 8704}, Ps: []int{1, 2, 3}, Ms: PrefillMs,
+			Ms:       PrefillMs,
 			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passALR()} },
 			bytes: func(M, K, P int) int64 {
 				return int64(M*K*2) + int64(P*M*K*2) + int64(P*M)*G(K)*4
 			}},
 		{name: "passc", doc: "prefill pass C pq_tokq: token scale, encode, row sums (row-major; tiled as a variant)",
-			Ks: []int{5120, 8704}, Ps: []int{1, 2, 3}, Ms: PrefillMs,
+			Ms:       PrefillMs,
 			variants: func(b *producerBufs) []Variant { return []Variant{b.passC(false), b.passC(true)} },
 			bytes: func(M, K, P int) int64 {
 				return int64(P*M*K*2) + int64(P*M)*G(K)*4 + int64(P*M*K) + int64(P*M*4) + int64(P*M)*G(K)*4
 			}},
 		{name: "tokq", doc: "fused per-token producer pq_rotq_token, row-major codes, against pass A + pass C",
-			Ks: []int{5120, 8704}, Ps: []int{1, 2, 3}, Ms: PrefillMs,
+			Ms: PrefillMs,
 			variants: func(b *producerBufs) []Variant {
 				return []Variant{b.fused(false), b.twoPass(false), b.twoPassLR(false)}
 			},
-			bytes:    tokBytes},
+			bytes: tokBytes},
 		{name: "tokqt", doc: "fused per-token producer pq_rotq_token, fragment-tiled codes, against pass A + pass C tiled",
-			Ks: []int{5120, 8704}, Ps: []int{1, 2, 3}, Ms: PrefillMs,
+			Ms: PrefillMs,
 			variants: func(b *producerBufs) []Variant {
 				return []Variant{b.fused(true), b.twoPass(true), b.twoPassLR(true)}
 			},
-			bytes:    tokBytes},
+			bytes: tokBytes},
 	} {
 		s := s
 		RegisterSuite(Suite{Name: s.name, Doc: s.doc, Run: func(c *Ctx) error { return runProducerSuite(c, s) }})
@@ -193,11 +192,9 @@ func (b *producerBufs) twoPass(tiled bool) Variant {
 func runProducerSuite(c *Ctx, s producerSuite) error {
 	type pt struct{ K, P, M int }
 	var pts []pt
-	for _, K := range s.Ks {
-		for _, P := range s.Ps {
-			for _, M := range c.MsOr(s.Ms) {
-				pts = append(pts, pt{K, P, M})
-			}
+	for _, kp := range c.Shapes.ProducerShapes() {
+		for _, M := range c.MsOr(s.Ms) {
+			pts = append(pts, pt{kp.K, kp.P, M})
 		}
 	}
 	for i, p := range pts {

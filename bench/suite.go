@@ -9,6 +9,7 @@ import (
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/results"
+	"github.com/parharness/parharness/shapes"
 )
 
 // Suite is a named sweep (`parharness bench2 NAME`). Run declares and
@@ -48,8 +49,9 @@ type Ctx struct {
 	Dev      gpu.Device
 	Kernels  *kernels.Loader
 	Engine   *Engine
-	Ms       []int    // --m: M values to sweep (nil: the suite's default ladder)
-	Variants []string // --variants: only these variants (nil: all)
+	Ms       []int       // --m: M values to sweep (nil: the suite's default ladder)
+	Shapes   *shapes.Set // --shapes: the per-rank linears the suites sweep
+	Variants []string    // --variants: only these variants (nil: all)
 	Log      io.Writer
 	Progress func(done, total int, what string)
 

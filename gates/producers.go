@@ -10,6 +10,7 @@ import (
 
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
+	"github.com/parharness/parharness/shapes"
 )
 
 // The rotate-and-quantize producer gates (hipsrc/producers.hip).
@@ -44,21 +45,28 @@ type producerCase struct {
 // (1% of values x1000, pushing most codes into the e4m3 subnormal range).
 var producerDists = []string{"normal", "subnormal", "outlier"}
 
+// producerCases are the deployed (K, P) pairs of the shapes files (quick:
+// TP=2; full: TP=2 and TP=1) times the M values: quick takes part of each
+// ladder plus an odd prefill M, full takes both whole ladders plus odd M.
 func producerCases(full bool) []producerCase {
-	Ks := []int{3072, 5120, 8704}
-	Ps := []int{1, 3}
+	sets := []string{"qwen38-27b-tp2"}
 	Ms := []int{1, 5, 8, 64, 200, 513}
 	if full {
-		Ks = []int{3072, 5120, 6144, 8704, 17408}
-		Ps = []int{1, 2, 3}
-		Ms = []int{1, 2, 5, 8, 16, 40, 48, 64, 128, 200, 512, 1023, 1024, 2048, 4096, 8191, 8192}
+		sets = append(sets, "qwen38-27b-tp1")
+		tp2 := shapes.MustBuiltin("qwen38-27b-tp2")
+		Ms = append(append(append([]int{}, tp2.Ladder("decode")...), tp2.Ladder("prefill")...), 1023, 8191)
 	}
+	seen := map[shapes.KP]bool{}
 	var out []producerCase
 	i := 0
-	for _, K := range Ks {
-		for _, P := range Ps {
+	for _, name := range sets {
+		for _, kp := range shapes.MustBuiltin(name).ProducerShapes() {
+			if seen[kp] {
+				continue
+			}
+			seen[kp] = true
 			for _, M := range Ms {
-				out = append(out, producerCase{K: K, P: P, M: M, dist: producerDists[i%len(producerDists)]})
+				out = append(out, producerCase{K: kp.K, P: kp.P, M: M, dist: producerDists[i%len(producerDists)]})
 				i++
 			}
 		}

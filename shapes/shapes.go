@@ -470,3 +470,22 @@ func Format(w io.Writer, s *Set) error {
 	}
 	return bw.Flush()
 }
+
+// KP is one (K, partitions) pair: what a rotate-and-quantize producer sees
+// of a W4A8 linear.
+type KP struct{ K, P int }
+
+// ProducerShapes returns the distinct (K, P) pairs of the set's W4A8
+// linears, in file order.
+func (s *Set) ProducerShapes() []KP {
+	var out []KP
+	seen := map[KP]bool{}
+	for _, l := range s.W4A8() {
+		kp := KP{l.K, l.P()}
+		if !seen[kp] {
+			seen[kp] = true
+			out = append(out, kp)
+		}
+	}
+	return out
+}

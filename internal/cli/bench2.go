@@ -14,6 +14,7 @@ import (
 	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/results"
+	"github.com/parharness/parharness/shapes"
 )
 
 func init() {
@@ -62,12 +63,17 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	buildDir := fs.String("build", defaultBuildDir(), "code object directory")
 	watchdog := fs.Duration("watchdog", 120*time.Second, "longest wait for the device before declaring a kernel hung")
 	benchfmt := fs.Bool("benchfmt", false, "also print Go benchmark format lines (for benchstat)")
+	shapesArg := fs.String("shapes", "qwen38-27b-tp2", "shapes file, or a built-in set name ("+strings.Join(shapes.Builtins(), ", ")+")")
 	if err := parse(fs, args[1:]); err != nil {
 		return ExitUsage, err
 	}
 	ms, err := parseInts(*mList)
 	if err != nil {
 		return ExitUsage, usagef("--m: %v", err)
+	}
+	set, err := loadShapes(*shapesArg)
+	if err != nil {
+		return ExitUsage, err
 	}
 	var vs []string
 	if *variants != "" {
@@ -89,7 +95,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	doc := &results.Document{Schema: results.SchemaVersion, Tool: version, Commit: commit,
 		Date: time.Now().UTC().Format(time.RFC3339), Command: append([]string{"parharness", "bench2"}, args...),
 		Device: deviceRecord(sess.dev), CodeObjects: codeObjectHashes(*buildDir, sess.dev)}
-	ctx := &bench.Ctx{Dev: sess.dev, Kernels: sess.loader, Engine: eng, Ms: ms, Variants: vs, Log: stderr}
+	ctx := &bench.Ctx{Dev: sess.dev, Kernels: sess.loader, Engine: eng, Ms: ms, Variants: vs, Shapes: set, Log: stderr}
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		ctx.Progress = func(done, total int, what string) {
 			fmt.Fprintf(stderr, "\r[%d/%d] %-50s", done+1, total, what)
@@ -190,4 +196,18 @@ func printBenchTable(w io.Writer, doc *results.Document) {
 		t.Append(r.Kernel, r.Shape, r.M, r.Regime, r.Variant, fmt.Sprintf("%.3f", r.TrimmedMeanUS), fmt.Sprintf("%.0f", r.GBps), pct, tf, ctrl, verdict)
 	}
 	t.Render()
+}
+
+// loadShapes reads a shapes file, or a built-in set when arg names one.
+func loadShapes(arg string) (*shapes.Set, error) {
+	for _, b := range shapes.Builtins() {
+		if arg == b {
+			return shapes.Builtin(b)
+		}
+	}
+	set, err := shapes.Load(arg)
+	if err != nil {
+		return nil, usagef("--shapes: %v", err)
+	}
+	return set, nil
 }
