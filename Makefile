@@ -25,7 +25,7 @@ build/gfx1201/%.co: hipsrc/%.hip $(HDR)
 	$(CLANG) $(AMDFLAGS) $< -o $@.tmp && mv $@.tmp $@
 
 bin: 
-	CGO_ENABLED=0 $(GO) build -o bin/parharness ./cmd/parharness
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o bin/parharness ./cmd/parharness
 
 # The README's test command: build the kernels, run every Go test (no GPU
 # needed), then the quick gate suite (device gates SKIP without a GPU).

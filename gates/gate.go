@@ -98,14 +98,14 @@ func Select(suite Suite, only *regexp.Regexp) []Gate {
 
 // Env is what every gate of one run shares.
 type Env struct {
-	Dev       gpu.Device // nil when no device could be opened
-	DevErr    error      // why Dev is nil
-	Kernels   *kernels.Loader
-	BuildDir  string // where `make kernels` put the code objects
-	Seed      uint64 // base seed; each gate derives its own (SeedFor)
-	Full      bool   // running the full suite
+	Dev        gpu.Device // nil when no device could be opened
+	DevErr     error      // why Dev is nil
+	Kernels    *kernels.Loader
+	BuildDir   string // where `make kernels` put the code objects
+	Seed       uint64 // base seed; each gate derives its own (SeedFor)
+	Full       bool   // running the full suite
 	Checkpoint string // --checkpoint DIR, "" for synthetic weights
-	Log       io.Writer
+	Log        io.Writer
 }
 
 // Result is one gate's outcome, as written to the results JSON.

@@ -16,7 +16,7 @@ if command -v clang++-19 >/dev/null 2>&1; then
 else
   echo "run.sh: clang++-19 not found: kernels not rebuilt (install clang-19 lld-19 llvm-19); device gates will report what is missing" >&2
 fi
-CGO_ENABLED=0 go build -o bin/parharness ./cmd/parharness
+CGO_ENABLED=0 go build -buildvcs=auto -o bin/parharness ./cmd/parharness
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 json=()
