@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/parharness/parharness/bench/regret"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
@@ -69,6 +70,32 @@ func init() {
 	}
 }
 
+// The rows-per-warp law of the group-wise producers (kernels.RowsPerWarp),
+// scored on pass A over both ladders.
+func init() {
+	rpws := []int{1, 2, 4, 8, 16}
+	var names []string
+	for _, r := range rpws {
+		names = append(names, fmt.Sprintf("rpw%d", r))
+	}
+	law := Law{Name: "kernels.RowsPerWarp", Kernel: "passA", Variants: names, Pick: func(c regret.Cell) string {
+		return fmt.Sprintf("rpw%d", kernels.RowsPerWarp(c.M))
+	}}
+	s := producerSuite{name: "rpw", doc: "pass A at fixed rows per warp (1..16) on both ladders: the regret table of kernels.RowsPerWarp",
+		Ms: append(append([]int{}, DecodeMs...), PrefillMs...),
+		variants: func(b *producerBufs) []Variant {
+			var vs []Variant
+			for _, r := range rpws {
+				vs = append(vs, b.passARPW(r))
+			}
+			return vs
+		},
+		bytes: func(M, K, P int) int64 {
+			return int64(M*K*2) + int64(P*M*K*2) + int64(P*M)*int64(K/kernels.Group)*4
+		}}
+	RegisterSuite(Suite{Name: s.name, Doc: s.doc, Run: func(c *Ctx) error { return runProducerSuite(c, s) }, Laws: []Law{law}})
+}
+
 func tokBytes(M, K, P int) int64 {
 	G := int64(K / kernels.Group)
 	return int64(M*K*2) + int64(P*M*K) + int64(P*M*4) + int64(P*M)*G*4
@@ -114,14 +141,22 @@ func (b *producerBufs) group() Variant {
 	return v
 }
 
-func (b *producerBufs) passA() Variant {
-	rpw := kernels.RowsPerWarp(b.M)
+func (b *producerBufs) passA() Variant { return b.passARPW(0) }
+
+// passARPW is pass A at a fixed rows-per-warp (0: the law's choice).
+func (b *producerBufs) passARPW(rpw int) Variant {
+	name := "passA"
+	if rpw == 0 {
+		rpw = kernels.RowsPerWarp(b.M)
+	} else {
+		name = fmt.Sprintf("rpw%d", rpw)
+	}
 	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
 	v := b.launch("pq_rot_bf16", grid, block, func(k int) []any {
 		return []any{b.x.Add(k * b.sx), b.idx.Add(k * b.sidx), b.cs.Add(k * b.scs), b.chs.Add(k * b.schs),
 			b.xr.Add(k * b.sxr), b.gamax.Add(k * b.sgmax), uint32(b.M), uint32(b.K), uint32(rpw)}
 	})
-	v.Name = "passA"
+	v.Name = name
 	return v
 }
 
@@ -219,7 +254,11 @@ func runProducerSuite(c *Ctx, s producerSuite) error {
 			c.FreeAll()
 			return b.err
 		}
-		point := Point{Suite: s.name, Kernel: vs[0].Name, Shape: fmt.Sprintf("K%dxP%d", p.K, p.P), M: p.M, Regime: Cold,
+		kernel := vs[0].Name
+		if s.name == "rpw" {
+			kernel = "passA"
+		}
+		point := Point{Suite: s.name, Kernel: kernel, Shape: fmt.Sprintf("K%dxP%d", p.K, p.P), M: p.M, Regime: Cold,
 			Bytes: s.bytes(p.M, p.K, p.P), Footprint: b.footprint(), Copies: b.copies, Variants: vs,
 			Extra: map[string]float64{"K": float64(p.K), "P": float64(p.P)}}
 		if err := c.Measure(point); err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/parharness/parharness/bench/regret"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/results"
@@ -19,6 +20,34 @@ type Suite struct {
 	Name string
 	Doc  string
 	Run  func(c *Ctx) error
+	Laws []Law // selection laws scored against the per-cell argmin after the run
+}
+
+// Law is a selection law over one variant axis of a suite's kernel: Pick
+// names the variant the law would choose in a cell; Variants is the axis
+// (only these variants compete for the per-cell argmin).
+type Law struct {
+	Name     string
+	Kernel   string
+	Variants []string
+	Pick     regret.Law
+}
+
+// Regret scores a law against the records of a run.
+func (l Law) Regret(doc *results.Document, suite string) (*regret.Table, error) {
+	all := doc.CellTimes(suite, l.Kernel, Cold)
+	times := map[regret.Cell]map[string]float64{}
+	for c, vt := range all {
+		for _, v := range l.Variants {
+			if t, ok := vt[v]; ok {
+				if times[c] == nil {
+					times[c] = map[string]float64{}
+				}
+				times[c][v] = t
+			}
+		}
+	}
+	return regret.Compute(l.Name, times, l.Pick)
 }
 
 var suites = map[string]Suite{}

@@ -158,6 +158,15 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	for _, k := range flagged {
 		fmt.Fprintf(stdout, "FLAG above-roofline (cold regime leaked?): %s\n", k)
 	}
+	for _, law := range suite.Laws {
+		tab, err := law.Regret(doc, suite.Name)
+		if err != nil {
+			fmt.Fprintf(stdout, "regret of %s: %v\n", law.Name, err)
+			continue
+		}
+		fmt.Fprintf(stdout, "\nselection law %s against the per-cell argmin over %v:\n", law.Name, law.Variants)
+		tab.WriteText(stdout)
+	}
 	for _, s := range ctx.Skipped {
 		fmt.Fprintf(stdout, "skipped: %s\n", s)
 	}
