@@ -1,0 +1,53 @@
+package gates
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRunGateOutcomes(t *testing.T) {
+	env := &Env{Seed: 7}
+	cases := []struct {
+		g      Gate
+		status Status
+		reason string
+	}{
+		{Gate{Name: "pass", Run: func(t *T) { t.Metric("x", 1) }}, Pass, ""},
+		{Gate{Name: "fail", Run: func(t *T) { t.Failf("bad %d", 1); t.Failf("bad %d", 2) }}, Fail, "bad 1"},
+		{Gate{Name: "skip", Run: func(t *T) { t.Skipf("no thing") }}, Skip, "no thing"},
+		{Gate{Name: "fail-then-skip", Run: func(t *T) { t.Failf("first"); t.Skipf("later") }}, Fail, "first"},
+		{Gate{Name: "panic", Run: func(t *T) { var m map[string]int; m["x"] = 1 }}, Fail, "panic"},
+		{Gate{Name: "device", Device: true, Run: func(t *T) { t.Failf("must not run") }}, Skip, "no GPU device"},
+	}
+	for _, c := range cases {
+		r := RunGate(env, c.g)
+		if r.Status != c.status || !strings.Contains(r.Reason, c.reason) {
+			t.Errorf("%s: %s %q, want %s containing %q", c.g.Name, r.Status, r.Reason, c.status, c.reason)
+		}
+		if r.Seed != SeedFor(7, c.g.Name) {
+			t.Errorf("%s: seed %d not derived from the run seed", c.g.Name, r.Seed)
+		}
+	}
+	if SeedFor(7, "a") == SeedFor(7, "b") || SeedFor(7, "a") == SeedFor(8, "a") {
+		t.Errorf("SeedFor does not separate gates or runs")
+	}
+}
+
+func TestFailuresAreBounded(t *testing.T) {
+	r := RunGate(&Env{}, Gate{Name: "many", Run: func(t *T) {
+		for i := 0; i < 100; i++ {
+			t.Failf("failure %d", i)
+		}
+	}})
+	if len(r.Failures) != maxFailures+1 || !strings.Contains(r.Failures[maxFailures], "not listed") {
+		t.Errorf("%d failure lines kept; want %d and a note", len(r.Failures), maxFailures+1)
+	}
+}
+
+func TestRegistryHasProofs(t *testing.T) {
+	for _, g := range All() {
+		if g.Proves == "" || g.Suites == 0 {
+			t.Errorf("gate %s lacks Proves or Suites", g.Name)
+		}
+	}
+}
