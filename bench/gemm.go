@@ -1,0 +1,341 @@
+package bench
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/parharness/parharness/bench/regret"
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/refimpl"
+)
+
+// W4A8 GEMM suites (hipsrc/gemm.hip), cold regime: every buffer set
+// (weights, scale words, activations, scales, row sums, output) is rotated
+// through enough copies to defeat the last-level cache; the split-K
+// workspace and counters are one set (scratch, as in serving).
+//
+//   dec  decode band on gate_up, qkv, down, in_proj, M ladder 1..64:
+//        the kernel at the split-K law's S (baseline) against fixed S = 1, 2,
+//        4, 8; then a regret table of the law against the per-cell argmin,
+//        and a cuBLASLt fp8 row at the same (M, N, K) (fp8 weights, 2x the
+//        bytes of int4: the peer a W4A8 decode has to beat on time).
+//   pre  per-token prefill on every TP=2 shape at M = 2048, 8192, with the
+//        cuBLASLt fp8 row.
+//
+// Bytes per call = the weight stream (N·K/2 + 4·G·N for the scale words) +
+// activation codes and their scales and row sums + the bf16 output. Flops
+// = 2·M·N·K.
+
+func init() {
+	RegisterSuite(Suite{Name: "dec", Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite})
+	RegisterSuite(Suite{Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every TP=2 shape at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite})
+}
+
+// DecFixedS are the fixed split-K counts the dec suite times beside the law.
+var DecFixedS = []int{1, 2, 4, 8}
+
+type gemmBufs struct {
+	c                       *Ctx
+	copies                  int
+	w, sz, act, sc, rs, out gpu.Ptr
+	sw, ssz, sact, ssc, srs int
+	sout                    int
+	ws, sema                gpu.Ptr
+	footprint               int64
+}
+
+func gemmWeightBytes(s kernels.GemmShape) int64 {
+	return int64(s.N())*int64(s.K)/2 + 4*int64(s.G())*int64(s.N())
+}
+
+// newGemmBufs allocates and fills Copies buffer sets for one point.
+func newGemmBufs(c *Ctx, s kernels.GemmShape, M int, prefill bool, maxS int) (*gemmBufs, error) {
+	N, K, G, P := s.N(), s.K, s.G(), len(s.Parts)
+	rows := M
+	if prefill {
+		rows = kernels.PadRows(M)
+	}
+	scN := P * M * G // group scales
+	if prefill {
+		scN = P * M // token scales
+	}
+	al := func(n int) int { return (n + 255) &^ 255 }
+	b := &gemmBufs{c: c, sw: al(N * K / 2), ssz: al(4 * G * N), sact: al(P * rows * K), ssc: al(4 * scN), srs: al(4 * P * M * G), sout: al(2 * M * N)}
+	b.footprint = int64(b.sw + b.ssz + b.sact + b.ssc + b.srs + b.sout)
+	b.copies = CopiesFor(b.footprint, c.Dev.Info().LLCBytes)
+	var err error
+	for _, x := range []struct {
+		p    *gpu.Ptr
+		size int
+	}{{&b.w, b.sw}, {&b.sz, b.ssz}, {&b.act, b.sact}, {&b.sc, b.ssc}, {&b.rs, b.srs}, {&b.out, b.sout}} {
+		if *x.p, err = c.Alloc(int64(x.size) * int64(b.copies)); err != nil {
+			return nil, err
+		}
+	}
+	if !prefill {
+		if b.ws, err = c.Alloc(int64(max(256, kernels.DecWorkspaceBytes(M, N, maxS)))); err != nil {
+			return nil, err
+		}
+		if b.sema, err = c.Alloc(int64(max(256, kernels.DecSemaBytes(N)))); err != nil {
+			return nil, err
+		}
+		if err := c.Dev.Memset(b.sema, 0, max(256, kernels.DecSemaBytes(N))); err != nil {
+			return nil, err
+		}
+	}
+	// Contents: random nibbles; realistic scale words; e4m3 codes of modest
+	// magnitude; positive scales and row sums of plausible size.
+	rng := rand.New(rand.NewPCG(uint64(N*K+M), 13))
+	if err := fillRandomBytes(c, b.w, int64(b.sw)*int64(b.copies), rng); err != nil {
+		return nil, err
+	}
+	szw := make([]byte, b.ssz)
+	for i := 0; i+4 <= 4*G*N; i += 4 {
+		sc := refimpl.F64ToF16(1e-3 * math.Pow(10, rng.Float64()))
+		d := int16(rng.IntN(13) - 6)
+		binary.LittleEndian.PutUint32(szw[i:], uint32(sc)|uint32(uint16(d))<<16)
+	}
+	sc := make([]byte, b.ssc)
+	for i := 0; i+4 <= len(sc); i += 4 {
+		binary.LittleEndian.PutUint32(sc[i:], math.Float32bits(float32(0.01*(0.5+rng.Float64()))))
+	}
+	rs := make([]byte, b.srs)
+	for i := 0; i+4 <= len(rs); i += 4 {
+		binary.LittleEndian.PutUint32(rs[i:], math.Float32bits(float32(rng.NormFloat64()*100)))
+	}
+	for k := 0; k < b.copies; k++ {
+		for _, u := range []struct {
+			p    gpu.Ptr
+			data []byte
+		}{{b.sz.Add(k * b.ssz), szw}, {b.sc.Add(k * b.ssc), sc}, {b.rs.Add(k * b.srs), rs}} {
+			if err := c.Dev.HtoD(u.p, u.data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := fillSmallRandom(c, b.act, int64(b.sact)*int64(b.copies), gpu.GemmFP8); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func fillRandomBytes(c *Ctx, p gpu.Ptr, n int64, rng *rand.Rand) error {
+	const block = 1 << 20
+	buf := make([]byte, block)
+	for i := 0; i+8 <= block; i += 8 {
+		binary.LittleEndian.PutUint64(buf[i:], rng.Uint64())
+	}
+	for off := int64(0); off < n; off += block {
+		if err := c.Dev.HtoD(p.Add(int(off)), buf[:min(block, n-off)]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *gemmBufs) decVariant(s kernels.GemmShape, M, S int, name string) (Variant, error) {
+	kern, grid, block, _, err := kernels.DecLaunch(s, M, S, kernels.DecArgs{})
+	if err != nil {
+		return Variant{}, err
+	}
+	f, err := b.c.Launcher(kern, grid, block, 0, func(k int) []any {
+		_, _, _, args, _ := kernels.DecLaunch(s, M, S, kernels.DecArgs{W: b.w.Add(k * b.sw), SZ: b.sz.Add(k * b.ssz),
+			Act: b.act.Add(k * b.sact), ASG: b.sc.Add(k * b.ssc), RS: b.rs.Add(k * b.srs), Out: b.out.Add(k * b.sout), WS: b.ws, Sema: b.sema})
+		return args
+	})
+	return Variant{Name: name, Enqueue: f}, err
+}
+
+func (b *gemmBufs) preVariant(s kernels.GemmShape, M int) (Variant, error) {
+	kern, grid, block, _, err := kernels.PreLaunch(s, M, kernels.PreArgs{})
+	if err != nil {
+		return Variant{}, err
+	}
+	f, err := b.c.Launcher(kern, grid, block, 0, func(k int) []any {
+		_, _, _, args, _ := kernels.PreLaunch(s, M, kernels.PreArgs{W: b.w.Add(k * b.sw), SZ: b.sz.Add(k * b.ssz),
+			Act: b.act.Add(k * b.sact), TScale: b.sc.Add(k * b.ssc), RS: b.rs.Add(k * b.srs), Out: b.out.Add(k * b.sout)})
+		return args
+	})
+	return Variant{Name: "pq_gemm_pre", Enqueue: f}, err
+}
+
+func gemmPointBytes(s kernels.GemmShape, M int, prefill bool) int64 {
+	N, K, G, P := int64(s.N()), int64(s.K), int64(s.G()), int64(len(s.Parts))
+	m := int64(M)
+	act := P*m*K + P*m*G*4 // codes + row sums
+	if prefill {
+		act += P * m * 4
+	} else {
+		act += P * m * G * 4
+	}
+	return gemmWeightBytes(s) + act + 2*m*N
+}
+
+// peerRow appends the cuBLASLt fp8 record at (M, N, K), or says why not.
+func peerRow(c *Ctx, lt *gpu.BLASLt, ltErr error, suite, label string, s kernels.GemmShape, M int) error {
+	if ltErr != nil {
+		c.Skipf("%s %s M=%d: cuBLASLt peer: %v", suite, label, M, ltErr)
+		return nil
+	}
+	rec, err := MeasurePeerGEMM(c, lt, gpu.GemmFP8, suite, label, M, s.N(), s.K, Cold)
+	if err != nil {
+		c.Skipf("%s %s M=%d: cuBLASLt fp8 peer: %v", suite, label, M, err)
+		return nil
+	}
+	if rec.Extra == nil {
+		rec.Extra = map[string]float64{}
+	}
+	rec.Extra["K"], rec.Extra["N"] = float64(s.K), float64(s.N())
+	c.Records = append(c.Records, rec)
+	return nil
+}
+
+func openPeer(c *Ctx) (*gpu.BLASLt, error) {
+	if c.Dev.Info().Backend != "cuda" {
+		return nil, fmt.Errorf("no peer library binding for backend %s", c.Dev.Info().Backend)
+	}
+	return gpu.OpenBLASLt()
+}
+
+func runDecSuite(c *Ctx) error {
+	names, shs, err := kernels.GemmShapes("qwen38-27b-tp2", "gate_up", "qkv", "down", "in_proj")
+	if err != nil {
+		return err
+	}
+	lt, ltErr := openPeer(c)
+	if lt != nil {
+		defer lt.Close()
+	}
+	sms := c.Dev.Info().SMs
+	Ms := c.MsOr(DecodeMs)
+	if c.Log != nil {
+		kernels.WriteDecSplitKTable(c.Log, names, shs, Ms, sms)
+	}
+	times := map[regret.Cell]map[string]float64{}
+	total := len(shs) * len(Ms)
+	for si, s := range shs {
+		for mi, M := range Ms {
+			if c.Progress != nil {
+				c.Progress(si*len(Ms)+mi, total, fmt.Sprintf("dec %s M=%d", names[si], M))
+			}
+			if M > kernels.DecMaxM {
+				c.Skipf("dec %s M=%d: above the decode band (M <= %d)", names[si], M, kernels.DecMaxM)
+				continue
+			}
+			law := kernels.DecSplitK(M, s.N(), s.K, sms)
+			maxS := law
+			for _, S := range DecFixedS {
+				maxS = max(maxS, S)
+			}
+			b, err := newGemmBufs(c, s, M, false, maxS)
+			if err != nil {
+				c.FreeAll()
+				return err
+			}
+			base, err := b.decVariant(s, M, law, "law")
+			if err != nil {
+				c.FreeAll()
+				return err
+			}
+			vs := []Variant{base}
+			for _, S := range DecFixedS {
+				if S > s.G() {
+					continue
+				}
+				v, err := b.decVariant(s, M, S, fmt.Sprintf("S%d", S))
+				if err != nil {
+					c.FreeAll()
+					return err
+				}
+				vs = append(vs, v)
+			}
+			n0 := len(c.Records)
+			p := Point{Suite: "dec", Kernel: kernels.DecKernel(M), Shape: names[si], M: M, Regime: Cold,
+				Bytes: gemmPointBytes(s, M, false), Flops: 2 * int64(M) * int64(s.N()) * int64(s.K),
+				Footprint: b.footprint, Copies: b.copies, Variants: vs,
+				Extra: map[string]float64{"K": float64(s.K), "N": float64(s.N()), "P": float64(len(s.Parts)), "S_law": float64(law)}}
+			if err := c.Measure(p); err != nil {
+				return err
+			}
+			cell := regret.Cell{Shape: names[si], M: M}
+			times[cell] = map[string]float64{}
+			for _, r := range c.Records[n0:] {
+				v := r.Variant
+				if v == "law" {
+					v = fmt.Sprintf("S%d", law)
+					if _, dup := times[cell][v]; dup {
+						continue // a fixed variant at the same S already measured it
+					}
+				}
+				times[cell][v] = r.TrimmedMeanUS
+			}
+			if err := peerRow(c, lt, ltErr, "dec", names[si], s, M); err != nil {
+				return err
+			}
+		}
+	}
+	if len(times) > 0 && c.Log != nil {
+		byLabel := map[string]kernels.GemmShape{}
+		for i, n := range names {
+			byLabel[n] = shs[i]
+		}
+		tab, err := regret.Compute("dec split-K law", times, func(cell regret.Cell) string {
+			s := byLabel[cell.Shape]
+			return fmt.Sprintf("S%d", kernels.DecSplitK(cell.M, s.N(), s.K, sms))
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(c.Log)
+		if err := tab.WriteText(c.Log); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runPreSuite(c *Ctx) error {
+	names, shs, err := kernels.GemmShapes("qwen38-27b-tp2")
+	if err != nil {
+		return err
+	}
+	lt, ltErr := openPeer(c)
+	if lt != nil {
+		defer lt.Close()
+	}
+	Ms := c.MsOr([]int{2048, 8192})
+	sort.Ints(Ms)
+	total := len(shs) * len(Ms)
+	for si, s := range shs {
+		for mi, M := range Ms {
+			if c.Progress != nil {
+				c.Progress(si*len(Ms)+mi, total, fmt.Sprintf("pre %s M=%d", names[si], M))
+			}
+			b, err := newGemmBufs(c, s, M, true, 1)
+			if err != nil {
+				c.FreeAll()
+				return err
+			}
+			v, err := b.preVariant(s, M)
+			if err != nil {
+				c.FreeAll()
+				return err
+			}
+			p := Point{Suite: "pre", Kernel: "pq_gemm_pre", Shape: names[si], M: M, Regime: Cold,
+				Bytes: gemmPointBytes(s, M, true), Flops: 2 * int64(M) * int64(s.N()) * int64(s.K),
+				Footprint: b.footprint, Copies: b.copies, Variants: []Variant{v},
+				Extra: map[string]float64{"K": float64(s.K), "N": float64(s.N()), "P": float64(len(s.Parts))}}
+			if err := c.Measure(p); err != nil {
+				return err
+			}
+			if err := peerRow(c, lt, ltErr, "pre", names[si], s, M); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,365 @@
+package gates
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/refimpl"
+)
+
+// The W4A8 GEMM gate (hipsrc/gemm.hip).
+//
+// gemm: on the TP=2 per-rank shapes (qkv P=3, o_proj, gate_up P=2, down
+// G=68, in_proj P=2) with synthetic checkpoint-like weights (random codes,
+// zeros 2..14 for 90% and 0..15 for the rest, fp16 scales log-uniform in
+// 1e-3..1e-2), repacked by refimpl.RepackW4, and activations quantized by
+// the producers' Go mirrors (refimpl.QuantizeActGroup for the decode band,
+// QuantizeActToken + TileRows for prefill) from random float32 rows
+// (distributions: normal, outlier-heavy, subnormal-heavy), the bf16 output is
+// compared with refimpl.GEMMRef (fp64, the same codes and scales):
+//   rel = ||out − ref||₂ / ||ref||₂ ≤ 1.5 × floor, floor = the rel error of
+//   rounding ref itself to bf16; NaN never passes.
+// Large cases compare a seeded subset (every row for M ≤ 64, else 64 rows
+// incl. the first and last; 1024 columns incl. the first and last, whenever
+// M·N·K > 1e9); the subset and its seed are in the log. Every element of
+// every row < M is checked written (the output is poisoned with 0xFF,
+// a bf16 NaN, before every launch), 16 rows past M must stay poisoned, and
+// every buffer carries canaries. The decode band runs the split-K law's S
+// plus S = 1 and S = 3 (the direct-store and uneven-split paths), and the
+// split-K counters must be back at zero after every launch. The rel against
+// the unquantized activations is recorded as a metric (rel_exact), not gated.
+
+func init() {
+	Register(Gate{Name: "gemm", Suites: Quick | Full, Device: true, Run: gateGEMM,
+		Proves: "the W4A8 GEMMs (decode band with its split-K law and fixed S, per-token tiled prefill) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
+}
+
+const gemmRowsPast = 16
+
+// gemmTolFactor is the pass bound over the bf16 floor (shared/DESIGN.md §6).
+const gemmTolFactor = 1.5
+
+var gemmDists = []string{"normal", "outlier", "subnormal"}
+
+// gemmWeights draws a checkpoint-like int4 weight.
+func gemmWeights(rng *rand.Rand, K, N int) *refimpl.QWeight {
+	G := K / refimpl.GroupSize
+	codes := make([]uint8, K*N)
+	for i := 0; i < len(codes); i += 8 {
+		r := rng.Uint64()
+		for j := 0; j < 8 && i+j < len(codes); j++ {
+			codes[i+j] = uint8(r >> (4 * j) & 15)
+		}
+	}
+	zeros := make([]uint8, G*N)
+	for i := range zeros {
+		if rng.IntN(10) == 0 {
+			zeros[i] = uint8(rng.IntN(16))
+		} else {
+			zeros[i] = uint8(2 + rng.IntN(13))
+		}
+	}
+	w := &refimpl.QWeight{K: K, N: N, Bits: 4, QWeight: refimpl.PackAWQ(codes, K, N), QZeros: refimpl.PackAWQ(zeros, G, N), Scales: make([]float64, G*N)}
+	for i := range w.Scales {
+		w.Scales[i] = refimpl.RoundF16(1e-3 * math.Pow(10, rng.Float64()))
+	}
+	return w
+}
+
+// gemmActivations draws float32 rows [M, K] of "rotated" activations: a
+// log-normal row scale times N(0,1); outlier: 1% of values x50;
+// subnormal: 75% of values x1e-4, which puts their codes in the e4m3
+// subnormal range (below 2^-6) under the group's scale.
+func gemmActivations(rng *rand.Rand, M, K int, dist string) []float32 {
+	x := make([]float32, M*K)
+	for m := 0; m < M; m++ {
+		rs := math.Exp(rng.NormFloat64())
+		for k := 0; k < K; k++ {
+			v := rng.NormFloat64() * rs
+			switch dist {
+			case "outlier":
+				if rng.IntN(100) == 0 {
+					v *= 50
+				}
+			case "subnormal":
+				if rng.IntN(4) != 0 {
+					v *= 1e-4
+				}
+			}
+			x[m*K+k] = float32(v)
+		}
+	}
+	return x
+}
+
+type gemmCase struct {
+	label   string
+	shape   kernels.GemmShape
+	M       int
+	dist    string
+	prefill bool
+}
+
+func gemmCases(full bool) ([]gemmCase, error) {
+	names, shs, err := kernels.GemmShapes("qwen38-27b-tp2")
+	if err != nil {
+		return nil, err
+	}
+	dec, pre := []int{1, 8, 64}, []int{200, 513}
+	if full {
+		dec = []int{1, 2, 5, 8, 16, 40, 48, 64}
+		pre = []int{128, 200, 512, 513, 1024, 2048, 4096, 8191, 8192}
+	}
+	var out []gemmCase
+	i := 0
+	for si, sh := range shs {
+		for _, M := range dec {
+			out = append(out, gemmCase{names[si], sh, M, gemmDists[i%3], false})
+			i++
+		}
+		for _, M := range pre {
+			out = append(out, gemmCase{names[si], sh, M, gemmDists[i%3], true})
+			i++
+		}
+	}
+	return out, nil
+}
+
+func gateGEMM(t *T) {
+	t.Device()
+	cases, err := gemmCases(t.Full())
+	t.Check(err, "shapes")
+	var worst float64
+	weights := map[string]*refimpl.QWeight{}
+	packed := map[string]*refimpl.W4Packed{}
+	for ci, c := range cases {
+		w, ok := weights[c.label]
+		if !ok {
+			wrng := rand.New(rand.NewPCG(t.Seed(), uint64(len(weights))+0x77))
+			w = gemmWeights(wrng, c.shape.K, c.shape.N())
+			p, err := refimpl.RepackW4(w)
+			t.Check(err, "repack "+c.label)
+			weights[c.label], packed[c.label] = w, p
+			t.Logf("weights %s (%s): seed %d stream %#x", c.label, c.shape, t.Seed(), len(weights)-1+0x77)
+		}
+		r := runGEMMCase(t, c, t.Seed()+uint64(ci), w, packed[c.label])
+		worst = max(worst, r)
+		t.Release()
+	}
+	t.Metric("cases", float64(len(cases)))
+	t.Metric("worst_rel_over_floor", worst)
+}
+
+// gemmRef holds the fp64 reference of one case's subset.
+type gemmRef struct {
+	sel           refimpl.Subset
+	ref, refExact []float64
+	floor         float64
+}
+
+func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.W4Packed) float64 {
+	rng := rand.New(rand.NewPCG(seed, 0x6e))
+	K, N, M, P, G := c.shape.K, c.shape.N(), c.M, len(c.shape.Parts), c.shape.G()
+	Mpad := kernels.PadRows(M)
+	mode := map[bool]string{false: "decode", true: "prefill"}[c.prefill]
+	name := fmt.Sprintf("%s %s M=%d %s seed=%d", c.label, mode, M, c.dist, seed)
+
+	// Activations per partition, quantized by the producer mirrors.
+	xs := make([][]float32, P)
+	qs := make([]*refimpl.QuantAct, P)
+	var wg sync.WaitGroup
+	for p := 0; p < P; p++ {
+		xs[p] = gemmActivations(rng, M, K, c.dist)
+	}
+	for p := 0; p < P; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c.prefill {
+				qs[p] = refimpl.QuantizeActToken(xs[p], M, K)
+			} else {
+				qs[p] = refimpl.QuantizeActGroup(xs[p], M, K)
+			}
+		}()
+	}
+	wg.Wait()
+
+	// Reference on the subset (computed before the launches; the host work
+	// is the slow part of the gate).
+	rr := gemmReference(c, seed, w, xs, qs)
+
+	bw := t.Buffer("weights", len(pk.Words)*4)
+	bsz := t.Buffer("sz", len(pk.SZ)*4)
+	t.Upload(bw, pk.WordBytes())
+	t.Upload(bsz, pk.SZBytes())
+	out := t.Buffer("out", 2*(M+gemmRowsPast)*N)
+
+	var codes []byte
+	var scales, rsums []float32
+	for p := 0; p < P; p++ {
+		if c.prefill {
+			codes = append(codes, refimpl.TileRows(qs[p].Codes, M, K)...)
+			scales = append(scales, qs[p].TokenScale...)
+		} else {
+			codes = append(codes, qs[p].Codes...)
+			scales = append(scales, qs[p].GroupScale...)
+		}
+		rsums = append(rsums, qs[p].RowSums...)
+	}
+	bact := t.Buffer("act", len(codes))
+	bsc := t.Buffer("scales", 4*len(scales))
+	brs := t.Buffer("rsum", 4*len(rsums))
+	t.Upload(bact, codes)
+	t.Upload(bsc, f32Bytes(scales))
+	t.Upload(brs, f32Bytes(rsums))
+	_ = Mpad
+	_ = G
+
+	worst := 0.0
+	check := func(variant string) {
+		got := t.Download(out)
+		worst = max(worst, checkGEMMOut(t, name+" "+variant, got, M, N, rr))
+	}
+	if c.prefill {
+		t.Poison(out, 0xFF)
+		kern, grid, block, args, err := kernels.PreLaunch(c.shape, M, kernels.PreArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), TScale: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr()})
+		t.Check(err, name)
+		t.Launch(kern, grid, block, 0, args...)
+		check("pq_gemm_pre")
+		return worst
+	}
+	law := kernels.DecSplitK(M, N, K, t.Device().Info().SMs)
+	Ss := []int{law}
+	for _, s := range []int{1, 3} {
+		if s != law && s <= G {
+			Ss = append(Ss, s)
+		}
+	}
+	maxS := 0
+	for _, s := range Ss {
+		maxS = max(maxS, s)
+	}
+	ws := t.Buffer("ws", max(4, kernels.DecWorkspaceBytes(M, N, maxS)))
+	sema := t.Buffer("sema", kernels.DecSemaBytes(N))
+	t.Poison(sema, 0)
+	for _, S := range Ss {
+		t.Poison(out, 0xFF)
+		t.Poison(ws, 0xFF)
+		kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, S, kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr()})
+		t.Check(err, name)
+		t.Launch(kern, grid, block, 0, args...)
+		tag := fmt.Sprintf("%s S=%d", kern, S)
+		if S == law {
+			tag += " (law)"
+		}
+		check(tag)
+		for i, b := range t.Download(sema) {
+			if b != 0 {
+				t.Failf("%s %s: split-K counter byte %d is %#02x after the launch, want 0 (the last block resets it)", name, tag, i, b)
+				break
+			}
+		}
+	}
+	return worst
+}
+
+// gemmReference computes the fp64 reference (same codes and scales) and the
+// reference from the unquantized activations, on the case's subset.
+func gemmReference(c gemmCase, seed uint64, w *refimpl.QWeight, xs [][]float32, qs []*refimpl.QuantAct) gemmRef {
+	K, N, M, P := c.shape.K, c.shape.N(), c.M, len(c.shape.Parts)
+	maxRows, maxCols := 0, 0
+	if M > 64 {
+		maxRows = 64
+	}
+	if float64(M)*float64(N)*float64(K) > 1e9 {
+		maxCols = 1024
+	}
+	sel := refimpl.RandomSubset(M, N, maxRows, maxCols, seed^0x5eed)
+	rows := sel.RowsOf(M)
+	R := len(rows)
+	a := make([]float64, P*R*K)
+	ax := make([]float64, P*R*K)
+	for p := 0; p < P; p++ {
+		for i, m := range rows {
+			for k := 0; k < K; k++ {
+				a[(p*R+i)*K+k] = qs[p].CodeValue(m, k) * qs[p].Scale(m, k)
+				ax[(p*R+i)*K+k] = float64(xs[p][m*K+k])
+			}
+		}
+	}
+	colSel := refimpl.Subset{Cols: sel.Cols}
+	ref := refimpl.GEMMRef(a, R, w, c.shape.Parts, colSel)
+	exact := refimpl.GEMMRef(ax, R, w, c.shape.Parts, colSel)
+	return gemmRef{sel: sel, ref: ref, refExact: exact, floor: refimpl.Bf16Floor(ref)}
+}
+
+// checkGEMMOut checks one downloaded output ([M + gemmRowsPast, N] bf16):
+// rows past M untouched, no NaN (unwritten) element in rows < M, rel on the
+// subset within the bound. It returns rel / floor.
+func checkGEMMOut(t *T, what string, got []byte, M, N int, rr gemmRef) float64 {
+	for i := 2 * M * N; i < len(got); i++ {
+		if got[i] != 0xFF {
+			t.Failf("%s: row %d (past M=%d) was written at column %d", what, i/(2*N), M, (i%(2*N))/2)
+			break
+		}
+	}
+	bits := func(i int) uint16 { return uint16(got[2*i]) | uint16(got[2*i+1])<<8 }
+	// Count NaN (poison or computed) in parallel over rows.
+	nan := make([]int, runtime.GOMAXPROCS(0))
+	firstNaN := make([]int, len(nan))
+	var wg sync.WaitGroup
+	per := (M + len(nan) - 1) / len(nan)
+	for wkr := range nan {
+		firstNaN[wkr] = -1
+		lo, hi := wkr*per, min(M, (wkr+1)*per)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo * N; i < hi*N; i++ {
+				if bits(i)&0x7FFF > 0x7F80 {
+					if nan[wkr] == 0 {
+						firstNaN[wkr] = i
+					}
+					nan[wkr]++
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	total, first := 0, -1
+	for wkr, n := range nan {
+		total += n
+		if first < 0 && firstNaN[wkr] >= 0 {
+			first = firstNaN[wkr]
+		}
+	}
+	if total > 0 {
+		t.Failf("%s: %d of %d outputs are NaN or unwritten (first at m=%d n=%d, bits %#04x)", what, total, M*N, first/N, first%N, bits(first))
+	}
+	rows, cols := rr.sel.RowsOf(M), rr.sel.ColsOf(N)
+	g := make([]float64, 0, len(rows)*len(cols))
+	for _, m := range rows {
+		for _, n := range cols {
+			g = append(g, refimpl.BF16ToF64(bits(m*N+n)))
+		}
+	}
+	rel := refimpl.RelErr(g, rr.ref)
+	relx := refimpl.RelErr(g, rr.refExact)
+	ratio := rel / rr.floor
+	t.Metric("rel."+what, rel)
+	t.Metric("floor."+what, rr.floor)
+	t.Metric("rel_exact."+what, relx)
+	t.Logf("%s: rel %.3e floor %.3e (%.3fx), rel vs unquantized %.3e; %s", what, rel, rr.floor, ratio, relx, rr.sel.Describe(M, N))
+	if !(rel <= gemmTolFactor*rr.floor) {
+		bad, n := refimpl.FormatBad(g, rr.ref, 8*rr.floor, 3)
+		t.Failf("%s: rel %.4e > %.1f x floor %.4e (%d elements off by > 8 floor x max|ref|:%s)", what, rel, gemmTolFactor, rr.floor, n, bad)
+	}
+	if math.IsNaN(ratio) {
+		return math.Inf(1)
+	}
+	return ratio
+}

@@ -1,0 +1,257 @@
+package kernels
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/shapes"
+)
+
+// The W4A8 GEMMs (hipsrc/gemm.hip): registration, launch geometry, the
+// argument contract and the decode band's split-K selection law. Gates and
+// benches launch through DecLaunch / PreLaunch so geometry and arguments
+// live in one place.
+func init() {
+	for _, k := range []Kernel{
+		{Name: "pq_gemm_dec_m8", Module: "gemm", Doc: "decode-band W4A8 GEMM, M <= 8: per-group scales, split-K with an in-kernel deterministic reduce, all partitions in one launch"},
+		{Name: "pq_gemm_dec_m16", Module: "gemm", Doc: "decode-band W4A8 GEMM, 8 < M <= 16 (pq_gemm_dec_m8's template, two 8-row op tiles)"},
+		{Name: "pq_gemm_dec_m32", Module: "gemm", Doc: "decode-band W4A8 GEMM, 16 < M <= 32 (four 8-row op tiles)"},
+		{Name: "pq_gemm_dec_m64", Module: "gemm", Doc: "decode-band W4A8 GEMM, 32 < M <= 64 (eight 8-row op tiles)"},
+		{Name: "pq_gemm_pre", Module: "gemm", Doc: "per-token prefill W4A8 GEMM: fragment-tiled activations, weights through shared memory, 128x128 tiles, fold once per 128-group"},
+	} {
+		Register(k)
+	}
+}
+
+// GEMM geometry constants (hipsrc/gemm.hip).
+const (
+	DecMaxM    = 64  // decode band: M <= 64
+	DecBN      = 64  // columns per decode block (4 warps x 16)
+	DecThreads = 128 // threads per decode block
+	DecMaxS    = 64  // largest split-K count
+	PreBM      = 128 // prefill block tile rows
+	PreBN      = 128 // prefill block tile columns
+	PreThreads = 256
+)
+
+// DecKernel names the decode kernel of an M class.
+func DecKernel(M int) string {
+	switch {
+	case M <= 8:
+		return "pq_gemm_dec_m8"
+	case M <= 16:
+		return "pq_gemm_dec_m16"
+	case M <= 32:
+		return "pq_gemm_dec_m32"
+	default:
+		return "pq_gemm_dec_m64"
+	}
+}
+
+// GemmShape is one (merged) linear as the GEMM sees it.
+type GemmShape struct {
+	K     int
+	Parts []int // partition widths along N (1..3)
+}
+
+// N is the total output width.
+func (s GemmShape) N() int {
+	n := 0
+	for _, p := range s.Parts {
+		n += p
+	}
+	return n
+}
+
+// G is K / 128.
+func (s GemmShape) G() int { return s.K / Group }
+
+// Bounds returns the kernel's partition boundaries nend0, nend1: column n
+// belongs to partition (n >= nend0) + (n >= nend1).
+func (s GemmShape) Bounds() (uint32, uint32) {
+	n := s.N()
+	e0, e1 := n, n
+	if len(s.Parts) > 1 {
+		e0 = s.Parts[0]
+	}
+	if len(s.Parts) > 2 {
+		e1 = s.Parts[0] + s.Parts[1]
+	}
+	return uint32(e0), uint32(e1)
+}
+
+// Check verifies the kernels' contract for a shape: K a multiple of 128,
+// 1..3 partitions, each a multiple of align (DecBN for decode, PreBN for
+// prefill) so no column block straddles two partitions.
+func (s GemmShape) Check(align int) error {
+	if s.K <= 0 || s.K%Group != 0 {
+		return fmt.Errorf("gemm: K=%d is not a positive multiple of %d", s.K, Group)
+	}
+	if len(s.Parts) < 1 || len(s.Parts) > 3 {
+		return fmt.Errorf("gemm: %d partitions, the kernels take 1..3", len(s.Parts))
+	}
+	for i, p := range s.Parts {
+		if p <= 0 || p%align != 0 {
+			return fmt.Errorf("gemm: partition %d is %d wide, not a positive multiple of the %d-column block", i, p, align)
+		}
+	}
+	return nil
+}
+
+// DecSplitK is the decode band's split-K law: enough blocks that every SM
+// holds about DecTargetWarps warps streaming weights, at least 4 groups per
+// split (a split's pipeline fill and epilogue must stay small against its
+// stream), and the fp32 partials (written and read once: 8·M bytes per
+// column per split) at most half the weight stream (K/2 bytes per column;
+// the partials mostly stay in L2, so the bound is loose on purpose).
+func DecSplitK(M, N, K, sms int) int {
+	G := K / Group
+	warps := N / 16
+	target := DecTargetWarps * sms
+	s := (target + warps - 1) / warps
+	s = min(s, max(1, G/4))
+	// S·8M ≤ K/4  ⇔  S ≤ K / (32 M)
+	s = min(s, max(1, K/(32*max(M, 1))))
+	s = min(s, DecMaxS)
+	// Even out the splits: the smallest S with the same groups per split.
+	gps := (G + s - 1) / s
+	s = (G + gps - 1) / gps
+	return max(s, 1)
+}
+
+// DecTargetWarps is the warps per SM the split-K law aims for.
+const DecTargetWarps = 16
+
+// H200SMs is the SM count the law is printed for when no device is at hand.
+const H200SMs = 132
+
+// WriteDecSplitKTable prints the law over shapes and an M ladder.
+func WriteDecSplitKTable(w io.Writer, names []string, shapes []GemmShape, Ms []int, sms int) {
+	fmt.Fprintf(w, "decode split-K law (SMs=%d, target %d warps/SM, >= 4 groups per split, partials <= 1/2 of the weight stream)\n", sms, DecTargetWarps)
+	fmt.Fprintf(w, "%-10s %6s %6s", "shape", "K", "N")
+	for _, m := range Ms {
+		fmt.Fprintf(w, " %5s", fmt.Sprintf("M=%d", m))
+	}
+	fmt.Fprintln(w)
+	for i, s := range shapes {
+		fmt.Fprintf(w, "%-10s %6d %6d", names[i], s.K, s.N())
+		for _, m := range Ms {
+			fmt.Fprintf(w, " %5d", DecSplitK(m, s.N(), s.K, sms))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// DecArgs are the decode kernel's buffers.
+type DecArgs struct {
+	W, SZ        gpu.Ptr // repacked weights, scale words
+	Act, ASG, RS gpu.Ptr // codes [P,M,K], group scales and row sums [P,M,G]
+	Out          gpu.Ptr // bf16 [M,N]
+	WS           gpu.Ptr // fp32 [S,M,N] (unused when S = 1)
+	Sema         gpu.Ptr // u32 [N/64], zero before the first launch
+}
+
+// DecWorkspaceBytes is the split-K workspace a decode launch needs.
+func DecWorkspaceBytes(M, N, S int) int {
+	if S <= 1 {
+		return 0
+	}
+	return 4 * S * M * N
+}
+
+// DecSemaBytes is the size of the split-K counters (one per column block).
+func DecSemaBytes(N int) int { return 4 * (N / DecBN) }
+
+// DecLaunch returns the kernel, grid, block and arguments of a decode launch.
+func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu.Dim3, args []any, err error) {
+	if err = s.Check(DecBN); err != nil {
+		return
+	}
+	if M < 1 || M > DecMaxM {
+		err = fmt.Errorf("gemm: decode M=%d outside 1..%d", M, DecMaxM)
+		return
+	}
+	if S < 1 || S > DecMaxS || S > s.G() {
+		err = fmt.Errorf("gemm: split-K %d outside 1..min(%d, G=%d)", S, DecMaxS, s.G())
+		return
+	}
+	e0, e1 := s.Bounds()
+	N := s.N()
+	kernel = DecKernel(M)
+	grid = gpu.Dim3{X: uint32(N / DecBN), Y: uint32(S), Z: 1}
+	block = gpu.D1(DecThreads)
+	args = []any{a.W, a.SZ, a.Act, a.ASG, a.RS, a.Out, a.WS, a.Sema, uint32(M), uint32(N), uint32(s.K), e0, e1, uint32(S)}
+	return
+}
+
+// PreArgs are the prefill kernel's buffers.
+type PreArgs struct {
+	W, SZ           gpu.Ptr // repacked weights, scale words
+	Act, TScale, RS gpu.Ptr // tiled codes [P,Mpad,K], token scales [P,M], row sums [P,M,G]
+	Out             gpu.Ptr // bf16 [M,N]
+}
+
+// PreLaunch returns the kernel, grid, block and arguments of a prefill launch.
+func PreLaunch(s GemmShape, M int, a PreArgs) (kernel string, grid, block gpu.Dim3, args []any, err error) {
+	if err = s.Check(PreBN); err != nil {
+		return
+	}
+	if M < 1 {
+		err = fmt.Errorf("gemm: prefill M=%d", M)
+		return
+	}
+	e0, e1 := s.Bounds()
+	N := s.N()
+	blocks := (M + PreBM - 1) / PreBM * (N / PreBN)
+	return "pq_gemm_pre", gpu.D1(blocks), gpu.D1(PreThreads),
+		[]any{a.W, a.SZ, a.Act, a.TScale, a.RS, a.Out, uint32(M), uint32(N), uint32(s.K), e0, e1}, nil
+}
+
+// ShapeLabel renders a shape as K=.. N=a+b+c.
+func (s GemmShape) String() string {
+	ps := make([]string, len(s.Parts))
+	for i, p := range s.Parts {
+		ps[i] = fmt.Sprint(p)
+	}
+	return fmt.Sprintf("K=%d N=%s", s.K, strings.Join(ps, "+"))
+}
+
+// GemmLabels maps the short names the GEMM gate and benches use to the
+// linears of the shapes files (shared/DESIGN.md §5).
+var GemmLabels = []struct{ Label, Linear string }{
+	{"qkv", "attn_qkv"}, {"o_proj", "attn_o"}, {"gate_up", "mlp_gate_up"}, {"down", "mlp_down"}, {"in_proj", "gdn_in_qkvz"},
+}
+
+// GemmShapes returns the labelled W4A8 GEMM shapes of a built-in shapes set
+// ("qwen38-27b-tp2"), in GemmLabels order, optionally only those labels.
+func GemmShapes(set string, only ...string) ([]string, []GemmShape, error) {
+	s, err := shapes.Builtin(set)
+	if err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	var out []GemmShape
+	for _, l := range GemmLabels {
+		if len(only) > 0 && !contains(only, l.Label) {
+			continue
+		}
+		lin, ok := s.Linear(l.Linear)
+		if !ok {
+			return nil, nil, fmt.Errorf("gemm: shapes set %s has no linear %s", set, l.Linear)
+		}
+		names = append(names, l.Label)
+		out = append(out, GemmShape{K: lin.K, Parts: lin.Widths()})
+	}
+	return names, out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
