@@ -16,6 +16,28 @@ func init() {
 	RegisterSuite(Suite{Name: "copy", Doc: "device copy at 4 MiB..1 GiB, cold: the bandwidth ceiling, plus a 5%-more-traffic variant the A/B protocol must call slower", Run: runCopySuite})
 }
 
+func init() {
+	RegisterSuite(Suite{Name: "launch", Doc: "an empty kernel (1 and 132 blocks) in a graph: the floor under every small kernel's time", Run: runLaunchSuite})
+}
+
+// runLaunchSuite times selftest_empty: what a graph node costs by itself.
+// Hot by nature (it touches no memory).
+func runLaunchSuite(c *Ctx) error {
+	out, err := c.Alloc(256)
+	if err != nil {
+		return err
+	}
+	var vs []Variant
+	for _, blocks := range []int{1, c.Dev.Info().SMs} {
+		f, err := c.Launcher("selftest_empty", gpu.D1(blocks), gpu.D1(256), 0, func(int) []any { return []any{out, uint32(0)} })
+		if err != nil {
+			return err
+		}
+		vs = append(vs, Variant{Name: fmt.Sprintf("blocks=%d", blocks), Enqueue: f})
+	}
+	return c.Measure(Point{Suite: "launch", Kernel: "selftest_empty", Shape: "empty", Regime: Hot, Copies: 1, Variants: vs})
+}
+
 // copyGrid is the grid-stride launch geometry for n 16-byte vectors.
 func copyGrid(dev gpu.Device, n int64) gpu.Dim3 {
 	blocks := min((n+255)/256, int64(dev.Info().SMs)*16)

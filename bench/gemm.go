@@ -31,12 +31,30 @@ import (
 // = 2·M·N·K.
 
 func init() {
-	RegisterSuite(Suite{Name: "dec", Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite})
+	var names []string
+	for s := 1; s <= kernels.DecMaxS; s++ {
+		names = append(names, fmt.Sprintf("S%d", s))
+	}
+	law := Law{Name: "kernels.DecSplitK", Kernel: "pq_gemm_dec", Variants: names, Pick: func(c regret.Cell) string {
+		s, ok := decLawShapes[c.Shape]
+		if !ok {
+			return ""
+		}
+		return fmt.Sprintf("S%d", kernels.DecSplitK(c.M, s.N(), s.K, decLawSMs))
+	}}
+	RegisterSuite(Suite{Name: "dec", Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: []Law{law}})
 	RegisterSuite(Suite{Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every TP=2 shape at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite})
 }
 
 // DecFixedS are the fixed split-K counts the dec suite times beside the law.
 var DecFixedS = []int{1, 2, 4, 8}
+
+// The split-K law is scored after the run (Suite.Laws): the shapes by label
+// and the SM count it ran with.
+var (
+	decLawShapes = map[string]kernels.GemmShape{}
+	decLawSMs    = kernels.H200SMs
+)
 
 type gemmBufs struct {
 	c                       *Ctx
@@ -211,11 +229,14 @@ func runDecSuite(c *Ctx) error {
 		defer lt.Close()
 	}
 	sms := c.Dev.Info().SMs
+	decLawSMs = sms
+	for i, n := range names {
+		decLawShapes[n] = shs[i]
+	}
 	Ms := c.MsOr(DecodeMs)
 	if c.Log != nil {
 		kernels.WriteDecSplitKTable(c.Log, names, shs, Ms, sms)
 	}
-	times := map[regret.Cell]map[string]float64{}
 	total := len(shs) * len(Ms)
 	for si, s := range shs {
 		for mi, M := range Ms {
@@ -226,9 +247,17 @@ func runDecSuite(c *Ctx) error {
 				c.Skipf("dec %s M=%d: above the decode band (M <= %d)", names[si], M, kernels.DecMaxM)
 				continue
 			}
+			// The law's pick is the baseline (named by its S, so the regret
+			// table finds it); fixed S values beside it.
 			law := kernels.DecSplitK(M, s.N(), s.K, sms)
-			maxS := law
+			Ss := []int{law}
 			for _, S := range DecFixedS {
+				if S != law && S <= s.G() {
+					Ss = append(Ss, S)
+				}
+			}
+			maxS := 0
+			for _, S := range Ss {
 				maxS = max(maxS, S)
 			}
 			b, err := newGemmBufs(c, s, M, false, maxS)
@@ -236,16 +265,8 @@ func runDecSuite(c *Ctx) error {
 				c.FreeAll()
 				return err
 			}
-			base, err := b.decVariant(s, M, law, "law")
-			if err != nil {
-				c.FreeAll()
-				return err
-			}
-			vs := []Variant{base}
-			for _, S := range DecFixedS {
-				if S > s.G() {
-					continue
-				}
+			var vs []Variant
+			for _, S := range Ss {
 				v, err := b.decVariant(s, M, S, fmt.Sprintf("S%d", S))
 				if err != nil {
 					c.FreeAll()
@@ -253,46 +274,16 @@ func runDecSuite(c *Ctx) error {
 				}
 				vs = append(vs, v)
 			}
-			n0 := len(c.Records)
-			p := Point{Suite: "dec", Kernel: kernels.DecKernel(M), Shape: names[si], M: M, Regime: Cold,
+			p := Point{Suite: "dec", Kernel: "pq_gemm_dec", Shape: names[si], M: M, Regime: Cold,
 				Bytes: gemmPointBytes(s, M, false), Flops: 2 * int64(M) * int64(s.N()) * int64(s.K),
 				Footprint: b.footprint, Copies: b.copies, Variants: vs,
 				Extra: map[string]float64{"K": float64(s.K), "N": float64(s.N()), "P": float64(len(s.Parts)), "S_law": float64(law)}}
 			if err := c.Measure(p); err != nil {
 				return err
 			}
-			cell := regret.Cell{Shape: names[si], M: M}
-			times[cell] = map[string]float64{}
-			for _, r := range c.Records[n0:] {
-				v := r.Variant
-				if v == "law" {
-					v = fmt.Sprintf("S%d", law)
-					if _, dup := times[cell][v]; dup {
-						continue // a fixed variant at the same S already measured it
-					}
-				}
-				times[cell][v] = r.TrimmedMeanUS
-			}
 			if err := peerRow(c, lt, ltErr, "dec", names[si], s, M); err != nil {
 				return err
 			}
-		}
-	}
-	if len(times) > 0 && c.Log != nil {
-		byLabel := map[string]kernels.GemmShape{}
-		for i, n := range names {
-			byLabel[n] = shs[i]
-		}
-		tab, err := regret.Compute("dec split-K law", times, func(cell regret.Cell) string {
-			s := byLabel[cell.Shape]
-			return fmt.Sprintf("S%d", kernels.DecSplitK(cell.M, s.N(), s.K, sms))
-		})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(c.Log)
-		if err := tab.WriteText(c.Log); err != nil {
-			return err
 		}
 	}
 	return nil

@@ -34,9 +34,11 @@ type producerSuite struct {
 func init() {
 	G := func(K int) int64 { return int64(K / kernels.Group) }
 	for _, s := range []producerSuite{
-		{name: "grpq", doc: "decode-band producer pq_rotq_group (per-group scales), one launch for all partitions",
+		{name: "grpq", doc: "decode-band producer pq_rotq_group (per-group scales), one launch for all partitions; hot-records and all-hot variants attribute the cold fetch",
 			Ms:       DecodeMs,
-			variants: func(b *producerBufs) []Variant { return []Variant{b.group()} },
+			variants: func(b *producerBufs) []Variant {
+				return []Variant{b.group(), b.groupAttr("group-hot-records", true, false), b.groupAttr("group-hot", true, true)}
+			},
 			bytes: func(M, K, P int) int64 {
 				return int64(M*K*2) + int64(P*M*K) + 2*int64(P*M)*G(K)*4
 			}},
@@ -130,14 +132,27 @@ func (b *producerBufs) launch(kernel string, grid, block gpu.Dim3, args func(k i
 	return Variant{Name: kernel, Enqueue: f}
 }
 
-func (b *producerBufs) group() Variant {
+func (b *producerBufs) group() Variant { return b.groupAttr("group", false, false) }
+
+// groupAttr is the decode-band producer with parts of its traffic pinned to
+// buffer set 0 (cache-hot) for attribution: hotRecords keeps the rotation
+// records and channel scales hot, hotAll everything. The time they save is
+// what fetching those bytes cold costs.
+func (b *producerBufs) groupAttr(name string, hotRecords, hotAll bool) Variant {
 	rpw := kernels.RowsPerWarp(b.M)
 	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
 	v := b.launch("pq_rotq_group", grid, block, func(k int) []any {
-		return []any{b.x.Add(k * b.sx), b.idx.Add(k * b.sidx), b.cs.Add(k * b.scs), b.chs.Add(k * b.schs),
-			b.codes.Add(k * b.scodes), b.scale.Add(k * b.sscale), b.rsum.Add(k * b.srsum), uint32(b.M), uint32(b.K), uint32(rpw)}
+		kr, kx := k, k
+		if hotRecords || hotAll {
+			kr = 0
+		}
+		if hotAll {
+			kx = 0
+		}
+		return []any{b.x.Add(kx * b.sx), b.idx.Add(kr * b.sidx), b.cs.Add(kr * b.scs), b.chs.Add(kr * b.schs),
+			b.codes.Add(kx * b.scodes), b.scale.Add(kx * b.sscale), b.rsum.Add(kx * b.srsum), uint32(b.M), uint32(b.K), uint32(rpw)}
 	})
-	v.Name = "group"
+	v.Name = name
 	return v
 }
 

@@ -5,4 +5,5 @@ package kernels
 func init() {
 	Register(Kernel{Name: "selftest_fill", Module: "selftest", Doc: "writes a byte over a chosen index range, including out of bounds"})
 	Register(Kernel{Name: "selftest_spin", Module: "selftest", Doc: "never returns: exercises the watchdog"})
+	Register(Kernel{Name: "selftest_empty", Module: "selftest", Doc: "does nothing: the launch floor of a graph node"})
 }
