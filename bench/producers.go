@@ -35,16 +35,16 @@ func init() {
 	G := func(K int) int64 { return int64(K / kernels.Group) }
 	for _, s := range []producerSuite{
 		{name: "grpq", doc: "decode-band producer pq_rotq_group (per-group scales), one launch for all partitions; hot-records and all-hot variants attribute the cold fetch",
-			Ms: DecodeMs,
+			Ms:       DecodeMs,
 			variants: func(b *producerBufs) []Variant {
-				return []Variant{b.group(), b.groupOwn(), b.groupAttr("group-hot-records", true, false), b.groupAttr("group-hot", true, true)}
+				return []Variant{b.group(), b.groupAttr("group-hot-records", true, false), b.groupAttr("group-hot", true, true)}
 			},
 			bytes: func(M, K, P int) int64 {
 				return int64(M*K*2) + int64(P*M*K) + 2*int64(P*M)*G(K)*4
 			}},
 		{name: "rot", doc: "prefill pass A pq_rot_bf16: rotate -> bf16 rows + group amax",
 			Ms:       PrefillMs,
-			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passALR(), b.passAOwn()} },
+			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passALR()} },
 			bytes: func(M, K, P int) int64 {
 				return int64(M*K*2) + int64(P*M*K*2) + int64(P*M)*G(K)*4
 			}},
@@ -57,13 +57,13 @@ func init() {
 		{name: "tokq", doc: "fused per-token producer pq_rotq_token, row-major codes, against pass A + pass C",
 			Ms: PrefillMs,
 			variants: func(b *producerBufs) []Variant {
-				return []Variant{b.fused(false), b.fusedOwn(false), b.twoPass(false), b.twoPassLR(false), b.twoPassOwn(false)}
+				return []Variant{b.fused(false), b.twoPass(false), b.twoPassLR(false)}
 			},
 			bytes: tokBytes},
 		{name: "tokqt", doc: "fused per-token producer pq_rotq_token, fragment-tiled codes, against pass A + pass C tiled",
 			Ms: PrefillMs,
 			variants: func(b *producerBufs) []Variant {
-				return []Variant{b.fused(true), b.fusedOwn(true), b.twoPass(true), b.twoPassLR(true), b.twoPassOwn(true)}
+				return []Variant{b.fused(true), b.twoPass(true), b.twoPassLR(true)}
 			},
 			bytes: tokBytes},
 	} {
@@ -107,9 +107,9 @@ func tokBytes(M, K, P int) int64 {
 type producerBufs struct {
 	c                                 *Ctx
 	M, K, P, copies                   int
-	x, idx, cs, chs, mv               gpu.Ptr
+	x, idx, cs, chs                   gpu.Ptr
 	codes, scale, rsum, xr, gamax     gpu.Ptr
-	sx, sidx, scs, schs, smv          int
+	sx, sidx, scs, schs               int
 	scodes, sscale, srsum, sxr, sgmax int
 	err                               error
 }
@@ -188,49 +188,6 @@ func (b *producerBufs) passALR() Variant {
 func (b *producerBufs) twoPassLR(tiled bool) Variant {
 	a, c := b.passALR(), b.passC(tiled)
 	return Variant{Name: "passA-lr+passC-" + layoutName(tiled), Enqueue: func(s gpu.Stream, k int) error {
-		if err := a.Enqueue(s, k); err != nil {
-			return err
-		}
-		return c.Enqueue(s, k)
-	}}
-}
-
-// groupOwn is the decode-band producer in the ownership layout.
-func (b *producerBufs) groupOwn() Variant {
-	rpw := kernels.RowsPerWarp(b.M)
-	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
-	v := b.launch("pq_rotq_group_own", grid, block, func(k int) []any {
-		return []any{b.x.Add(k * b.sx), b.mv.Add(k * b.smv), b.cs.Add(k * b.scs), b.chs.Add(k * b.schs),
-			b.codes.Add(k * b.scodes), b.scale.Add(k * b.sscale), b.rsum.Add(k * b.srsum), uint32(b.M), uint32(b.K), uint32(rpw)}
-	})
-	v.Name = "group-own"
-	return v
-}
-
-func (b *producerBufs) passAOwn() Variant {
-	rpw := kernels.RowsPerWarp(b.M)
-	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
-	v := b.launch("pq_rot_bf16_own", grid, block, func(k int) []any {
-		return []any{b.x.Add(k * b.sx), b.mv.Add(k * b.smv), b.cs.Add(k * b.scs), b.chs.Add(k * b.schs),
-			b.xr.Add(k * b.sxr), b.gamax.Add(k * b.sgmax), uint32(b.M), uint32(b.K), uint32(rpw)}
-	})
-	v.Name = "passA-own"
-	return v
-}
-
-func (b *producerBufs) fusedOwn(tiled bool) Variant {
-	grid, block := kernels.RowWiseGrid(b.M, b.P, tiled)
-	v := b.launch("pq_rotq_token_own", grid, block, func(k int) []any {
-		return []any{b.x.Add(k * b.sx), b.mv.Add(k * b.smv), b.cs.Add(k * b.scs), b.chs.Add(k * b.schs),
-			b.codes.Add(k * b.scodes), b.scale.Add(k * b.sscale), b.rsum.Add(k * b.srsum), uint32(b.M), uint32(b.K), tiledFlag(tiled)}
-	})
-	v.Name = "fused-own-" + layoutName(tiled)
-	return v
-}
-
-func (b *producerBufs) twoPassOwn(tiled bool) Variant {
-	a, c := b.passAOwn(), b.passC(tiled)
-	return Variant{Name: "passA-own+passC-" + layoutName(tiled), Enqueue: func(s gpu.Stream, k int) error {
 		if err := a.Enqueue(s, k); err != nil {
 			return err
 		}
@@ -327,7 +284,7 @@ func runProducerSuite(c *Ctx, s producerSuite) error {
 }
 
 func (b *producerBufs) footprint() int64 {
-	return int64(b.sx + b.sidx + b.scs + b.schs + b.scodes + b.sscale + b.srsum + b.sxr + b.sgmax + b.smv)
+	return int64(b.sx + b.sidx + b.scs + b.schs + b.scodes + b.sscale + b.srsum + b.sxr + b.sgmax)
 }
 
 // newProducerBufs allocates Copies sets sized so one rotation exceeds the
@@ -336,7 +293,7 @@ func newProducerBufs(c *Ctx, M, K, P int) (*producerBufs, error) {
 	G := K / kernels.Group
 	Mpad := kernels.PadRows(M)
 	sizes := []int{2 * M * K, 4 * P * 8 * G * 32, 16 * P * 8 * G * 32, 4 * P * K,
-		P * Mpad * K, 4 * P * M * G, 4 * P * M * G, 2 * P * M * K, 4 * P * M * G, 8 * P * 9 * G * 32}
+		P * Mpad * K, 4 * P * M * G, 4 * P * M * G, 2 * P * M * K, 4 * P * M * G}
 	var fp int64
 	for _, s := range sizes {
 		fp += int64((s + 255) &^ 255)
@@ -351,7 +308,6 @@ func newProducerBufs(c *Ctx, M, K, P int) (*producerBufs, error) {
 	b.rsum, b.srsum = b.alloc(sizes[6])
 	b.xr, b.sxr = b.alloc(sizes[7])
 	b.gamax, b.sgmax = b.alloc(sizes[8])
-	b.mv, b.smv = b.alloc(sizes[9])
 	if b.err != nil {
 		return nil, b.err
 	}
@@ -380,19 +336,11 @@ func newProducerBufs(c *Ctx, M, K, P int) (*producerBufs, error) {
 	for i, f := range rr.ChS {
 		binary.LittleEndian.PutUint32(chs[4*i:], math.Float32bits(f))
 	}
-	mvw, err := rr.OwnershipMoves()
-	if err != nil {
-		return nil, err
-	}
-	mv := make([]byte, 4*len(mvw))
-	for i, w := range mvw {
-		binary.LittleEndian.PutUint32(mv[4*i:], w)
-	}
 	for k := 0; k < b.copies; k++ {
 		for _, u := range []struct {
 			p    gpu.Ptr
 			data []byte
-		}{{b.x.Add(k * b.sx), x}, {b.idx.Add(k * b.sidx), idx}, {b.cs.Add(k * b.scs), cs}, {b.chs.Add(k * b.schs), chs}, {b.mv.Add(k * b.smv), mv}} {
+		}{{b.x.Add(k * b.sx), x}, {b.idx.Add(k * b.sidx), idx}, {b.cs.Add(k * b.scs), cs}, {b.chs.Add(k * b.schs), chs}} {
 			if err := c.Dev.HtoD(u.p, u.data); err != nil {
 				return nil, err
 			}

@@ -30,7 +30,7 @@ import (
 
 func init() {
 	Register(Gate{Name: "producers", Suites: Quick | Full, Device: true, Run: gateProducers,
-		Proves: "every rotate-and-quantize producer (decode band, pass A, pass C row/tiled, fused row/tiled; plain, ownership and lane-row layouts) equals the Go mirror byte for byte on deployed K, P=1..3, decode and prefill M (odd M included), with poisoned outputs, untouched rows past M and canaries"})
+		Proves: "every rotate-and-quantize producer (decode band, pass A, pass C row/tiled, fused row/tiled) equals the Go mirror byte for byte on deployed K, P=1..3, decode and prefill M (odd M included), with poisoned outputs, untouched rows past M and canaries"})
 	Register(Gate{Name: "producers-semantics", Suites: Quick | Full, Run: gateProducerSemantics,
 		Proves: "the producer mirror's codes x scales are within the e4m3 rounding bound of the fp64-rotated activations, and row sums equal the sums of the decoded codes"})
 }
@@ -247,7 +247,7 @@ func gateProducers(t *T) {
 		t.Release()
 	}
 	t.Metric("cases", float64(len(cases)))
-	t.Logf("%d cases (K x P x M x distribution), 11 variants each (decode band, plain and ownership, only for M <= 128)", len(cases))
+	t.Logf("%d cases (K x P x M x distribution), 7 variants each (decode band only for M <= 128)", len(cases))
 }
 
 func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, x []uint16, pm *producerMirror, withGroup bool) {
@@ -258,10 +258,6 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 	bidx := t.Buffer("rot_idx", 4*len(rr.Idx))
 	bcs := t.Buffer("rot_cs", 4*len(rr.CS))
 	bchs := t.Buffer("chs", 4*len(rr.ChS))
-	moves, err := rr.OwnershipMoves()
-	t.Check(err, "ownership moves")
-	bmv := t.Buffer("rot_moves", 4*len(moves))
-	t.Upload(bmv, u32Bytes(moves))
 	t.Upload(bx, u16Bytes(x))
 	t.Upload(bidx, u32Bytes(rr.Idx))
 	t.Upload(bcs, f32Bytes(rr.CS))
@@ -285,13 +281,11 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 		}
 	}
 	M32, K32 := uint32(M), uint32(K)
-	// The plain and ownership forms of a kernel take the same arguments but
-	// for their second: pair indices or move records.
-	forms := []struct {
-		suffix string
-		rec    *Buffer
-	}{{"", bidx}, {"_own", bmv}}
 	if withGroup {
+		clear()
+		rpw := kernels.RowsPerWarp(M)
+		grid, block := kernels.GroupWiseGrid(M, K, P, rpw)
+		t.Launch("pq_rotq_group", grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), codes.Ptr(), scale.Ptr(), rsum.Ptr(), M32, K32, uint32(rpw))
 		var wc []byte
 		var ws, wr []float32
 		for p := 0; p < P; p++ {
@@ -299,31 +293,18 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 			ws = append(ws, pm.groupQ[p].GroupScale...)
 			wr = append(wr, pm.groupQ[p].RowSums...)
 		}
-		for _, f := range forms {
-			clear()
-			kn := "pq_rotq_group" + f.suffix
-			rpw := kernels.RowsPerWarp(M)
-			grid, block := kernels.GroupWiseGrid(M, K, P, rpw)
-			t.Launch(kn, grid, block, 0, bx.Ptr(), f.rec.Ptr(), bcs.Ptr(), bchs.Ptr(), codes.Ptr(), scale.Ptr(), rsum.Ptr(), M32, K32, uint32(rpw))
-			got := t.Download(codes)
-			compareOut(t, kn+" codes "+name, got[:len(wc)+rowsPastM*K], wc, 1, at(K, K))
-			compareOut(t, kn+" scales "+name, t.Download(scale), f32Bytes(ws), 4, at(G, G))
-			compareOut(t, kn+" row sums "+name, t.Download(rsum), f32Bytes(wr), 4, at(G, G))
-		}
+		got := t.Download(codes)
+		compareOut(t, "pq_rotq_group codes "+name, got[:len(wc)+rowsPastM*K], wc, 1, at(K, K))
+		compareOut(t, "pq_rotq_group scales "+name, t.Download(scale), f32Bytes(ws), 4, at(G, G))
+		compareOut(t, "pq_rotq_group row sums "+name, t.Download(rsum), f32Bytes(wr), 4, at(G, G))
 	}
-	// Pass A, plain and ownership forms (the plain one last: pass C reads its outputs).
+	// Pass A.
+	clear()
 	rpw := kernels.RowsPerWarp(M)
 	grid, block := kernels.GroupWiseGrid(M, K, P, rpw)
-	for _, f := range []struct {
-		suffix string
-		rec    *Buffer
-	}{forms[1], forms[0]} {
-		clear()
-		kn := "pq_rot_bf16" + f.suffix
-		t.Launch(kn, grid, block, 0, bx.Ptr(), f.rec.Ptr(), bcs.Ptr(), bchs.Ptr(), xr.Ptr(), gamax.Ptr(), M32, K32, uint32(rpw))
-		compareOut(t, kn+" rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K, K))
-		compareOut(t, kn+" group amax "+name, t.Download(gamax), f32Bytes(pm.gamax), 4, at(G, G))
-	}
+	t.Launch("pq_rot_bf16", grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), xr.Ptr(), gamax.Ptr(), M32, K32, uint32(rpw))
+	compareOut(t, "pq_rot_bf16 rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K, K))
+	compareOut(t, "pq_rot_bf16 group amax "+name, t.Download(gamax), f32Bytes(pm.gamax), 4, at(G, G))
 	// Pass A, lanes = rows: the same outputs.
 	t.Poison(xr, 0xFF)
 	t.Poison(gamax, 0xFF)
@@ -341,7 +322,7 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 	for _, v := range []struct {
 		kernel string
 		tiled  bool
-	}{{"pq_tokq", false}, {"pq_tokq", true}, {"pq_rotq_token", false}, {"pq_rotq_token", true}, {"pq_rotq_token_own", false}, {"pq_rotq_token_own", true}} {
+	}{{"pq_tokq", false}, {"pq_tokq", true}, {"pq_rotq_token", false}, {"pq_rotq_token", true}} {
 		for _, b := range []*Buffer{codes, scale, rsum} {
 			t.Poison(b, 0xFF)
 		}
@@ -350,12 +331,9 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 		if v.tiled {
 			tiled = 1
 		}
-		switch v.kernel {
-		case "pq_tokq":
+		if v.kernel == "pq_tokq" {
 			t.Launch(v.kernel, grid, block, 0, xr.Ptr(), gamax.Ptr(), codes.Ptr(), scale.Ptr(), rsum.Ptr(), M32, K32, tiled)
-		case "pq_rotq_token_own":
-			t.Launch(v.kernel, grid, block, 0, bx.Ptr(), bmv.Ptr(), bcs.Ptr(), bchs.Ptr(), codes.Ptr(), scale.Ptr(), rsum.Ptr(), M32, K32, tiled)
-		default:
+		} else {
 			t.Launch(v.kernel, grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), codes.Ptr(), scale.Ptr(), rsum.Ptr(), M32, K32, tiled)
 		}
 		label := fmt.Sprintf("%s %s %s", v.kernel, map[bool]string{false: "row-major", true: "tiled"}[v.tiled], name)

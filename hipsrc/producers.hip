@@ -10,8 +10,6 @@
 //                   amax [P,M,G]
 //   pq_tokq         prefill pass C: token scale = max_g amax_g/448, encode,
 //                   row sums; row-major or fragment-tiled codes
-//   *_own           pq_rotq_group, pq_rot_bf16, pq_rotq_token in the conflict-free
-//                   ownership layout (refimpl/ownership.go); byte-identical
 //   pq_rot_bf16_lr  pass A, lanes = rows: conflict-free, no layer syncs (end of file)
 //   pq_rotq_token   fused per-token producer: pass A + pass C in one launch,
 //                   the rotated row parked in shared memory; byte-identical
@@ -97,31 +95,18 @@ DEVICE i32 sum4_x512(u32 c) {
 }
 
 // A lane's rotation records for one (partition, group): layer r's pairs l
-// and l+32 as (cos0, sin0, cos1, sin1); for the plain layout their indices
-// i0 | j0<<8 | i1<<16 | j1<<24, for the ownership layout (OWN) the moves of
-// transitions 0..KROT: four 8-bit destination slots and four 2-bit source
-// registers (refimpl.RotRecords.OwnershipMoves).
+// and l+32 as indices i0 | j0<<8 | i1<<16 | j1<<24 and (cos0, sin0, cos1, sin1).
 struct Records {
   u32 idx[KROT];
   f4 cs[KROT];
-  u32 slots[KROT + 1], sels[KROT + 1];
 };
 
-template <bool OWN>
 DEVICE void load_records(Records &rec, const u32 *ridx, const f4 *rcs, u32 p, u32 g, u32 G, u32 lane) {
 #pragma unroll
   for (u32 r = 0; r < KROT; r++) {
     u64 o = ((u64)(p * KROT + r) * G + g) * 32u + lane;
-    if (!OWN) rec.idx[r] = ridx[o];
+    rec.idx[r] = ridx[o];
     rec.cs[r] = rcs[o];
-  }
-  if (OWN) {
-#pragma unroll
-    for (u32 t = 0; t <= KROT; t++) {
-      u64 o = 2u * (((u64)(p * (KROT + 1) + t) * G + g) * 32u + lane);
-      rec.slots[t] = ridx[o];
-      rec.sels[t] = ridx[o + 1];
-    }
   }
 }
 
@@ -158,49 +143,6 @@ DEVICE void rotate_group(float *sv, const Records &rec) {
 DEVICE f4 read4(const float *sv, u32 lane) {
   return f4{sv[4 * lane], sv[4 * lane + 1], sv[4 * lane + 2], sv[4 * lane + 3]};
 }
-// The ownership layout's data movement: write q of every lane takes the
-// register named by 2 bits of sels and stores it at the slot in 8 bits of
-// slots; the 32 destinations of each write are 32 distinct banks.
-DEVICE float sel4(f4 v, u32 s) { return s == 0u ? v.x : s == 1u ? v.y : s == 2u ? v.z : v.w; }
-DEVICE void move4(float *sv, f4 v, u32 slots, u32 sels) {
-  sv[slots & 0xFFu] = sel4(v, sels & 3u);
-  sv[(slots >> 8) & 0xFFu] = sel4(v, (sels >> 2) & 3u);
-  sv[(slots >> 16) & 0xFFu] = sel4(v, (sels >> 4) & 3u);
-  sv[slots >> 24] = sel4(v, (sels >> 6) & 3u);
-}
-DEVICE f4 read_owned(const float *sv, u32 lane) { return f4{sv[lane], sv[lane + 32], sv[lane + 64], sv[lane + 96]}; }
-DEVICE f4 rot2(f4 x, f4 cs) {
-  return f4{__builtin_fmaf(cs.x, x.x, cs.y * x.y), __builtin_fmaf(cs.x, x.y, -(cs.y * x.x)),
-            __builtin_fmaf(cs.z, x.z, cs.w * x.w), __builtin_fmaf(cs.z, x.w, -(cs.w * x.z))};
-}
-
-// Rotates one row's group: returns the lane's channels 4l..4l+3 after the 8
-// layers. Plain: the group in channel order, pairs read at their indices
-// (random banks). OWN: the conflict-free ownership layout.
-template <bool OWN>
-DEVICE f4 rotate_row_group(float *sv, const u16 *x, f4 chs4, u64 rowoff, u32 g, u32 lane, const Records &rec) {
-  if (!OWN) {
-    load_row_group(sv, x, chs4, rowoff, g, lane);
-    rotate_group(sv, rec);
-    return read4(sv, lane);
-  }
-  const u32 *xp = (const u32 *)(x + rowoff + (u64)g * GROUP + 4u * lane);
-  u32 w0 = xp[0], w1 = xp[1];
-  f4 v{bf16_to_f32(w0 & 0xFFFFu) * chs4.x, bf16_to_f32(w0 >> 16) * chs4.y, bf16_to_f32(w1 & 0xFFFFu) * chs4.z,
-       bf16_to_f32(w1 >> 16) * chs4.w};
-  warp_sync(); // the previous row's readers are done with sv
-  move4(sv, v, rec.slots[0], rec.sels[0]);
-#pragma unroll
-  for (u32 r = 0; r < KROT; r++) {
-    warp_sync();
-    f4 o = rot2(read_owned(sv, lane), rec.cs[r]);
-    warp_sync();
-    move4(sv, o, rec.slots[r + 1], rec.sels[r + 1]);
-  }
-  warp_sync();
-  return read_owned(sv, lane);
-}
-
 DEVICE float amax4(f4 v) {
   return __builtin_fmaxf(__builtin_fmaxf(__builtin_fabsf(v.x), __builtin_fabsf(v.y)),
                          __builtin_fmaxf(__builtin_fabsf(v.z), __builtin_fabsf(v.w)));
@@ -214,19 +156,20 @@ DEVICE f4 round_bf16_4(f4 v, u32 &w0, u32 &w1) {
 
 // Grid (G, P, ceil(M / (WARPS*rows_per_warp))); warp w of block z handles
 // rows z*WARPS*rpw + w, + WARPS, ... below M.
-template <bool OWN>
-DEVICE void rotq_group(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs, u8 *codes, float *gscale,
-                       float *rsum, u32 M, u32 K, u32 rpw) {
+KERNEL LAUNCH_BOUNDS(256) void pq_rotq_group(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs, u8 *codes,
+                                             float *gscale, float *rsum, u32 M, u32 K, u32 rpw) {
   SHARED float sbuf[WARPS][GROUP];
   u32 g = bid_x(), p = bid_y(), G = K / GROUP;
   u32 lane = lane_id(), warp = tid_x() >> 5;
   float *sv = sbuf[warp];
   Records rec;
-  load_records<OWN>(rec, ridx, rcs, p, g, G, lane);
+  load_records(rec, ridx, rcs, p, g, G, lane);
   f4 chs4 = chs[((u64)p * K + (u64)g * GROUP) / 4u + lane];
   u32 m0 = bid_z() * WARPS * rpw;
   for (u32 m = m0 + warp; m < M && m < m0 + WARPS * rpw; m += WARPS) {
-    f4 v = rotate_row_group<OWN>(sv, x, chs4, (u64)m * K, g, lane, rec);
+    load_row_group(sv, x, chs4, (u64)m * K, g, lane);
+    rotate_group(sv, rec);
+    f4 v = read4(sv, lane);
     float scale = warp_max(amax4(v)) / 448.0f;
     u32 c = encode4(v, scale);
     u64 row = (u64)p * M + m;
@@ -240,33 +183,23 @@ DEVICE void rotq_group(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *c
   }
 }
 
-KERNEL LAUNCH_BOUNDS(256) void pq_rotq_group(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs, u8 *codes,
-                                             float *gscale, float *rsum, u32 M, u32 K, u32 rpw) {
-  rotq_group<false>(x, ridx, rcs, chs, codes, gscale, rsum, M, K, rpw);
-}
-// _own: the conflict-free ownership layout; the second argument is the move
-// records (refimpl.RotRecords.OwnershipMoves) instead of the pair indices.
-KERNEL LAUNCH_BOUNDS(256) void pq_rotq_group_own(const u16 *x, const u32 *rmv, const f4 *rcs, const f4 *chs, u8 *codes,
-                                                 float *gscale, float *rsum, u32 M, u32 K, u32 rpw) {
-  rotq_group<true>(x, rmv, rcs, chs, codes, gscale, rsum, M, K, rpw);
-}
-
 // Pass A: as pq_rotq_group, but the epilogue writes the bf16-rounded rows
 // and the amax of the rounded values.
-template <bool OWN>
-DEVICE void rot_bf16(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs, u16 *xr, float *gamax, u32 M, u32 K,
-                     u32 rpw) {
+KERNEL LAUNCH_BOUNDS(256) void pq_rot_bf16(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs, u16 *xr,
+                                           float *gamax, u32 M, u32 K, u32 rpw) {
   SHARED float sbuf[WARPS][GROUP];
   u32 g = bid_x(), p = bid_y(), G = K / GROUP;
   u32 lane = lane_id(), warp = tid_x() >> 5;
   float *sv = sbuf[warp];
   Records rec;
-  load_records<OWN>(rec, ridx, rcs, p, g, G, lane);
+  load_records(rec, ridx, rcs, p, g, G, lane);
   f4 chs4 = chs[((u64)p * K + (u64)g * GROUP) / 4u + lane];
   u32 m0 = bid_z() * WARPS * rpw;
   for (u32 m = m0 + warp; m < M && m < m0 + WARPS * rpw; m += WARPS) {
+    load_row_group(sv, x, chs4, (u64)m * K, g, lane);
+    rotate_group(sv, rec);
     u32 w0, w1;
-    f4 v = round_bf16_4(rotate_row_group<OWN>(sv, x, chs4, (u64)m * K, g, lane, rec), w0, w1);
+    f4 v = round_bf16_4(read4(sv, lane), w0, w1);
     u64 row = (u64)p * M + m;
     u32 *out = (u32 *)(xr + row * K + (u64)g * GROUP + 4u * lane);
     out[0] = w0;
@@ -275,15 +208,6 @@ DEVICE void rot_bf16(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs
     if (lane == 0) gamax[row * G + g] = a;
     warp_sync();
   }
-}
-
-KERNEL LAUNCH_BOUNDS(256) void pq_rot_bf16(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs, u16 *xr,
-                                           float *gamax, u32 M, u32 K, u32 rpw) {
-  rot_bf16<false>(x, ridx, rcs, chs, xr, gamax, M, K, rpw);
-}
-KERNEL LAUNCH_BOUNDS(256) void pq_rot_bf16_own(const u16 *x, const u32 *rmv, const f4 *rcs, const f4 *chs, u16 *xr,
-                                               float *gamax, u32 M, u32 K, u32 rpw) {
-  rot_bf16<true>(x, rmv, rcs, chs, xr, gamax, M, K, rpw);
 }
 
 // Stores 4 codes of (row m, columns k..k+3) of partition p.
@@ -343,9 +267,8 @@ KERNEL LAUNCH_BOUNDS(256) void pq_tokq(const u16 *xr, const float *gamax, u8 *co
 // Fused per-token producer. Grid (Mrows, P); the rotated, bf16-rounded row
 // waits in shared memory (K <= MAXK) between the two phases.
 #define MAXK 17408
-template <bool OWN>
-DEVICE void rotq_token(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs, u8 *codes, float *tscale,
-                       float *rsum, u32 M, u32 K, u32 tiled) {
+KERNEL LAUNCH_BOUNDS(256) void pq_rotq_token(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs, u8 *codes,
+                                             float *tscale, float *rsum, u32 M, u32 K, u32 tiled) {
   SHARED float sbuf[WARPS][GROUP];
   SHARED u32 srow[MAXK / 2]; // bf16 pairs
   SHARED float sam[MAXK / GROUP];
@@ -359,10 +282,12 @@ DEVICE void rotq_token(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *c
   float *sv = sbuf[warp];
   for (u32 g = warp; g < G; g += WARPS) {
     Records rec;
-    load_records<OWN>(rec, ridx, rcs, p, g, G, lane);
+    load_records(rec, ridx, rcs, p, g, G, lane);
     f4 chs4 = chs[((u64)p * K + (u64)g * GROUP) / 4u + lane];
+    load_row_group(sv, x, chs4, (u64)m * K, g, lane);
+    rotate_group(sv, rec);
     u32 w0, w1;
-    f4 v = round_bf16_4(rotate_row_group<OWN>(sv, x, chs4, (u64)m * K, g, lane, rec), w0, w1);
+    f4 v = round_bf16_4(read4(sv, lane), w0, w1);
     srow[(g * GROUP) / 2 + 2 * lane] = w0;
     srow[(g * GROUP) / 2 + 2 * lane + 1] = w1;
     float a = warp_max(amax4(v));
@@ -378,15 +303,6 @@ DEVICE void rotq_token(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *c
     f4 v{bf16_to_f32(w0 & 0xFFFFu), bf16_to_f32(w0 >> 16), bf16_to_f32(w1 & 0xFFFFu), bf16_to_f32(w1 >> 16)};
     encode_group(v, As, codes, rsum, p, m, g, M, Mrows, K, tiled, lane);
   }
-}
-
-KERNEL LAUNCH_BOUNDS(256) void pq_rotq_token(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs, u8 *codes,
-                                             float *tscale, float *rsum, u32 M, u32 K, u32 tiled) {
-  rotq_token<false>(x, ridx, rcs, chs, codes, tscale, rsum, M, K, tiled);
-}
-KERNEL LAUNCH_BOUNDS(256) void pq_rotq_token_own(const u16 *x, const u32 *rmv, const f4 *rcs, const f4 *chs, u8 *codes,
-                                                 float *tscale, float *rsum, u32 M, u32 K, u32 tiled) {
-  rotq_token<true>(x, rmv, rcs, chs, codes, tscale, rsum, M, K, tiled);
 }
 
 // ---------------------------------------------------------------------------

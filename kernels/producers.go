@@ -9,9 +9,6 @@ func init() {
 	for _, k := range []Kernel{
 		{Name: "pq_rotq_group", Module: "producers", Doc: "decode band: rotate + per-group e4m3 scales, codes and row sums for all partitions in one launch"},
 		{Name: "pq_rot_bf16", Module: "producers", Doc: "prefill pass A: rotate -> bf16 rows and per-group amax"},
-		{Name: "pq_rotq_group_own", Module: "producers", Doc: "decode band in the conflict-free ownership layout (records: refimpl OwnershipMoves)"},
-		{Name: "pq_rot_bf16_own", Module: "producers", Doc: "pass A in the conflict-free ownership layout"},
-		{Name: "pq_rotq_token_own", Module: "producers", Doc: "fused per-token producer in the conflict-free ownership layout"},
 		{Name: "pq_rot_bf16_lr", Module: "producers", Doc: "prefill pass A, lanes = rows: bank-conflict-free, byte-identical to pq_rot_bf16"},
 		{Name: "pq_tokq", Module: "producers", Doc: "prefill pass C: token scale, e4m3 codes (row-major or tiled), row sums"},
 		{Name: "pq_rotq_token", Module: "producers", Doc: "fused per-token producer (pass A + pass C, row in shared memory), row-major or tiled"},
