@@ -35,7 +35,7 @@ func init() {
 	G := func(K int) int64 { return int64(K / kernels.Group) }
 	for _, s := range []producerSuite{
 		{name: "grpq", doc: "decode-band producer pq_rotq_group (per-group scales), one launch for all partitions; hot-records and all-hot variants attribute the cold fetch",
-			Ms:       DecodeMs,
+			Ms: DecodeMs,
 			variants: func(b *producerBufs) []Variant {
 				return []Variant{b.group(), b.groupAttr("group-hot-records", true, false), b.groupAttr("group-hot", true, true)}
 			},
@@ -314,7 +314,7 @@ func newProducerBufs(c *Ctx, M, K, P int) (*producerBufs, error) {
 	rng := rand.New(rand.NewPCG(uint64(M*K*P), 11))
 	rots := make([]*refimpl.Rotation, P)
 	for p := range rots {
-		rots[p] = benchRotation(rng, K)
+		rots[p] = refimpl.RandomRotation(rng, K)
 	}
 	rr, err := refimpl.BuildRotRecords(rots)
 	if err != nil {
@@ -362,24 +362,4 @@ func (b *producerBufs) primePassC() error {
 		}
 	}
 	return b.c.Dev.Synchronize()
-}
-
-// benchRotation is a ParoQuant-like random rotation for timing.
-func benchRotation(rng *rand.Rand, K int) *refimpl.Rotation {
-	r := &refimpl.Rotation{K: K, Krot: refimpl.DefaultKrot, Pairs: make([]int16, refimpl.DefaultKrot*K),
-		Theta: make([]float64, refimpl.DefaultKrot*K/2), ChannelScales: make([]float64, K)}
-	for l := 0; l < r.Krot; l++ {
-		for g := 0; g < K/refimpl.GroupSize; g++ {
-			for i, p := range rng.Perm(refimpl.GroupSize) {
-				r.Pairs[l*K+g*refimpl.GroupSize+i] = int16(p)
-			}
-		}
-	}
-	for i := range r.Theta {
-		r.Theta[i] = refimpl.RoundF16(rng.NormFloat64() * 0.3)
-	}
-	for i := range r.ChannelScales {
-		r.ChannelScales[i] = refimpl.RoundF16(0.5 + rng.Float64())
-	}
-	return r
 }

@@ -74,27 +74,6 @@ func producerCases(full bool) []producerCase {
 	return out
 }
 
-// randomRotation draws a ParoQuant-like rotation: per-group permutations per
-// layer, fp16 angles ~ N(0, 0.3), fp16 channel scales in [0.5, 1.5).
-func randomRotation(rng *rand.Rand, K int) *refimpl.Rotation {
-	r := &refimpl.Rotation{K: K, Krot: refimpl.DefaultKrot, Pairs: make([]int16, refimpl.DefaultKrot*K),
-		Theta: make([]float64, refimpl.DefaultKrot*K/2), ChannelScales: make([]float64, K)}
-	for l := 0; l < r.Krot; l++ {
-		for g := 0; g < K/refimpl.GroupSize; g++ {
-			for i, p := range rng.Perm(refimpl.GroupSize) {
-				r.Pairs[l*K+g*refimpl.GroupSize+i] = int16(p)
-			}
-		}
-	}
-	for i := range r.Theta {
-		r.Theta[i] = refimpl.RoundF16(rng.NormFloat64() * 0.3)
-	}
-	for i := range r.ChannelScales {
-		r.ChannelScales[i] = refimpl.RoundF16(0.5 + rng.Float64())
-	}
-	return r
-}
-
 // randomActivations draws bf16 rows [M, K] of a distribution.
 func randomActivations(rng *rand.Rand, M, K int, dist string) []uint16 {
 	x := make([]uint16, M*K)
@@ -236,7 +215,7 @@ func gateProducers(t *T) {
 		rng := rand.New(rand.NewPCG(seed, 0x9e))
 		rots := make([]*refimpl.Rotation, c.P)
 		for p := range rots {
-			rots[p] = randomRotation(rng, c.K)
+			rots[p] = refimpl.RandomRotation(rng, c.K)
 		}
 		rr, err := refimpl.BuildRotRecords(rots)
 		t.Check(err, "build rotation records")
@@ -366,7 +345,7 @@ func gateProducerSemantics(t *T) {
 	for _, c := range []producerCase{{K: 5120, P: 1, M: 4, dist: "normal"}, {K: 3072, P: 2, M: 3, dist: "outlier"}, {K: 8704, P: 1, M: 2, dist: "subnormal"}} {
 		rots := []*refimpl.Rotation{}
 		for p := 0; p < c.P; p++ {
-			rots = append(rots, randomRotation(rng, c.K))
+			rots = append(rots, refimpl.RandomRotation(rng, c.K))
 		}
 		rr, err := refimpl.BuildRotRecords(rots)
 		t.Check(err, "records")

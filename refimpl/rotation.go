@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync/atomic"
 )
 
@@ -364,4 +365,27 @@ func (t *RotTable) Bytes() []byte {
 		binary.LittleEndian.PutUint32(o[8:], math.Float32bits(r.Sin))
 	}
 	return b
+}
+
+// RandomRotation draws a ParoQuant-like rotation for tests and benches:
+// per-group random permutations per layer, fp16 angles ~ N(0, 0.3), fp16
+// channel scales in [0.5, 1.5). (checkpoint.Synthetic draws whole
+// checkpoints; this is the rotation alone.)
+func RandomRotation(rng *rand.Rand, K int) *Rotation {
+	r := &Rotation{K: K, Krot: DefaultKrot, Pairs: make([]int16, DefaultKrot*K),
+		Theta: make([]float64, DefaultKrot*K/2), ChannelScales: make([]float64, K)}
+	for l := 0; l < r.Krot; l++ {
+		for g := 0; g < K/GroupSize; g++ {
+			for i, p := range rng.Perm(GroupSize) {
+				r.Pairs[l*K+g*GroupSize+i] = int16(p)
+			}
+		}
+	}
+	for i := range r.Theta {
+		r.Theta[i] = RoundF16(rng.NormFloat64() * 0.3)
+	}
+	for i := range r.ChannelScales {
+		r.ChannelScales[i] = RoundF16(0.5 + rng.Float64())
+	}
+	return r
 }

@@ -26,30 +26,12 @@ func TestTiledOffsetIsBijection(t *testing.T) {
 	}
 }
 
-func randomRotation(rng *rand.Rand, K int) *Rotation {
-	r := &Rotation{K: K, Krot: DefaultKrot, Pairs: make([]int16, DefaultKrot*K), Theta: make([]float64, DefaultKrot*K/2), ChannelScales: make([]float64, K)}
-	for l := 0; l < DefaultKrot; l++ {
-		for g := 0; g < K/GroupSize; g++ {
-			for i, p := range rng.Perm(GroupSize) {
-				r.Pairs[l*K+g*GroupSize+i] = int16(p)
-			}
-		}
-	}
-	for i := range r.Theta {
-		r.Theta[i] = RoundF16(rng.NormFloat64() * 0.3)
-	}
-	for i := range r.ChannelScales {
-		r.ChannelScales[i] = RoundF16(0.5 + rng.Float64())
-	}
-	return r
-}
-
 // TestRotateF32MatchesFloat64 checks the float32 mirror against the fp64
 // rotation to float32 accuracy, and that records hold each pair once.
 func TestRotateF32MatchesFloat64(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	K, M := 256, 3
-	rot := randomRotation(rng, K)
+	rot := RandomRotation(rng, K)
 	rr, err := BuildRotRecords([]*Rotation{rot})
 	if err != nil {
 		t.Fatal(err)
@@ -92,8 +74,8 @@ func TestRotateF32MatchesFloat64(t *testing.T) {
 
 func TestBuildRotRecordsRejects(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	a := randomRotation(rng, 256)
-	b := randomRotation(rng, 128)
+	a := RandomRotation(rng, 256)
+	b := RandomRotation(rng, 128)
 	if _, err := BuildRotRecords([]*Rotation{a, b}); err == nil {
 		t.Errorf("mixed K accepted")
 	}
