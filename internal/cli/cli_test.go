@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parharness/parharness/gates"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -114,5 +116,19 @@ func TestWatchdogExits(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "watchdog: test wait did not return within 200ms") || !strings.Contains(string(out), "hang handler ran") {
 		t.Fatalf("child output:\n%s", out)
+	}
+}
+
+// TestReadmeNamesEveryGate keeps the README's gate table from drifting
+// from the registry.
+func TestReadmeNamesEveryGate(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gates.All() {
+		if !strings.Contains(string(b), "`"+g.Name+"`") {
+			t.Errorf("README.md does not name gate %s", g.Name)
+		}
 	}
 }
