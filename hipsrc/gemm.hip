@@ -5,7 +5,8 @@
 //   y[m,n] = Σ_g asg[m,g] · ( sc[g,n] · MMA_g[m,n]  −  sc[g,n]·d[g,n] · rs[m,g] )
 //
 // MMA_g is the fp32 matrix op over group g's 128 k on the activation codes
-// and the weight codes c entering as e4m3(c − 8); d = z − 8; rs[m,g] is the
+// and the weight codes c entering as the integer c − 8 (exact; on sm_90 the
+// op runs as two fp16 mma.m16n8k16, see arch/mma.h); d = z − 8; rs[m,g] is the
 // sum of the decoded activation codes of row m in group g (the producers'
 // row sums). Per-group mode (decode) multiplies by asg per group; per-token
 // mode (prefill) has asg = 1 in the loop and the token scale As[m] in the
@@ -22,11 +23,12 @@
 // layout for both kernels): N/16 column tiles x G groups x 1 KiB, g inner:
 //   byte ((j16 * G + g) * 2 + h) * 512 + lane * 16 + 4 * s   (word s = 0..3)
 // holds the 8 codes of column n = 16*j16 + 8*h + lane/4, tig = lane%4, k32
-// step s of group g: nibble i (i < 4) is k = 128g + 32s + 4tig + i, nibble
-// 4+i is k = 128g + 32s + 16 + 4tig + i. Word s is then a complete B
-// fragment (b0 = nibbles 0..3, b1 = 4..7) of n8 tile 2*j16+h for the
-// row-major op, or the a0|a2 (h = 0) / a1|a3 (h = 1) halves of an A fragment
-// of the 16-column tile for the swapped op. A lane's 16 bytes are one group.
+// step s of group g: local index l < 4 is k = 128g + 32s + 4tig + l, l >= 4
+// is k = 128g + 32s + 16 + 4tig + (l-4), code l in nibble (l>>1) + 4(l&1)
+// (arch/mma.h). Word s is then a complete B operand (b0 = l 0..3, b1 = l
+// 4..7) of n8 tile 2*j16+h for the row-major op, or the a0|a2 (h = 0) /
+// a1|a3 (h = 1) halves of an A operand of the 16-column tile for the
+// swapped op. A lane's 16 bytes are one group.
 // Scales: sz[g, n] u32 = fp16 bits of sc | (d as int16) << 16; the kernel
 // forms sc (exact f16 -> f32) and sc·d (exact in fp32: 11 + 4 bits).
 //
@@ -40,6 +42,9 @@
 // sums ws[0..S-1] in that fixed order (deterministic: bits do not depend on
 // which block came last), writes bf16 and resets the counter to 0 (sema
 // must be zero before the first launch; it is zero again after each).
+// Latency: each warp keeps PF groups of weights and scale words in flight,
+// the next group's activation codes load while this one computes (M ≤ 16),
+// and the block's asg and rs sit in shared memory (when M·groups ≤ 1024).
 //
 // Prefill kernel. 256 threads = 8 warps as 2 (M) x 4 (N), warp tile 64 x 32
 // (4 m16 x 4 n8 op tiles), block tile 128 x 128, k stage 64 (two op steps),
@@ -63,45 +68,94 @@ DEVICE u32 partition_of(u32 n0, u32 nend0, u32 nend1) { return (n0 >= nend0 ? 1u
 // ================================================================= decode
 #define DEC_WARPS 4
 #define DEC_BN (16 * DEC_WARPS)
-#define DEC_PREFETCH 4 // groups of weights in flight per warp
+#define DEC_AR_CAP 1024 // (m, group) pairs of asg and rs staged in shared memory (8 KiB; else read from L2)
 
-template <int MT>
+// MT: 8-row op tiles (M <= 8*MT). PF: groups of weights and scale words in
+// flight per warp. APF: the next group's activation codes are loaded while
+// this one computes (registers permitting).
+template <int MT, int PF, bool APF>
 DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                      float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
+  SHARED float s_ar[DEC_AR_CAP][2];
   SHARED u32 s_last;
   const u32 G = K / GROUP;
-  const u32 lane = lane_id(), warp = tid_x() >> 5, gid = lane >> 2, tig = lane & 3u;
+  const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
   const u32 bx = bid_x(), split = bid_y();
   const u32 nblk = bx * DEC_BN, j16 = bx * DEC_WARPS + warp, n0 = 16u * j16;
   const u32 p = partition_of(nblk, nend0, nend1);
   const u32 gps = (G + S - 1) / S, gbeg = split * gps < G ? split * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
+  const u32 ng = gend - gbeg;
 
   const u8 *ap = act + (u64)p * M * K;
   const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
   // Weight tile (j16, g): 1 KiB; this lane's 16 B of each half.
   const u8 *wp = wq + (u64)j16 * G * 1024u + lane * 16u;
+  const u32 *szp = sz + n0 + gid;
+
+  // asg and rs of the block's groups, [g - gbeg][m], when they fit.
+  const bool ar_smem = M * ng <= DEC_AR_CAP;
+  if (ar_smem) {
+    for (u32 i = tid; i < M * ng; i += 32u * DEC_WARPS) {
+      const u32 m = i % M, g = gbeg + i / M;
+      s_ar[i][0] = asp[(u64)m * G + g];
+      s_ar[i][1] = rsp[(u64)m * G + g];
+    }
+  }
+  block_sync();
 
   float acc[MT][4];
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
 
-  u32x4 wb[DEC_PREFETCH][2];
+  // Activation codes of one group for this lane: row 8mt + gid, u32 at
+  // k 32s + 4tig (index 2s) and 32s + 16 + 4tig (2s + 1); zero past M.
+  auto load_act = [&](u32 g, u32 (&a)[MT][8]) {
 #pragma unroll
-  for (int i = 0; i < DEC_PREFETCH; i++) {
+    for (int mt = 0; mt < MT; mt++) {
+      const u32 m = 8u * mt + gid;
+#pragma unroll
+      for (int i = 0; i < 8; i++) a[mt][i] = 0u;
+      if (m < M) {
+        const u8 *row = ap + (u64)m * K + g * GROUP + 4u * tig;
+#pragma unroll
+        for (int i = 0; i < 8; i++) a[mt][i] = ldg_u32(row + 32u * (i >> 1) + 16u * (i & 1));
+      }
+    }
+  };
+
+  u32x4 wb[PF][2];
+  u32x2 zb[PF];
+#pragma unroll
+  for (int i = 0; i < PF; i++) {
     if (gbeg + i < gend) {
-      wb[i][0] = ldg_stream_v4(wp + (u64)(gbeg + i) * 1024u);
-      wb[i][1] = ldg_stream_v4(wp + (u64)(gbeg + i) * 1024u + 512u);
+      const u32 g = gbeg + i;
+      wb[i][0] = ldg_stream_v4(wp + (u64)g * 1024u);
+      wb[i][1] = ldg_stream_v4(wp + (u64)g * 1024u + 512u);
+      zb[i] = u32x2{ldg_u32(szp + (u64)g * N), ldg_u32(szp + (u64)g * N + 8u)};
     }
   }
-  for (u32 g0 = gbeg; g0 < gend; g0 += DEC_PREFETCH) {
+  u32 anext[MT][8];
+  if (APF && gbeg < gend) load_act(gbeg, anext);
+
+  for (u32 g0 = gbeg; g0 < gend; g0 += PF) {
 #pragma unroll
-    for (int i = 0; i < DEC_PREFETCH; i++) {
+    for (int i = 0; i < PF; i++) {
       const u32 g = g0 + i;
       if (g < gend) {
-        u32x4 w0 = wb[i][0], w1 = wb[i][1];
-        if (g + DEC_PREFETCH < gend) {
-          wb[i][0] = ldg_stream_v4(wp + (u64)(g + DEC_PREFETCH) * 1024u);
-          wb[i][1] = ldg_stream_v4(wp + (u64)(g + DEC_PREFETCH) * 1024u + 512u);
+        const u32x4 w0 = wb[i][0], w1 = wb[i][1];
+        const u32x2 z = zb[i];
+        if (g + PF < gend) {
+          wb[i][0] = ldg_stream_v4(wp + (u64)(g + PF) * 1024u);
+          wb[i][1] = ldg_stream_v4(wp + (u64)(g + PF) * 1024u + 512u);
+          zb[i] = u32x2{ldg_u32(szp + (u64)(g + PF) * N), ldg_u32(szp + (u64)(g + PF) * N + 8u)};
+        }
+        u32 a[MT][8];
+        if (APF) {
+#pragma unroll
+          for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int k = 0; k < 8; k++) a[mt][k] = anext[mt][k];
+          if (g + 1 < gend) load_act(g + 1, anext);
         }
         const u32 ww0[4] = {w0.x, w0.y, w0.z, w0.w}, ww1[4] = {w1.x, w1.y, w1.z, w1.w};
         float tmp[MT][4];
@@ -109,36 +163,34 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
         for (int mt = 0; mt < MT; mt++) tmp[mt][0] = tmp[mt][1] = tmp[mt][2] = tmp[mt][3] = 0.0f;
 #pragma unroll
         for (int s = 0; s < 4; s++) {
-          u32 a[4];
-          w4_to_e4m3x8(ww0[s], a[0], a[2]); // column gid: k 4tig.. and 16+4tig..
-          w4_to_e4m3x8(ww1[s], a[1], a[3]); // column gid+8
+          const AFrag af = make_afrag_w4(ww0[s], ww1[s]); // rows: columns n0+gid, n0+gid+8
 #pragma unroll
           for (int mt = 0; mt < MT; mt++) {
-            const u32 m = 8u * mt + gid;
-            u32 b[2] = {0u, 0u};
-            if (m < M) {
-              const u8 *row = ap + (u64)m * K + g * GROUP + 32u * s + 4u * tig;
-              b[0] = ldg_u32(row);
-              b[1] = ldg_u32(row + 16);
+            if (8u * mt < M) {
+              u32 b0 = APF ? a[mt][2 * s] : 0u, b1 = APF ? a[mt][2 * s + 1] : 0u;
+              if (!APF && 8u * mt + gid < M) { // load at use: no registers held across the group
+                const u8 *row = ap + (u64)(8u * mt + gid) * K + g * GROUP + 32u * s + 4u * tig;
+                b0 = ldg_u32(row);
+                b1 = ldg_u32(row + 16);
+              }
+              mma_k32(tmp[mt], af, make_bfrag_e4m3(b0, b1));
             }
-            mma_e4m3_16x8x32(tmp[mt], a, b);
           }
         }
         // Fold. Lane holds D[n][m] for n = n0+gid (+8), m = 8mt + 2tig (+1).
-        const u32x2 s0 = {ldg_u32(sz + (u64)g * N + n0 + gid), ldg_u32(sz + (u64)g * N + n0 + gid + 8u)};
-        const float sc0 = f16_to_f32(s0.x & 0xFFFFu), sc1 = f16_to_f32(s0.y & 0xFFFFu);
-        const float zs0 = sc0 * (float)(int)(short)(s0.x >> 16), zs1 = sc1 * (float)(int)(short)(s0.y >> 16);
+        const float sc0 = f16_to_f32(z.x & 0xFFFFu), sc1 = f16_to_f32(z.y & 0xFFFFu);
+        const float zs0 = sc0 * (float)(int)(short)(z.x >> 16), zs1 = sc1 * (float)(int)(short)(z.y >> 16);
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
           const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
           float a0 = 0.0f, r0 = 0.0f, a1 = 0.0f, r1 = 0.0f;
-          if (m0 < M) {
-            a0 = ldg_f32(asp + (u64)m0 * G + g);
-            r0 = ldg_f32(rsp + (u64)m0 * G + g);
-          }
-          if (m1 < M) {
-            a1 = ldg_f32(asp + (u64)m1 * G + g);
-            r1 = ldg_f32(rsp + (u64)m1 * G + g);
+          if (ar_smem) {
+            const u32 base = (g - gbeg) * M;
+            if (m0 < M) a0 = s_ar[base + m0][0], r0 = s_ar[base + m0][1];
+            if (m1 < M) a1 = s_ar[base + m1][0], r1 = s_ar[base + m1][1];
+          } else {
+            if (m0 < M) a0 = ldg_f32(asp + (u64)m0 * G + g), r0 = ldg_f32(rsp + (u64)m0 * G + g);
+            if (m1 < M) a1 = ldg_f32(asp + (u64)m1 * G + g), r1 = ldg_f32(rsp + (u64)m1 * G + g);
           }
           acc[mt][0] = __builtin_fmaf(a0, __builtin_fmaf(-zs0, r0, sc0 * tmp[mt][0]), acc[mt][0]);
           acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zs0, r1, sc0 * tmp[mt][1]), acc[mt][1]);
@@ -181,29 +233,33 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
   }
   fence_gpu();
   block_sync();
-  if (tid_x() == 0) s_last = atomic_add_u32_gpu(sema + bx, 1u) == S - 1u ? 1u : 0u;
+  if (tid == 0) s_last = atomic_add_u32_gpu(sema + bx, 1u) == S - 1u ? 1u : 0u;
   block_sync();
   if (!s_last) return;
   fence_gpu();
-  for (u32 i = tid_x(); i < M * DEC_BN; i += 32u * DEC_WARPS) {
+  for (u32 i = tid; i < M * DEC_BN; i += 32u * DEC_WARPS) {
     const u32 m = i / DEC_BN, n = nblk + i % DEC_BN;
     float sum = 0.0f;
     for (u32 s = 0; s < S; s++) sum += ldg_cg_f32(ws + ((u64)s * M + m) * N + n);
     out[(u64)m * N + n] = (u16)pack_bf16x2(sum, 0.0f);
   }
-  if (tid_x() == 0) st_u32_gpu(sema + bx, 0u);
+  if (tid == 0) st_u32_gpu(sema + bx, 0u);
 }
 
-#define DEC_ENTRY(NAME, MT)                                                                                            \
+#define DEC_ENTRY(NAME, MT, PF, APF)                                                                                   \
   KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
                                                  const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
                                                  u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
-    gemm_dec<MT>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                                    \
+    gemm_dec<MT, PF, APF>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                           \
   }
-DEC_ENTRY(pq_gemm_dec_m8, 1)
-DEC_ENTRY(pq_gemm_dec_m16, 2)
-DEC_ENTRY(pq_gemm_dec_m32, 4)
-DEC_ENTRY(pq_gemm_dec_m64, 8)
+DEC_ENTRY(pq_gemm_dec_m8, 1, 4, true)
+DEC_ENTRY(pq_gemm_dec_m16, 2, 4, true)
+DEC_ENTRY(pq_gemm_dec_m32, 4, 2, false)
+#if defined(__AMDGCN__) // the emulated op's registers leave no room for a second group in flight
+DEC_ENTRY(pq_gemm_dec_m64, 8, 1, false)
+#else
+DEC_ENTRY(pq_gemm_dec_m64, 8, 2, false)
+#endif
 
 // ================================================================ prefill
 #define PRE_BM 128
@@ -296,15 +352,16 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
     for (int j = 0; j < 4; j++) wv[j] = *(const u32x2 *)&sm.w[slot][4u * wn + j][lane][0];
 #pragma unroll
     for (int kk = 0; kk < 2; kk++) {
-      u32 bf[4][2];
+      BFrag bf[4];
 #pragma unroll
-      for (int j = 0; j < 4; j++) w4_to_e4m3x8(kk ? wv[j].y : wv[j].x, bf[j][0], bf[j][1]);
+      for (int j = 0; j < 4; j++) bf[j] = make_bfrag_w4(kk ? wv[j].y : wv[j].x);
 #pragma unroll
       for (int mt = 0; mt < 4; mt++) {
         const u32x4 av = *(const u32x4 *)&sm.a[slot][4u * wm + mt][kk][lane * 16u];
-        const u32 af[4] = {av.x, av.y, av.z, av.w};
+        const u32 ar[4] = {av.x, av.y, av.z, av.w};
+        const AFrag af = make_afrag_e4m3(ar);
 #pragma unroll
-        for (int j = 0; j < 4; j++) mma_e4m3_16x8x32(tmp[mt][j], af, bf[j]);
+        for (int j = 0; j < 4; j++) mma_k32(tmp[mt][j], af, bf[j]);
       }
     }
     if (ks & 1u) { // end of group ks/2: fold

@@ -16,11 +16,14 @@ import (
 //	((j16*G + g)*2 + h)*512 + lane*16 + 4*s          (word s = 0..3)
 //
 // holds the 8 codes of column n = 16*j16 + 8*h + lane/4 at k32 step s of
-// group g, tig = lane%4: nibble i (bits 4i..4i+3) is k = 128g + 32s + 4tig + i
-// for i < 4 and k = 128g + 32s + 16 + 4tig + (i-4) for i >= 4. That is the
-// mma.m16n8k32 fragment order (b0 | b1 of the row-major op's B fragment, or
-// the a0|a2 / a1|a3 halves of the swapped op's A fragment), so a lane turns
-// each word into its two operand registers with no data movement.
+// group g, tig = lane%4. Local index l = 0..7 is k = 128g + 32s + 4tig + l
+// for l < 4 and k = 128g + 32s + 16 + 4tig + (l-4) for l >= 4 (the
+// mma.m16n8k32 fragment order: b0 | b1 of the row-major op's B fragment, or
+// the a0|a2 / a1|a3 halves of the swapped op's A fragment); code l sits in
+// nibble (l>>1) + 4(l&1) (bits 4·nibble..+3), so nibbles j and j+4 are the
+// k pair (2j, 2j+1) and one mask with 0x000F000F makes an fp16 pair on sm_90
+// (hipsrc/arch/mma.h). A lane turns each word into its operand registers
+// with no data movement between lanes.
 //
 // Scales: SZ [G, N] uint32 = fp16 bits of the scale | uint16(int16(z - 8)) << 16.
 // The kernels form sc (exact) and sc·(z-8) (exact in fp32: an 11-bit
@@ -41,7 +44,8 @@ func W4Offset(k, n, K int) (word, nibble int) {
 	s, r := kk/32, kk%32
 	tig := (r % 16) / 4
 	lane := col*4 + tig
-	nibble = r%4 + 4*(r/16)
+	l := r%4 + 4*(r/16) // local index in the fragment
+	nibble = l>>1 + 4*(l&1)
 	word = (((j16*G+g)*2+h)*512+lane*16)/4 + s
 	return
 }

@@ -48,9 +48,12 @@ func TestW4OffsetLayout(t *testing.T) {
 	}
 	G := K / GroupSize
 	for _, c := range []struct{ k, n, word, nib int }{
-		{0, 0, 0, 0},        // lane 0, step 0, nibble 0
-		{3, 0, 0, 3},        // same word, nibble 3
-		{16, 0, 0, 4},       // b1 half: nibble 4
+		{0, 0, 0, 0},        // lane 0, step 0, local 0: nibble 0
+		{1, 0, 0, 4},        // local 1: nibble 4 (pair 0)
+		{2, 0, 0, 1},        // local 2: nibble 1
+		{3, 0, 0, 5},        // local 3: nibble 5
+		{16, 0, 0, 2},       // b1 half, local 4: nibble 2
+		{19, 0, 0, 7},       // local 7: nibble 7
 		{4, 0, 4, 0},        // tig 1: lane 1, word = 16 B / 4
 		{32, 0, 1, 0},       // step 1
 		{0, 1, 16, 0},       // column 1: lane 4

@@ -1,97 +1,140 @@
-// mma.h: the fp8 matrix op, the int4 -> e4m3 weight expansion and the memory
-// primitives the W4A8 GEMMs (hipsrc/gemm.hip) build on, behind one
+// mma.h: the matrix op of the W4A8 GEMMs (hipsrc/gemm.hip), its operand
+// fragments, and the memory primitives the kernels build on, behind one
 // vocabulary for both targets.
 //
 // Index:
-//   matrix op    mma_e4m3_16x8x32(d, a, b)      d += A(16x32) . B(32x8), fp32
-//   weights      w4_to_e4m3x8(w, lo, hi)        8 int4 codes c -> e4m3(c - 8)
+//   fragments    AFrag / BFrag: one 16x32 (A) or 32x8 (B) operand of a k32 step
+//                make_afrag_e4m3(a[4])      activation codes, mma.m16n8k32 A order
+//                make_afrag_w4(w0, w1)      weight words of rows gid / gid+8 (swapped op)
+//                make_bfrag_e4m3(b0, b1)    activation codes, B order (swapped op)
+//                make_bfrag_w4(w)           one weight word, B order
+//   matrix op    mma_k32(d, A, B)           d += A(16x32) . B(32x8), fp32 accumulate
 //   loads        ldg_u32, ldg_stream_v4 (no L1 allocate), ldg_cg_f32 (L2, coherent)
 //   async copy   cp_async16/8/4 (zero-fill), cp_async_commit, cp_async_wait<n>
-//   ordering     fence_gpu(), atomic_add_u32_gpu()
-//   bf16         f32_to_bf16_rne, pack_bf16x2
+//   ordering     fence_gpu(), atomic_add_u32_gpu(), st_u32_gpu()
+//   bf16         pack_bf16x2
 //
-// Fragment contract of the matrix op (PTX ISA, mma.m16n8k32 with .e4m3; the
-// same as the .s8 m16n8k32 layout). Lane l, gid = l / 4, tig = l % 4:
+// The k32 step's operand contract is the PTX mma.m16n8k32 (.e4m3, = .s8)
+// layout. Lane l, gid = l / 4, tig = l % 4:
 //   A (16 x 32, row-major), 4 regs of 4 codes (byte i = column +i):
-//     a0: row gid,   columns 4*tig .. +3      a1: row gid+8, columns 4*tig .. +3
-//     a2: row gid,   columns 16+4*tig .. +3   a3: row gid+8, columns 16+4*tig .. +3
-//   B (32 x 8, "col"), 2 regs of 4 codes (byte i = row +i):
-//     b0: column gid, rows 4*tig .. +3        b1: column gid, rows 16+4*tig .. +3
-//   C/D (16 x 8, fp32): d0, d1: row gid, columns 2*tig, 2*tig+1;
-//                       d2, d3: row gid+8, columns 2*tig, 2*tig+1.
+//     a0: row gid, k 4tig..+3   a1: row gid+8, k 4tig..+3
+//     a2: row gid, k 16+4tig..  a3: row gid+8, k 16+4tig..
+//   B (32 x 8), 2 regs: b0: column gid, k 4tig..+3; b1: column gid, k 16+4tig..
+//   D (16 x 8, fp32): d0, d1: row gid, columns 2tig, 2tig+1; d2, d3: row gid+8.
 // hipsrc/arch/tiled.h stores activation tiles in exactly the A order.
 //
-// sm_90: mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 (inline asm).
-// gfx1201: TODO(native WMMA). The op is EMULATED with ds_bpermute and fp32
-// FMAs on the same fragment contract, so the shared kernel bodies compile,
-// run and stay correct there; it is slow. The native path is
+// Weight words (refimpl.RepackW4): a u32 holds the 8 codes c (0..15) of one
+// row of A or column of B for one k32 step; local index l = 0..7 is k
+// 4tig + l (l < 4) or 16 + 4tig + (l - 4), and code l sits in nibble
+// (l >> 1) + 4 (l & 1): nibble pairs (j, j+4) are the k pairs (2j, 2j+1).
+// Codes enter the op as the integer c - 8 (exact in e4m3 and in fp16).
+//
+// sm_90: Hopper has no native fp8 mma.sync (mma.m16n8k32 .e4m3 is emulated
+// by ptxas through fp16, one conversion per op; NVIDIA/cutlass#1986). The
+// k32 step is therefore two native mma.m16n8k16.f16 ops, each operand
+// converted ONCE per fragment: activation codes with cvt.rn.f16x2.e4m3x2
+// (exact: every e4m3 value is an fp16 value), weight codes with the
+// 0x6400 magic number (f16 1024 + c, minus 1032: exact). Products are exact
+// in the fp32 accumulator, so the algebra is that of the e4m3 op. The k
+// order inside a step is permuted identically on both operands (op 1: k
+// 4tig..+3, op 2: k 16+4tig..+3, pairs as above), which leaves the sum unchanged.
+// The native fp8 path on sm_90 is wgmma (TODO: prefill).
+//
+// gfx1201: TODO(native WMMA). The k32 step is EMULATED with ds_bpermute and
+// fp32 FMAs on the e4m3 contract above, so the shared kernel bodies compile
+// and stay correct there; it is slow. The native path is
 // __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12 with its own fragment
-// order, which changes the tile loops, not this contract's callers' algebra.
+// order.
 #pragma once
 #include "arch.h"
 
-// ---------------------------------------------------------------- weights
-// An int4 weight code c (0..15) enters the matrix op as the e4m3 value of
-// the integer c - 8 (exact: every integer in -8..7 is an e4m3 value).
-// w4_to_e4m3x8 expands one packed word: nibble i (bits 4i..4i+3) of w is
-// byte i of lo for i < 4, byte i-4 of hi for i >= 4.
-//
-// Table, e4m3(c - 8): c = 0..7 -> -8..-1 = D0 CE CC CA C8 C4 C0 B8,
-//                      c = 8..15 -> 0..7 = 00 38 40 44 48 4A 4C 4E.
-#define W4_NEG_LO 0xCACCCED0u // c = 0..3
-#define W4_NEG_HI 0xB8C0C4C8u // c = 4..7
-#define W4_POS_LO 0x44403800u // c = 8..11
-#define W4_POS_HI 0x4E4C4A48u // c = 12..15
+// Nibble of local index l in a weight word.
+#define W4_NIB(l) (((l) >> 1) + 4 * ((l) & 1))
 
 #if defined(__NVPTX__)
-// Four codes in the low 16 bits of x -> four e4m3 bytes. prmt selects bytes
-// of {b, a} by the low 3 bits of each selector nibble (bit 3 would ask for
-// sign replication, hence the & 0x7777): one lookup in each half of the
-// table, then a third prmt picks per byte by bit 3 of the code.
-DEVICE u32 w4x4_to_e4m3(u32 x) {
-  u32 idx = x & 0x7777u;
-  u32 neg = __nvvm_prmt(W4_NEG_LO, W4_NEG_HI, idx);
-  u32 pos = __nvvm_prmt(W4_POS_LO, W4_POS_HI, idx);
-  u32 sel = ((x >> 1) & 0x4444u) | 0x3210u; // byte i from neg (i) or pos (4+i)
-  return __nvvm_prmt(neg, pos, sel);
-}
-#else
-DEVICE u32 w4x4_to_e4m3(u32 x) {
-  const u64 lo = (u64)W4_NEG_LO | ((u64)W4_NEG_HI << 32), hi = (u64)W4_POS_LO | ((u64)W4_POS_HI << 32);
-  u32 r = 0;
-#pragma unroll
-  for (u32 i = 0; i < 4; i++) {
-    u32 c = (x >> (4 * i)) & 15u;
-    u64 t = c < 8 ? lo : hi;
-    r |= (u32)((t >> (8 * (c & 7u))) & 0xFFu) << (8 * i);
-  }
+struct AFrag { u32 h[8]; }; // op 1: h[0..3] = a0..a3 (f16x2), op 2: h[4..7]
+struct BFrag { u32 h[4]; }; // op 1: h[0..1] = b0, b1 (f16x2), op 2: h[2..3]
+
+DEVICE u32 e4m3x2_to_f16x2(u32 x) {
+  u32 r;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"((u16)(x & 0xFFFFu)));
   return r;
 }
-#endif
-
-DEVICE void w4_to_e4m3x8(u32 w, u32 &lo, u32 &hi) {
-  lo = w4x4_to_e4m3(w);
-  hi = w4x4_to_e4m3(w >> 16);
+// Pair j of a weight word: f16x2 (c_{2j} - 8, c_{2j+1} - 8).
+DEVICE u32 w4_pair_f16x2(u32 w, u32 j) {
+  u32 x = ((w >> (4 * j)) & 0x000F000Fu) | 0x64006400u, r; // 1024 + c in each half
+  asm("sub.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(0x64086408u)); // - 1032
+  return r;
 }
-
-// ------------------------------------------------------------- matrix op
-#if defined(__NVPTX__)
-DEVICE void mma_e4m3_16x8x32(float d[4], const u32 a[4], const u32 b[2]) {
-  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
+DEVICE AFrag make_afrag_e4m3(const u32 a[4]) {
+  AFrag f;
+  f.h[0] = e4m3x2_to_f16x2(a[0]), f.h[1] = e4m3x2_to_f16x2(a[1]);
+  f.h[2] = e4m3x2_to_f16x2(a[0] >> 16), f.h[3] = e4m3x2_to_f16x2(a[1] >> 16);
+  f.h[4] = e4m3x2_to_f16x2(a[2]), f.h[5] = e4m3x2_to_f16x2(a[3]);
+  f.h[6] = e4m3x2_to_f16x2(a[2] >> 16), f.h[7] = e4m3x2_to_f16x2(a[3] >> 16);
+  return f;
+}
+DEVICE AFrag make_afrag_w4(u32 w0, u32 w1) {
+  AFrag f;
+  f.h[0] = w4_pair_f16x2(w0, 0), f.h[1] = w4_pair_f16x2(w1, 0);
+  f.h[2] = w4_pair_f16x2(w0, 1), f.h[3] = w4_pair_f16x2(w1, 1);
+  f.h[4] = w4_pair_f16x2(w0, 2), f.h[5] = w4_pair_f16x2(w1, 2);
+  f.h[6] = w4_pair_f16x2(w0, 3), f.h[7] = w4_pair_f16x2(w1, 3);
+  return f;
+}
+DEVICE BFrag make_bfrag_e4m3(u32 b0, u32 b1) {
+  BFrag f;
+  f.h[0] = e4m3x2_to_f16x2(b0), f.h[1] = e4m3x2_to_f16x2(b0 >> 16);
+  f.h[2] = e4m3x2_to_f16x2(b1), f.h[3] = e4m3x2_to_f16x2(b1 >> 16);
+  return f;
+}
+DEVICE BFrag make_bfrag_w4(u32 w) {
+  BFrag f;
+  f.h[0] = w4_pair_f16x2(w, 0), f.h[1] = w4_pair_f16x2(w, 1);
+  f.h[2] = w4_pair_f16x2(w, 2), f.h[3] = w4_pair_f16x2(w, 3);
+  return f;
+}
+DEVICE void mma_f16_16x8x16(float d[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
                "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
-#else
-// Emulation on the same contract. Lane (gid, tig) needs rows gid, gid+8 of A
-// and columns 2tig, 2tig+1 of B over all 32 k: lane 4*gid+j holds A's k
-// chunks 4j.. and 16+4j.., lane 4*col+j the same chunks of B's column.
+DEVICE void mma_k32(float d[4], const AFrag &a, const BFrag &b) {
+  mma_f16_16x8x16(d, a.h[0], a.h[1], a.h[2], a.h[3], b.h[0], b.h[1]);
+  mma_f16_16x8x16(d, a.h[4], a.h[5], a.h[6], a.h[7], b.h[2], b.h[3]);
+}
+#else // __AMDGCN__: e4m3 fragments and an emulated op
+struct AFrag { u32 r[4]; };
+struct BFrag { u32 r[2]; };
+
+// e4m3 byte of the integer c - 8, c = 0..15.
+DEVICE u32 w4_code_e4m3(u32 c) {
+  const u64 neg = 0xB8C0C4C8CACCCED0ull; // c = 0..7  -> -8..-1
+  const u64 pos = 0x4E4C4A4844403800ull; // c = 8..15 ->  0..7
+  return (u32)(((c < 8 ? neg : pos) >> (8 * (c & 7u))) & 0xFFu);
+}
+// Local indices l0..l0+3 of a weight word as four e4m3 bytes.
+DEVICE u32 w4_quad_e4m3(u32 w, u32 l0) {
+  u32 r = 0;
+#pragma unroll
+  for (u32 i = 0; i < 4; i++) r |= w4_code_e4m3((w >> (4 * W4_NIB(l0 + i))) & 15u) << (8 * i);
+  return r;
+}
+DEVICE AFrag make_afrag_e4m3(const u32 a[4]) { return AFrag{{a[0], a[1], a[2], a[3]}}; }
+DEVICE AFrag make_afrag_w4(u32 w0, u32 w1) {
+  return AFrag{{w4_quad_e4m3(w0, 0), w4_quad_e4m3(w1, 0), w4_quad_e4m3(w0, 4), w4_quad_e4m3(w1, 4)}};
+}
+DEVICE BFrag make_bfrag_e4m3(u32 b0, u32 b1) { return BFrag{{b0, b1}}; }
+DEVICE BFrag make_bfrag_w4(u32 w) { return BFrag{{w4_quad_e4m3(w, 0), w4_quad_e4m3(w, 4)}}; }
+
+struct f32x4 { float x, y, z, w; };
 DEVICE u32 bperm(u32 v, u32 src) { return (u32)__builtin_amdgcn_ds_bpermute((int)(src << 2), (int)v); }
 DEVICE float e4m3_byte(u32 w, u32 i) { return hw_e4m3_to_f32((w >> (8 * i)) & 0xFFu); }
-struct f32x4 { float x, y, z, w; };
 // Out of line on purpose: inlined into the GEMM loops it defeats their
 // unrolling (and the accumulators would go to scratch); called by value it
-// keeps every operand in registers.
+// keeps every operand in registers. Lane 4*gid+j holds A's k chunks 4j..
+// and 16+4j.., lane 4*col+j the same chunks of B's column.
 __attribute__((device, noinline)) static f32x4 mma_emul(f32x4 d, u32 a0r, u32 a1r, u32 a2r, u32 a3r, u32 b0r, u32 b1r) {
   u32 l = lane_id(), gid = l >> 2, tig = l & 3u;
 #pragma unroll
@@ -111,8 +154,8 @@ __attribute__((device, noinline)) static f32x4 mma_emul(f32x4 d, u32 a0r, u32 a1
   }
   return d;
 }
-DEVICE void mma_e4m3_16x8x32(float d[4], const u32 a[4], const u32 b[2]) {
-  f32x4 r = mma_emul(f32x4{d[0], d[1], d[2], d[3]}, a[0], a[1], a[2], a[3], b[0], b[1]);
+DEVICE void mma_k32(float d[4], const AFrag &a, const BFrag &b) {
+  f32x4 r = mma_emul(f32x4{d[0], d[1], d[2], d[3]}, a.r[0], a.r[1], a.r[2], a.r[3], b.r[0], b.r[1]);
   d[0] = r.x, d[1] = r.y, d[2] = r.z, d[3] = r.w;
 }
 #endif
