@@ -121,21 +121,21 @@ DEVICE void load_row_group(float *sv, const u16 *x, const f4 &chs4, u64 rowoff, 
   sv[4 * lane + 3] = bf16_to_f32(w1 >> 16) * chs4.w;
 }
 
-DEVICE void rotate_pair(float *sv, u32 i, u32 j, float c, float s) {
-  float a = sv[i], b = sv[j];
-  sv[i] = __builtin_fmaf(c, a, s * b);
-  sv[j] = __builtin_fmaf(c, b, -(s * a));
-}
-
-// The 8 layers on the warp's slice; pairs of a layer are disjoint, so only
-// layers need separating.
+// The 8 layers on the warp's slice. A layer's two pairs per lane are
+// disjoint, so all four loads go before the four stores (one shared-memory
+// latency per layer, not two); layers are separated by a warp-level sync.
 DEVICE void rotate_group(float *sv, const Records &rec) {
   warp_sync();
 #pragma unroll
   for (u32 r = 0; r < KROT; r++) {
     u32 w = rec.idx[r];
-    rotate_pair(sv, w & 0xFFu, (w >> 8) & 0xFFu, rec.cs[r].x, rec.cs[r].y);
-    rotate_pair(sv, (w >> 16) & 0xFFu, w >> 24, rec.cs[r].z, rec.cs[r].w);
+    u32 i0 = w & 0xFFu, j0 = (w >> 8) & 0xFFu, i1 = (w >> 16) & 0xFFu, j1 = w >> 24;
+    float a0 = sv[i0], b0 = sv[j0], a1 = sv[i1], b1 = sv[j1];
+    f4 cs = rec.cs[r];
+    sv[i0] = __builtin_fmaf(cs.x, a0, cs.y * b0);
+    sv[j0] = __builtin_fmaf(cs.x, b0, -(cs.y * a0));
+    sv[i1] = __builtin_fmaf(cs.z, a1, cs.w * b1);
+    sv[j1] = __builtin_fmaf(cs.z, b1, -(cs.w * a1));
     warp_sync();
   }
 }
@@ -154,8 +154,8 @@ DEVICE f4 round_bf16_4(f4 v, u32 &w0, u32 &w1) {
   return f4{bf16_to_f32(a), bf16_to_f32(b), bf16_to_f32(c), bf16_to_f32(d)};
 }
 
-// Grid (G, P, ceil(M / (WARPS*rows_per_warp))); warp w of block z handles
-// rows z*WARPS*rpw + w, + WARPS, ... below M.
+// Grid (G, P, ceil(M / (nw*rows_per_warp))) with nw = blockDim/32 <= WARPS
+// warps; warp w of block z handles rows z*nw*rpw + w, + nw, ... below M.
 KERNEL LAUNCH_BOUNDS(256) void pq_rotq_group(const u16 *x, const u32 *ridx, const f4 *rcs, const f4 *chs, u8 *codes,
                                              float *gscale, float *rsum, u32 M, u32 K, u32 rpw) {
   SHARED float sbuf[WARPS][GROUP];
@@ -165,8 +165,9 @@ KERNEL LAUNCH_BOUNDS(256) void pq_rotq_group(const u16 *x, const u32 *ridx, cons
   Records rec;
   load_records(rec, ridx, rcs, p, g, G, lane);
   f4 chs4 = chs[((u64)p * K + (u64)g * GROUP) / 4u + lane];
-  u32 m0 = bid_z() * WARPS * rpw;
-  for (u32 m = m0 + warp; m < M && m < m0 + WARPS * rpw; m += WARPS) {
+  u32 nw = bdim_x() >> 5; // warps per block: WARPS, or fewer for tiny M
+  u32 m0 = bid_z() * nw * rpw;
+  for (u32 m = m0 + warp; m < M && m < m0 + nw * rpw; m += nw) {
     load_row_group(sv, x, chs4, (u64)m * K, g, lane);
     rotate_group(sv, rec);
     f4 v = read4(sv, lane);
@@ -194,8 +195,9 @@ KERNEL LAUNCH_BOUNDS(256) void pq_rot_bf16(const u16 *x, const u32 *ridx, const 
   Records rec;
   load_records(rec, ridx, rcs, p, g, G, lane);
   f4 chs4 = chs[((u64)p * K + (u64)g * GROUP) / 4u + lane];
-  u32 m0 = bid_z() * WARPS * rpw;
-  for (u32 m = m0 + warp; m < M && m < m0 + WARPS * rpw; m += WARPS) {
+  u32 nw = bdim_x() >> 5; // warps per block: WARPS, or fewer for tiny M
+  u32 m0 = bid_z() * nw * rpw;
+  for (u32 m = m0 + warp; m < M && m < m0 + nw * rpw; m += nw) {
     load_row_group(sv, x, chs4, (u64)m * K, g, lane);
     rotate_group(sv, rec);
     u32 w0, w1;

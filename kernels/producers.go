@@ -38,10 +38,13 @@ func RowsPerWarp(M int) int {
 	}
 }
 
-// GroupWiseGrid is the grid of pq_rotq_group and pq_rot_bf16: (G, P, row chunks).
+// GroupWiseGrid is the grid of pq_rotq_group and pq_rot_bf16: (G, P, row
+// chunks), with one warp per row up to ProducerWarps (fewer for M < 8, so
+// no idle warps are launched).
 func GroupWiseGrid(M, K, P, rpw int) (grid, block gpu.Dim3) {
-	rows := ProducerWarps * rpw
-	return gpu.Dim3{X: uint32(K / Group), Y: uint32(P), Z: uint32((M + rows - 1) / rows)}, gpu.D1(32 * ProducerWarps)
+	warps := min(ProducerWarps, max(M, 1))
+	rows := warps * rpw
+	return gpu.Dim3{X: uint32(K / Group), Y: uint32(P), Z: uint32((M + rows - 1) / rows)}, gpu.D1(32 * warps)
 }
 
 // RowWiseGrid is the grid of pq_tokq and pq_rotq_token: one block per row
