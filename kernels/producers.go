@@ -21,7 +21,10 @@ func init() {
 const (
 	ProducerWarps = 8     // warps per block
 	ProducerMaxK  = 17408 // MAXK: largest K the fused per-token producer parks in shared memory
-	Group         = 128
+	// DecodeSingleWarpM is the largest M launched with one-warp blocks
+	// (bench2 grpq on the H200, 2026-11-29).
+	DecodeSingleWarpM = 64
+	Group             = 128
 )
 
 // RowsPerWarp picks how many rows a warp of the group-wise kernels
@@ -39,10 +42,14 @@ func RowsPerWarp(M int) int {
 }
 
 // GroupWiseGrid is the grid of pq_rotq_group and pq_rot_bf16: (G, P, row
-// chunks), with one warp per row up to ProducerWarps (fewer for M < 8, so
-// no idle warps are launched).
+// chunks). In the decode band (M <= DecodeSingleWarpM) every block is one
+// warp, so a group's rows spread over many SMs instead of queueing on one
+// SM's shared-memory pipe; above it, ProducerWarps warps share a block.
 func GroupWiseGrid(M, K, P, rpw int) (grid, block gpu.Dim3) {
-	warps := min(ProducerWarps, max(M, 1))
+	warps := ProducerWarps
+	if M <= DecodeSingleWarpM {
+		warps = 1
+	}
 	rows := warps * rpw
 	return gpu.Dim3{X: uint32(K / Group), Y: uint32(P), Z: uint32((M + rows - 1) / rows)}, gpu.D1(32 * warps)
 }
