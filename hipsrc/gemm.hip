@@ -44,7 +44,7 @@
 // must be zero before the first launch; it is zero again after each).
 // Latency: each warp keeps PF groups of weights and scale words in flight,
 // the next group's activation codes load while this one computes (M ≤ 16),
-// and the block's asg and rs sit in shared memory (when M·groups ≤ 1024).
+// and the block's asg and rs sit in shared memory (when M·groups ≤ 2048).
 //
 // Prefill kernel. 256 threads = 8 warps as 2 (M) x 4 (N), warp tile 64 x 32
 // (4 m16 x 4 n8 op tiles), block tile 128 x 128, k stage 64 (two op steps),
@@ -68,7 +68,7 @@ DEVICE u32 partition_of(u32 n0, u32 nend0, u32 nend1) { return (n0 >= nend0 ? 1u
 // ================================================================= decode
 #define DEC_WARPS 4
 #define DEC_BN (16 * DEC_WARPS)
-#define DEC_AR_CAP 1024 // (m, group) pairs of asg and rs staged in shared memory (8 KiB; else read from L2)
+#define DEC_AR_CAP 2048 // (m, group) pairs of asg and rs staged in shared memory (16 KiB; else read from L2)
 
 // MT: 8-row op tiles (M <= 8*MT). PF: groups of weights and scale words in
 // flight per warp. APF: the next group's activation codes are loaded while
@@ -163,18 +163,20 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
         for (int mt = 0; mt < MT; mt++) tmp[mt][0] = tmp[mt][1] = tmp[mt][2] = tmp[mt][3] = 0.0f;
 #pragma unroll
         for (int s = 0; s < 4; s++) {
+          u32 bb[MT][2];
+#pragma unroll
+          for (int mt = 0; mt < MT; mt++) {
+            bb[mt][0] = APF ? a[mt][2 * s] : 0u, bb[mt][1] = APF ? a[mt][2 * s + 1] : 0u;
+            if (!APF && 8u * mt + gid < M) { // this step's codes only: no registers held across the group
+              const u8 *row = ap + (u64)(8u * mt + gid) * K + g * GROUP + 32u * s + 4u * tig;
+              bb[mt][0] = ldg_u32(row);
+              bb[mt][1] = ldg_u32(row + 16);
+            }
+          }
           const AFrag af = make_afrag_w4(ww0[s], ww1[s]); // rows: columns n0+gid, n0+gid+8
 #pragma unroll
           for (int mt = 0; mt < MT; mt++) {
-            if (8u * mt < M) {
-              u32 b0 = APF ? a[mt][2 * s] : 0u, b1 = APF ? a[mt][2 * s + 1] : 0u;
-              if (!APF && 8u * mt + gid < M) { // load at use: no registers held across the group
-                const u8 *row = ap + (u64)(8u * mt + gid) * K + g * GROUP + 32u * s + 4u * tig;
-                b0 = ldg_u32(row);
-                b1 = ldg_u32(row + 16);
-              }
-              mma_k32(tmp[mt], af, make_bfrag_e4m3(b0, b1));
-            }
+            if (8u * mt < M) mma_k32(tmp[mt], af, make_bfrag_e4m3(bb[mt][0], bb[mt][1]));
           }
         }
         // Fold. Lane holds D[n][m] for n = n0+gid (+8), m = 8mt + 2tig (+1).
@@ -269,11 +271,13 @@ DEC_ENTRY(pq_gemm_dec_m64, 8, 2, false)
 #define PRE_THREADS 256
 #define PRE_GM 8 // M-tiles per rasterization group
 
-struct PreSmem {
-  u8 a[PRE_STAGES][8][2][512];    // [stage][m16 tile][k32 step][tiled A tile]
-  u8 w[PRE_STAGES][16][32][8];    // [stage][n8 tile][lane][steps s, s+1 of the lane's word]
-  u32 sz[2][PRE_BN];              // [group parity][column]
-  float rs[2][PRE_BM];            // [group parity][row]
+typedef u32 v4u32_t __attribute__((ext_vector_type(4)));
+typedef u32 v2u32_t __attribute__((ext_vector_type(2)));
+struct __attribute__((aligned(16))) PreSmem {
+  v4u32_t a[PRE_STAGES][8][2][32]; // [stage][m16 tile][k32 step][lane]: one tiled A tile = 32 x 16 B
+  v2u32_t w[PRE_STAGES][16][32];   // [stage][n8 tile][lane]: words s, s+1 of the lane's 16 B
+  u32 sz[2][PRE_BN];               // [group parity][column]
+  float rs[2][PRE_BM];             // [group parity][row]
 };
 
 KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, const u8 *act, const float *tscale,
@@ -307,14 +311,14 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
       const u32 gmt = m_blk / 16u + mt;
       const bool ok = gmt < mtiles;
       const u8 *src = ap + (ok ? (((u64)gmt * KT + 2u * ks + kk) * 512u + ch * 16u) : 0u);
-      cp_async16(&sm.a[slot][mt][kk][ch * 16u], src, ok ? 16u : 0u);
+      cp_async16(&sm.a[slot][mt][kk][ch], src, ok ? 16u : 0u);
     }
 #pragma unroll
     for (u32 i = 0; i < 2; i++) {
       const u32 c = tid + i * PRE_THREADS; // 0..511
       const u32 jj = c >> 5, l = c & 31u, j8 = n_blk / 8u + jj;
       const u8 *src = wq + (((u64)(j8 >> 1) * G + g) * 2u + (j8 & 1u)) * 512u + l * 16u + half * 8u;
-      cp_async8(&sm.w[slot][jj][l][0], src, 8u);
+      cp_async8(&sm.w[slot][jj][l], src, 8u);
     }
     if (!half) {
       if (tid < PRE_BN / 4) cp_async16(&sm.sz[g & 1u][tid * 4u], sz + (u64)g * N + n_blk + tid * 4u, 16u);
@@ -347,9 +351,9 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
     cp_async_commit();
 
     const u32 slot = ks % PRE_STAGES;
-    u32x2 wv[4];
+    v2u32_t wv[4];
 #pragma unroll
-    for (int j = 0; j < 4; j++) wv[j] = *(const u32x2 *)&sm.w[slot][4u * wn + j][lane][0];
+    for (int j = 0; j < 4; j++) wv[j] = sm.w[slot][4u * wn + j][lane];
 #pragma unroll
     for (int kk = 0; kk < 2; kk++) {
       BFrag bf[4];
@@ -357,7 +361,7 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
       for (int j = 0; j < 4; j++) bf[j] = make_bfrag_w4(kk ? wv[j].y : wv[j].x);
 #pragma unroll
       for (int mt = 0; mt < 4; mt++) {
-        const u32x4 av = *(const u32x4 *)&sm.a[slot][4u * wm + mt][kk][lane * 16u];
+        const v4u32_t av = sm.a[slot][4u * wm + mt][kk][lane];
         const u32 ar[4] = {av.x, av.y, av.z, av.w};
         const AFrag af = make_afrag_e4m3(ar);
 #pragma unroll

@@ -100,36 +100,32 @@ func (s GemmShape) Check(align int) error {
 	return nil
 }
 
-// DecSplitK is the decode band's split-K law: enough blocks that every SM
-// holds about DecTargetWarps warps streaming weights, at least 4 groups per
-// split (a split's pipeline fill and epilogue must stay small against its
-// stream), and the fp32 partials (written and read once: 8·M bytes per
-// column per split) at most half the weight stream (K/2 bytes per column;
-// the partials mostly stay in L2, so the bound is loose on purpose).
+// DecSplitK is the decode band's split-K law, fitted on the H200 (bench2
+// dec, 2026-11-29): 4 splits up to M = 8 (the weight stream needs the
+// parallelism and a split's fp32 partials are small), 2 above, doubled
+// while the grid has fewer than 1.5 blocks per SM (narrow N: o_proj, down),
+// at least 4 groups per split and at most DecMaxS.
 func DecSplitK(M, N, K, sms int) int {
 	G := K / Group
-	warps := N / 16
-	target := DecTargetWarps * sms
-	s := (target + warps - 1) / warps
-	s = min(s, max(1, G/4))
-	// S·8M ≤ K/4  ⇔  S ≤ K / (32 M)
-	s = min(s, max(1, K/(32*max(M, 1))))
-	s = min(s, DecMaxS)
+	s := 2
+	if M <= 8 {
+		s = 4
+	}
+	for (N/DecBN)*s*2 < 3*sms && s < DecMaxS {
+		s *= 2
+	}
+	s = min(s, max(1, G/4), DecMaxS)
 	// Even out the splits: the smallest S with the same groups per split.
 	gps := (G + s - 1) / s
-	s = (G + gps - 1) / gps
-	return max(s, 1)
+	return max((G+gps-1)/gps, 1)
 }
-
-// DecTargetWarps is the warps per SM the split-K law aims for.
-const DecTargetWarps = 16
 
 // H200SMs is the SM count the law is printed for when no device is at hand.
 const H200SMs = 132
 
 // WriteDecSplitKTable prints the law over shapes and an M ladder.
 func WriteDecSplitKTable(w io.Writer, names []string, shapes []GemmShape, Ms []int, sms int) {
-	fmt.Fprintf(w, "decode split-K law (SMs=%d, target %d warps/SM, >= 4 groups per split, partials <= 1/2 of the weight stream)\n", sms, DecTargetWarps)
+	fmt.Fprintf(w, "decode split-K law (SMs=%d: S=4 for M<=8 else 2, doubled below 1.5 blocks/SM, >= 4 groups per split)\n", sms)
 	fmt.Fprintf(w, "%-10s %6s %6s", "shape", "K", "N")
 	for _, m := range Ms {
 		fmt.Fprintf(w, " %5s", fmt.Sprintf("M=%d", m))
