@@ -92,6 +92,18 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
   const u8 *wp = wq + (u64)j16 * G * 1024u + lane * 16u;
   const u32 *szp = sz + n0 + gid;
 
+  // The weight stream starts first; the scale staging overlaps it.
+  u32x4 wb[PF][2];
+  u32x2 zb[PF];
+#pragma unroll
+  for (int i = 0; i < PF; i++) {
+    if (gbeg + i < gend) {
+      const u32 g = gbeg + i;
+      wb[i][0] = ldg_stream_v4(wp + (u64)g * 1024u);
+      wb[i][1] = ldg_stream_v4(wp + (u64)g * 1024u + 512u);
+      zb[i] = u32x2{ldg_u32(szp + (u64)g * N), ldg_u32(szp + (u64)g * N + 8u)};
+    }
+  }
   // asg and rs of the block's groups, [g - gbeg][m], when they fit.
   const bool ar_smem = M * ng <= DEC_AR_CAP;
   if (ar_smem) {
@@ -123,17 +135,6 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
     }
   };
 
-  u32x4 wb[PF][2];
-  u32x2 zb[PF];
-#pragma unroll
-  for (int i = 0; i < PF; i++) {
-    if (gbeg + i < gend) {
-      const u32 g = gbeg + i;
-      wb[i][0] = ldg_stream_v4(wp + (u64)g * 1024u);
-      wb[i][1] = ldg_stream_v4(wp + (u64)g * 1024u + 512u);
-      zb[i] = u32x2{ldg_u32(szp + (u64)g * N), ldg_u32(szp + (u64)g * N + 8u)};
-    }
-  }
   u32 anext[MT][8];
   if (APF && gbeg < gend) load_act(gbeg, anext);
 
@@ -241,8 +242,16 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
   fence_gpu();
   for (u32 i = tid; i < M * DEC_BN; i += 32u * DEC_WARPS) {
     const u32 m = i / DEC_BN, n = nblk + i % DEC_BN;
+    // Summed in split order (deterministic); loads issued four at a time.
     float sum = 0.0f;
-    for (u32 s = 0; s < S; s++) sum += ldg_cg_f32(ws + ((u64)s * M + m) * N + n);
+    for (u32 s = 0; s < S; s += 4) {
+      float v[4];
+#pragma unroll
+      for (u32 i = 0; i < 4; i++) v[i] = s + i < S ? ldg_cg_f32(ws + ((u64)(s + i) * M + m) * N + n) : 0.0f;
+#pragma unroll
+      for (u32 i = 0; i < 4; i++)
+        if (s + i < S) sum += v[i];
+    }
     out[(u64)m * N + n] = (u16)pack_bf16x2(sum, 0.0f);
   }
   if (tid == 0) st_u32_gpu(sema + bx, 0u);

@@ -183,7 +183,7 @@ DEVICE u32x4 ldg_stream_v4(const void *p) {
 // Coherent at the GPU level (L2): partial sums other blocks wrote.
 DEVICE float ldg_cg_f32(const float *p) {
   float r;
-  asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(r) : "l"(p) : "memory");
+  asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(r) : "l"(p));
   return r;
 }
 DEVICE void fence_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
