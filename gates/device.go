@@ -21,7 +21,14 @@ type Buffer struct {
 	N    int // user bytes
 	dev  gpu.Device
 	base gpu.Ptr
+	// input is what was last uploaded, for buffers a kernel must only read:
+	// after every launch they are downloaded again and compared, so a kernel
+	// that scribbles over its inputs fails even where canaries cannot see it.
+	input []byte
 }
+
+// maxInputCheck bounds the inputs re-verified after each launch.
+const maxInputCheck = 256 << 20
 
 // Ptr is the first user byte.
 func (b *Buffer) Ptr() gpu.Ptr { return b.base.Add(CanaryBytes) }
@@ -72,6 +79,14 @@ func (t *T) Upload(b *Buffer, src []byte) {
 		t.Fatalf("upload to %s: %d bytes into a %d-byte buffer", b.Name, len(src), b.N)
 	}
 	t.Check(b.dev.HtoD(b.Ptr(), src), "upload to "+b.Name)
+	b.input = src
+}
+
+// Init writes the starting contents of an output (counters a kernel
+// accumulates into): unlike Upload, the kernel may change them.
+func (t *T) Init(b *Buffer, src []byte) {
+	t.Upload(b, src)
+	b.input = nil
 }
 
 // Download copies the whole buffer to the host.
@@ -85,6 +100,7 @@ func (t *T) Download(b *Buffer) []byte {
 // element the kernel fails to write is visible.
 func (t *T) Poison(b *Buffer, v byte) {
 	t.Check(b.dev.Memset(b.Ptr(), v, b.N), "poison "+b.Name)
+	b.input = nil // an output from now on
 }
 
 // Launch runs a registered kernel, waits for it under the watchdog, and
@@ -104,11 +120,21 @@ func (t *T) Launch(kernel string, grid, block gpu.Dim3, sharedBytes int, args ..
 	t.CheckCanaries(kernel)
 }
 
-// CheckCanaries checks every buffer of the gate; after names the kernel.
+// CheckCanaries checks every buffer of the gate, and that every input
+// buffer still holds what was uploaded; after names the kernel.
 func (t *T) CheckCanaries(after string) {
 	for _, b := range t.bufs {
 		if err := b.CheckCanaries(); err != nil {
 			t.Fatalf("after %s: %v", after, err)
+		}
+		if b.input != nil && len(b.input) <= maxInputCheck {
+			got := make([]byte, len(b.input))
+			t.Check(b.dev.DtoH(got, b.Ptr()), "re-read input "+b.Name)
+			for i := range got {
+				if got[i] != b.input[i] {
+					t.Fatalf("after %s: input buffer %s was written at byte offset %d (%#02x, uploaded %#02x)", after, b.Name, i, got[i], b.input[i])
+				}
+			}
 		}
 	}
 }

@@ -182,34 +182,40 @@ const (
 
 func gateE4M3DeviceSweep(t *T) {
 	dev := t.Device()
-	counts := t.Buffer("counts", 3*8)
+	counts := t.Buffer("counts", 5*8)
 	first := t.Buffer("first", 2*4)
 	grid := gpu.D1(sweepThreads / sweepBlock)
 	var best float32 = math.MaxFloat32
-	var wrap, raw, seen uint64
+	var wrap, raw, okWrap, okRaw, sum uint64
 	var firstRaw uint32
 	for rep := 0; rep < 3; rep++ { // first run checks, later runs time the same work
-		t.Upload(counts, make([]byte, 24))
-		t.Upload(first, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+		t.Init(counts, make([]byte, 40))
+		t.Init(first, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 		ms := timeLaunch(t, dev, "e4m3_sweep", grid, gpu.D1(sweepBlock), counts.Ptr(), first.Ptr(), uint32(0), uint32(sweepIters))
 		best = min(best, ms)
 		c := t.Download(counts)
 		f := t.Download(first)
-		wrap, raw, seen = binary.LittleEndian.Uint64(c), binary.LittleEndian.Uint64(c[8:]), binary.LittleEndian.Uint64(c[16:])
+		wrap, raw = binary.LittleEndian.Uint64(c), binary.LittleEndian.Uint64(c[8:])
+		okWrap, okRaw, sum = binary.LittleEndian.Uint64(c[16:]), binary.LittleEndian.Uint64(c[24:]), binary.LittleEndian.Uint64(c[32:])
 		if wrap > 0 {
 			t.Fatalf("software vs wrapped hardware encoder: %d mismatches over 2^32 inputs, first at bits %#08x", wrap, binary.LittleEndian.Uint32(f))
 		}
 		firstRaw = binary.LittleEndian.Uint32(f[4:])
 	}
-	if seen != 1<<32 {
-		t.Fatalf("the sweep covered %d inputs, want 2^32 = %d (kernel did not run every pattern)", seen, uint64(1)<<32)
+	// Coverage: both comparisons ran on 2^32 inputs, and the inputs were
+	// every pattern once (their sum is Σ u for u < 2^32 = 2^63 - 2^31).
+	if wrap+okWrap != 1<<32 || raw+okRaw != 1<<32 {
+		t.Fatalf("the sweep compared %d (wrapped) and %d (raw) inputs, want 2^32 each: the kernel did not compare every pattern", wrap+okWrap, raw+okRaw)
+	}
+	if sum != 1<<63-1<<31 {
+		t.Fatalf("the sweep's inputs sum to %d, want 2^63-2^31 = %d: some pattern was skipped or repeated", sum, uint64(1<<63-1<<31))
 	}
 	if raw == 0 {
 		// The raw hardware gives 0x7F for NaN; zero raw mismatches means
 		// the comparison never ran, not that the hardware agrees.
 		t.Fatalf("raw hardware encoder agreed on all inputs, including NaN: the sweep's comparison did not run")
 	}
-	t.Metric("inputs", float64(seen))
+	t.Metric("inputs", float64(wrap+okWrap))
 	t.Metric("mismatches_wrapped", float64(wrap))
 	t.Metric("mismatches_raw_hw", float64(raw))
 	t.Metric("sweep_ms", float64(best))
@@ -294,7 +300,7 @@ func gateE4M3DeviceVsGo(t *T) {
 	t.Launch("e4m3_encode_list", gpu.D1((n+255)/256), gpu.D1(256), 0, in.Ptr(), outs[0].Ptr(), outs[1].Ptr(), outs[2].Ptr(), uint32(n))
 	sw, hw, rw := t.Download(outs[0]), t.Download(outs[1]), t.Download(outs[2])
 	var rawDiff int
-	for _, o := range [][]byte{sw, hw} {
+	for _, o := range [][]byte{sw, hw, rw} {
 		for i := n; i < n+tail; i++ {
 			if o[i] != 0xFF {
 				t.Fatalf("e4m3_encode_list wrote element %d past n=%d", i, n)
@@ -379,8 +385,9 @@ func gateE4M3DeviceDecode(t *T) {
 			t.Failf("software decoder: code %#02x: device bits %#08x, Go %#08x", c, gs, want)
 		}
 		if c&0x7F == 0x7F {
-			if !math.IsNaN(float64(math.Float32frombits(gh))) {
-				t.Failf("hardware decoder: NaN code %#02x gave bits %#08x, not NaN", c, gh)
+			// Any NaN is right, but not the poison (0xFFFFFFFF is a NaN too).
+			if !math.IsNaN(float64(math.Float32frombits(gh))) || gh == 0xFFFFFFFF {
+				t.Failf("hardware decoder: NaN code %#02x gave bits %#08x: not NaN, or never written", c, gh)
 			}
 		} else if gh != want {
 			t.Failf("hardware decoder: code %#02x: device bits %#08x, Go %#08x", c, gh, want)

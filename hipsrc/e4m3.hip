@@ -10,8 +10,10 @@
 //   e4m3_decode_all    the 256 codes through the software and hardware decoders
 #include "arch/e4m3.h"
 
-// counts[0]: sw != wrapped hw; counts[1]: sw != raw hw; counts[2]: inputs
-// compared (must come to 2^32: proof the sweep covered every pattern).
+// counts[0], counts[1]: inputs where sw != wrapped hw, sw != raw hw;
+// counts[2], counts[3]: inputs where they are equal (each pair must add up to
+// 2^32: proof both comparisons ran on every input); counts[4]: the sum of all
+// input patterns (must be 2^63 - 2^31: proof every pattern was visited once).
 // first[0], first[1]: smallest mismatching input bits of each kind.
 // Inputs: u = base + 2*(global thread + k*stride) + {0,1}, covering
 // [base, base + 2*iters*threads) with consecutive patterns across lanes so
@@ -19,36 +21,43 @@
 KERNEL LAUNCH_BOUNDS(256) void e4m3_sweep(u64 *counts, u32 *first, u32 base, u32 iters) {
   u32 gtid = bid_x() * bdim_x() + tid_x();
   u32 stride = gdim_x() * bdim_x();
-  u32 bad_wrap = 0, bad_raw = 0, seen = 0;
+  u32 bad_wrap = 0, bad_raw = 0, ok_wrap = 0, ok_raw = 0;
+  u64 sum = 0;
   u32 first_wrap = 0xFFFFFFFFu, first_raw = 0xFFFFFFFFu;
   for (u32 k = 0; k < iters; k++) {
     u32 u0 = base + 2u * (gtid + k * stride);
     u32 u1 = u0 + 1u;
+    sum += (u64)u0 + u1;
     float x0 = bits_f32(u0), x1 = bits_f32(u1);
     u32 s0 = e4m3_encode_sw(u0), s1 = e4m3_encode_sw(u1);
     u32 w = e4m3_encode2_hw(x0, x1);
     u32 r = hw_e4m3x2_raw(x0, x1);
-    u32 sw = s0 | (s1 << 8);
-    seen += 2u;
-    if (w != sw) {
-      bad_wrap += ((w & 0xFFu) != s0) + ((w >> 8) != s1);
-      u32 f = ((w & 0xFFu) != s0) ? u0 : u1;
+    u32 w0 = (w & 0xFFu) != s0, w1 = (w >> 8) != s1;
+    u32 r0 = (r & 0xFFu) != s0, r1 = (r >> 8) != s1;
+    bad_wrap += w0 + w1;
+    ok_wrap += (1u - w0) + (1u - w1);
+    bad_raw += r0 + r1;
+    ok_raw += (1u - r0) + (1u - r1);
+    if (w0 | w1) {
+      u32 f = w0 ? u0 : u1;
       first_wrap = f < first_wrap ? f : first_wrap;
     }
-    if (r != sw) {
-      bad_raw += ((r & 0xFFu) != s0) + ((r >> 8) != s1);
-      u32 f = ((r & 0xFFu) != s0) ? u0 : u1;
+    if (r0 | r1) {
+      u32 f = r0 ? u0 : u1;
       first_raw = f < first_raw ? f : first_raw;
     }
   }
   bad_wrap = warp_sum_u32(bad_wrap);
   bad_raw = warp_sum_u32(bad_raw);
-  seen = warp_sum_u32(seen);
+  ok_wrap = warp_sum_u32(ok_wrap);
+  ok_raw = warp_sum_u32(ok_raw);
   if (lane_id() == 0) {
-    atomic_add_u64(&counts[2], seen);
     if (bad_wrap) atomic_add_u64(&counts[0], bad_wrap);
     if (bad_raw) atomic_add_u64(&counts[1], bad_raw);
+    atomic_add_u64(&counts[2], ok_wrap);
+    atomic_add_u64(&counts[3], ok_raw);
   }
+  atomic_add_u64(&counts[4], sum);
   if (first_wrap != 0xFFFFFFFFu) atomic_min_u32(&first[0], first_wrap);
   if (first_raw != 0xFFFFFFFFu) atomic_min_u32(&first[1], first_raw);
 }

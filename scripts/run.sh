@@ -22,8 +22,13 @@ stamp=$(date -u +%Y%m%dT%H%M%SZ)
 json=()
 case " $* " in *" --json "*) ;; *) mkdir -p results/runs; json=(--json "results/runs/${mode#--}-$stamp.json") ;; esac
 
+# On a machine with a GPU device node, a device gate that cannot run is a
+# failure, not a SKIP: a broken driver must not turn the gate green.
+req=()
+if [ -e /dev/nvidiactl ] || [ -e /dev/kfd ]; then req=(--require-device); fi
+
 case "$mode" in
-  --quick|--full) exec ./bin/parharness gate "$mode" "${json[@]}" "$@" ;;
+  --quick|--full) exec ./bin/parharness gate "$mode" "${req[@]}" "${json[@]}" "$@" ;;
   --bench2)
     suite=${1:?usage: scripts/run.sh --bench2 SUITE [flags]}; shift
     exec ./bin/parharness bench2 "$suite" "${json[@]}" "$@" ;;
