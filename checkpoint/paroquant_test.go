@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"github.com/parharness/parharness/internal/golden"
+
 	"bytes"
 	"math"
 	"os"
@@ -205,7 +207,7 @@ func TestSyntheticGolden(t *testing.T) {
 	if err := Encode(&b, l.Tensors(), nil); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "tiny-linear.safetensors", b.Bytes())
+	golden.Check(t, filepath.Join("testdata", "tiny-linear.safetensors"), b.Bytes())
 	d, err := OpenDir(filepath.Join("testdata", "tiny-linear.safetensors"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,16 +1,15 @@
 package checkpoint
 
 import (
+	"github.com/parharness/parharness/internal/golden"
+
 	"bytes"
 	"encoding/binary"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func smallTensors() []*Tensor {
 	return []*Tensor{
@@ -21,37 +20,17 @@ func smallTensors() []*Tensor {
 	}
 }
 
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs from the golden file; wrote %s.got", path, path)
-	}
-}
-
 func TestEncodeGolden(t *testing.T) {
 	var b bytes.Buffer
 	if err := Encode(&b, smallTensors(), map[string]string{"format": "pt"}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "small.safetensors", b.Bytes())
+	golden.Check(t, filepath.Join("testdata", "small.safetensors"), b.Bytes())
 	n := binary.LittleEndian.Uint64(b.Bytes())
 	if n%8 != 0 {
 		t.Errorf("header length %d is not padded to 8", n)
 	}
-	golden(t, "small.header.golden", append(bytes.TrimRight(b.Bytes()[8:8+n], " "), '\n'))
+	golden.Check(t, filepath.Join("testdata", "small.header.golden"), append(bytes.TrimRight(b.Bytes()[8:8+n], " "), '\n'))
 }
 
 func TestParseRoundTrip(t *testing.T) {

@@ -1,6 +1,10 @@
 package results
 
 import (
+	"path/filepath"
+
+	"github.com/parharness/parharness/internal/golden"
+
 	"bytes"
 	"strings"
 	"testing"
@@ -108,8 +112,8 @@ func TestDiff(t *testing.T) {
 	if err := rep.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "diff.txt", text.Bytes())
-	golden(t, "diff.md", md.Bytes())
+	golden.Check(t, filepath.Join("testdata", "diff.txt"), text.Bytes())
+	golden.Check(t, filepath.Join("testdata", "diff.md"), md.Bytes())
 
 	// The gate regression comes before any row.
 	if i, j := strings.Index(text.String(), "w4a8-gemm: PASS -> FAIL"), strings.Index(text.String(), "suite/kernel"); i < 0 || i > j {
@@ -180,7 +184,7 @@ func TestBenchfmt(t *testing.T) {
 	if err := WriteBenchfmt(&buf, doc); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "benchfmt.txt", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "benchfmt.txt"), buf.Bytes())
 
 	// benchstat's reader accepts every line.
 	rd := benchfmt.NewReader(bytes.NewReader(buf.Bytes()), "run.txt")

@@ -1,9 +1,10 @@
 package results
 
 import (
+	"github.com/parharness/parharness/internal/golden"
+
 	"bytes"
 	"errors"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,45 +13,6 @@ import (
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name; with -update it rewrites the file.
-// On a mismatch it writes testdata/name.got and reports the first differing
-// line.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if bytes.Equal(got, want) {
-		os.Remove(path + ".got")
-		return
-	}
-	os.WriteFile(path+".got", got, 0o644)
-	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < max(len(gl), len(wl)); i++ {
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
-			t.Errorf("%s differs from golden at line %d:\n got: %q\nwant: %q\n(full output in %s.got; go test -update if the change is intended)", path, i+1, g, w, path)
-			return
-		}
-	}
-}
 
 // samples returns n deterministic per-call times around center, each
 // within ±rel of it (a fixed pattern, not a random generator, so the golden
@@ -128,7 +90,7 @@ func TestWriteGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "document.json", got)
+	golden.Check(t, filepath.Join("testdata", "document.json"), got)
 
 	// Stable: input order does not matter, and doc is not reordered.
 	if doc.Records[0].Shape != "mlp_gate_up" {

@@ -1,9 +1,10 @@
 package shapes
 
 import (
+	"github.com/parharness/parharness/internal/golden"
+
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +12,6 @@ import (
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // dump is what the golden files hold: the canonical form and the derived
 // figures of every linear, or the error.
@@ -30,24 +29,6 @@ func dump(s *Set, err error) []byte {
 	return b.Bytes()
 }
 
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s: output differs from the golden file (wrote %s.got)\n--- want\n%s--- got\n%s", path, path, want, got)
-	}
-}
-
 func TestGolden(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.txt"))
 	if len(files) == 0 {
@@ -58,7 +39,7 @@ func TestGolden(t *testing.T) {
 		if strings.HasPrefix(filepath.Base(f), "bad-") != (err != nil) {
 			t.Errorf("%s: err = %v", f, err)
 		}
-		checkGolden(t, strings.TrimSuffix(f, ".txt")+".golden", dump(s, err))
+		golden.Check(t, strings.TrimSuffix(f, ".txt")+".golden", dump(s, err))
 	}
 }
 
@@ -72,7 +53,7 @@ func TestBuiltinGolden(t *testing.T) {
 		b.Write(dump(s, nil))
 		b.WriteString("\n")
 	}
-	checkGolden(t, filepath.Join("testdata", "builtin.golden"), b.Bytes())
+	golden.Check(t, filepath.Join("testdata", "builtin.golden"), b.Bytes())
 }
 
 // The embedded tables say what DESIGN.md §5 says.

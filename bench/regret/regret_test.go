@@ -1,52 +1,14 @@
 package regret
 
 import (
+	"github.com/parharness/parharness/internal/golden"
+
 	"bytes"
-	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name; with -update it rewrites the file.
-// On a mismatch it writes testdata/name.got and reports the first differing line.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if bytes.Equal(got, want) {
-		os.Remove(path + ".got")
-		return
-	}
-	os.WriteFile(path+".got", got, 0o644)
-	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < max(len(gl), len(wl)); i++ {
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
-			t.Errorf("%s differs from golden at line %d:\n got: %q\nwant: %q\n(full output in %s.got; go test -update if the change is intended)", path, i+1, g, w, path)
-			return
-		}
-	}
-}
 
 // sweep: a split-K law on two shapes; the law switches to split-K 4 at M >= 16,
 // but on "down" splitting pays only from M >= 64.
@@ -109,8 +71,8 @@ func TestCompute(t *testing.T) {
 	if err := tab.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "splitk.txt", text.Bytes())
-	golden(t, "splitk.md", md.Bytes())
+	golden.Check(t, filepath.Join("testdata", "splitk.txt"), text.Bytes())
+	golden.Check(t, filepath.Join("testdata", "splitk.md"), md.Bytes())
 }
 
 func TestPerfectLaw(t *testing.T) {
