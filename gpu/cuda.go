@@ -333,23 +333,13 @@ func (d *cudaDevice) Launch(f Function, grid, block Dim3, sharedBytes int, s Str
 	if !ok {
 		return fmt.Errorf("gpu: launch of %s: function is not from the CUDA backend", f.Name())
 	}
-	ptrs, vals, err := argBlock(args)
-	if err != nil {
-		return err
-	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	var params unsafe.Pointer
-	if len(ptrs) > 0 {
-		pin.Pin(&vals[0])
-		pin.Pin(&ptrs[0])
-		params = unsafe.Pointer(&ptrs[0])
-	}
-	r := cuLaunchKernel(cf.h, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, uint32(sharedBytes), uintptr(s), params, nil)
-	if err := cuErr("cuLaunchKernel", r); err != nil {
-		return fmt.Errorf("launch %s grid %v block %v: %w", cf.name, grid, block, err)
-	}
-	return nil
+	return withKernelParams(args, func(params unsafe.Pointer) error {
+		r := cuLaunchKernel(cf.h, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, uint32(sharedBytes), uintptr(s), params, nil)
+		if err := cuErr("cuLaunchKernel", r); err != nil {
+			return fmt.Errorf("launch %s grid %v block %v: %w", cf.name, grid, block, err)
+		}
+		return nil
+	})
 }
 
 func (d *cudaDevice) Synchronize() error {

@@ -20,6 +20,7 @@ package gpu
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"unsafe"
 )
@@ -140,6 +141,25 @@ func (e *APIError) Error() string {
 		s += ": " + e.Msg
 	}
 	return s
+}
+
+// withKernelParams packs args, pins the values and the pointer array for
+// the duration of fn (kernelParams is void**: Go memory handed to the
+// driver must not move), and calls fn with the array (nil for no args).
+func withKernelParams(args []any, fn func(params unsafe.Pointer) error) error {
+	ptrs, vals, err := argBlock(args)
+	if err != nil {
+		return err
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	var params unsafe.Pointer
+	if len(ptrs) > 0 {
+		pin.Pin(&vals[0])
+		pin.Pin(&ptrs[0])
+		params = unsafe.Pointer(&ptrs[0])
+	}
+	return fn(params)
 }
 
 // argBlock packs kernel arguments into pinned memory and returns the

@@ -387,24 +387,14 @@ func (d *hipDevice) Launch(f Function, grid, block Dim3, sharedBytes int, s Stre
 	if sharedBytes < 0 {
 		return fmt.Errorf("gpu: launch of %s: %d bytes of dynamic shared memory", hf.name, sharedBytes)
 	}
-	ptrs, vals, err := argBlock(args)
-	if err != nil {
-		return err
-	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	var params unsafe.Pointer
-	if len(ptrs) > 0 {
-		pin.Pin(&vals[0])
-		pin.Pin(&ptrs[0])
-		params = unsafe.Pointer(&ptrs[0])
-	}
-	r := d.lib.hipModuleLaunchKernel(hf.h, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z,
-		uint32(sharedBytes), uintptr(s), params, nil)
-	if err := d.lib.check("hipModuleLaunchKernel", r); err != nil {
-		return fmt.Errorf("launch %s grid %v block %v: %w", hf.name, grid, block, err)
-	}
-	return nil
+	return withKernelParams(args, func(params unsafe.Pointer) error {
+		r := d.lib.hipModuleLaunchKernel(hf.h, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z,
+			uint32(sharedBytes), uintptr(s), params, nil)
+		if err := d.lib.check("hipModuleLaunchKernel", r); err != nil {
+			return fmt.Errorf("launch %s grid %v block %v: %w", hf.name, grid, block, err)
+		}
+		return nil
+	})
 }
 
 func (d *hipDevice) Synchronize() error {
