@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
 	"golang.org/x/term"
 
 	"github.com/parharness/parharness/bench"
@@ -184,7 +183,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 
 func printBenchTable(w io.Writer, doc *results.Document) {
 	copyC, _ := doc.Ceiling(results.CeilingCopyGBps)
-	t := tablewriter.NewWriter(w)
+	t := newTable(w)
 	t.Header("kernel", "shape", "M", "regime", "variant", "us/call", "GB/s", "% copy", "TF/s", "control", "verdict")
 	for _, r := range doc.Records {
 		ctrl, verdict := "", r.Verdict

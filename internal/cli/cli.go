@@ -18,6 +18,9 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 // Exit codes.
@@ -146,3 +149,9 @@ func defaultBuildDir() string {
 }
 
 func joinArgs(args []string) string { return strings.Join(args, " ") }
+
+// newTable is a person-readable table with the headers as written (the
+// library's default upper-cases and splits them: "VGPRs" became "VGP RS").
+func newTable(w io.Writer) *tablewriter.Table {
+	return tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+}

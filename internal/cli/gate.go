@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/kernels"
@@ -224,7 +222,7 @@ func oneLine(s string) string {
 }
 
 func printGateTable(w io.Writer, rs []gates.Result) {
-	t := tablewriter.NewWriter(w)
+	t := newTable(w)
 	t.Header("gate", "status", "seconds", "key figures", "reason / first failure")
 	for _, r := range rs {
 		t.Append(r.Gate, string(r.Status), fmt.Sprintf("%.2f", r.Seconds), metricsLine(r.Metrics), clip(oneLine(r.Reason), 90))

@@ -5,8 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/kernels"
 )
@@ -21,7 +19,7 @@ func runList(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := parse(fs, args); err != nil {
 		return ExitUsage, err
 	}
-	t := tablewriter.NewWriter(stdout)
+	t := newTable(stdout)
 	t.Header("gate", "suites", "device", "proves")
 	for _, g := range gates.All() {
 		var s []string
@@ -38,7 +36,7 @@ func runList(args []string, stdout, stderr io.Writer) (int, error) {
 		t.Append(g.Name, strings.Join(s, ","), dev, g.Proves)
 	}
 	t.Render()
-	k := tablewriter.NewWriter(stdout)
+	k := newTable(stdout)
 	k.Header("kernel", "source", "allowed scratch", "what it does")
 	for _, kn := range kernels.All() {
 		k.Append(kn.Name, "hipsrc/"+kn.Module+".hip", kn.AllowScratch, kn.Doc)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/olekukonko/tablewriter"
-
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/kernels"
 )
@@ -27,7 +25,7 @@ func runResources(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "gfx1201: %v\n", err)
 		code = ExitUsage
 	} else {
-		t := tablewriter.NewWriter(stdout)
+		t := newTable(stdout)
 		t.Header("kernel (gfx1201)", "VGPRs", "SGPRs", "LDS B", "scratch B", "VGPR spill", "SGPR spill", "wave", "max WG")
 		for _, k := range rows {
 			t.Append(k.Name, k.VGPRCount, k.SGPRCount, k.LDSBytes, k.ScratchBytes, k.VGPRSpill, k.SGPRSpill, k.WavefrontSize, k.MaxFlatWorkgroupSize)
@@ -45,7 +43,7 @@ func runResources(args []string, stdout, stderr io.Writer) (int, error) {
 		return code, nil
 	}
 	arch := sess.dev.Info().Arch
-	t := tablewriter.NewWriter(stdout)
+	t := newTable(stdout)
 	t.Header("kernel ("+arch+")", "registers", "shared B", "local B", "max threads", "note")
 	for _, reg := range kernels.All() {
 		f, err := sess.loader.Function(reg.Name)
