@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parharness/parharness/results"
+)
+
+func benchDoc(t *testing.T, scale float64, gate string) *results.Document {
+	t.Helper()
+	r := results.Record{Suite: "copy", Kernel: "copy_v4", Variant: "copy", Shape: "64MiB", Regime: results.Cold,
+		SamplesUS: []float64{10 * scale, 10.01 * scale, 9.99 * scale, 10.02 * scale, 9.98 * scale, 10 * scale}, Bytes: 1 << 27}
+	if err := r.Derive(); err != nil {
+		t.Fatal(err)
+	}
+	return &results.Document{Schema: results.SchemaVersion, Tool: "test", Commit: "c", Date: "2026-11-29T00:00:00Z",
+		Records: []results.Record{r}, Gates: []results.GateRecord{{Gate: "e4m3-decode", Status: gate}}}
+}
+
+func TestDiffCommand(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, d *results.Document) string {
+		p := filepath.Join(dir, name)
+		if err := results.Write(p, d); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := write("base.json", benchDoc(t, 1, results.Pass))
+	same := write("same.json", benchDoc(t, 1.005, results.Pass))
+	slow := write("slow.json", benchDoc(t, 1.10, results.Pass))
+	broke := write("broke.json", benchDoc(t, 1, results.Fail))
+
+	code, out, _ := run(t, "diff", base, same)
+	if code != ExitOK || !strings.Contains(out, " ~") {
+		t.Errorf("0.5%% apart: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "diff", base, slow, "--markdown")
+	if code != ExitOK || !strings.Contains(out, "slower") || !strings.Contains(out, "|") {
+		t.Errorf("10%% slower: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "diff", base, broke)
+	if code != ExitFail {
+		t.Errorf("PASS -> FAIL gate: exit %d, want %d\n%s", code, ExitFail, out)
+	}
+	if code, _, stderr := run(t, "diff", base, filepath.Join(dir, "missing.json")); code != ExitUsage || stderr == "" {
+		t.Errorf("missing file: exit %d", code)
+	}
+	code, out, _ = run(t, "report", slow, "--svg", filepath.Join(dir, "svg"))
+	if code != ExitOK || !strings.Contains(out, "wrote") {
+		t.Errorf("report: exit %d\n%s", code, out)
+	}
+}
