@@ -206,7 +206,6 @@ type gemmRef struct {
 func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.W4Packed) float64 {
 	rng := rand.New(rand.NewPCG(seed, 0x6e))
 	K, N, M, P, G := c.shape.K, c.shape.N(), c.M, len(c.shape.Parts), c.shape.G()
-	Mpad := kernels.PadRows(M)
 	mode := map[bool]string{false: "decode", true: "prefill"}[c.prefill]
 	name := fmt.Sprintf("%s %s M=%d %s seed=%d", c.label, mode, M, c.dist, seed)
 
@@ -258,8 +257,6 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 	t.Upload(bact, codes)
 	t.Upload(bsc, f32Bytes(scales))
 	t.Upload(brs, f32Bytes(rsums))
-	_ = Mpad
-	_ = G
 
 	worst := 0.0
 	check := func(variant string) {

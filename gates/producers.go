@@ -135,14 +135,12 @@ func buildMirror(rr *refimpl.RotRecords, x []uint16, c producerCase, withGroup b
 		}()
 	}
 	wg.Wait()
-	Mpad := kernels.PadRows(c.M)
 	for p := 0; p < c.P; p++ {
 		pm.xrBits = append(pm.xrBits, xr[p]...)
 		pm.gamax = append(pm.gamax, gam[p]...)
 		pm.codesRow = append(pm.codesRow, pm.tokQ[p].Codes...)
 		pm.codesTil = append(pm.codesTil, refimpl.TileRows(pm.tokQ[p].Codes, c.M, c.K)...)
 	}
-	_ = Mpad
 	return pm
 }
 
@@ -215,8 +213,6 @@ func compareOut(t *T, what string, got, want []byte, elem int, where func(i int)
 const rowsPastM = 3
 
 func gateProducers(t *T) {
-	dev := t.Device()
-	_ = dev
 	cases := producerCases(t.Full())
 	for ci, c := range cases {
 		seed := t.Seed() + uint64(ci)
