@@ -6,7 +6,8 @@
 //
 // MMA_g is the fp32 matrix op over group g's 128 k on the activation codes
 // and the weight codes c entering as the integer c − 8 (exact; on sm_90 the
-// op runs as two fp16 mma.m16n8k16, see arch/mma.h); d = z − 8; rs[m,g] is the
+// op runs as two fp16 mma.m16n8k16, on gfx1201 as the fp8 WMMA
+// v_wmma_f32_16x16x16_fp8_fp8, see arch/mma.h); d = z − 8; rs[m,g] is the
 // sum of the decoded activation codes of row m in group g (the producers'
 // row sums). Per-group mode (decode) multiplies by asg per group; per-token
 // mode (prefill) has asg = 1 in the loop and the token scale As[m] in the
@@ -53,6 +54,10 @@
 // 128-group: acc += sc·tmp − (sc·d)·rs. Blocks are rasterized in groups of
 // 8 M-tiles so the weight column block stays in L2 while the M-tiles pass.
 //
+// gfx1201: both kernels have bodies of their own after the sm_90 ones (same
+// algorithm, geometry, memory formats and arguments; 16x16x16 WMMA
+// operands instead of the m16n8k32 fragments).
+//
 // Contracts checked by the Go launcher (kernels/gemm.go): K % 128 == 0;
 // partition boundaries nend0 ≤ nend1 ≤ N multiples of 64 (decode) or 128
 // (prefill), the partition of column n being (n ≥ nend0) + (n ≥ nend1);
@@ -70,6 +75,7 @@ DEVICE u32 partition_of(u32 n0, u32 nend0, u32 nend1) { return (n0 >= nend0 ? 1u
 #define DEC_BN (16 * DEC_WARPS)
 #define DEC_AR_CAP 2048 // (m, group) pairs of asg and rs staged in shared memory (16 KiB; else read from L2)
 
+#if defined(__NVPTX__)
 // MT: 8-row op tiles (M <= 8*MT). PF: groups of weights and scale words in
 // flight per warp. APF: the next group's activation codes are loaded while
 // this one computes (registers permitting).
@@ -257,6 +263,193 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
   if (tid == 0) st_u32_gpu(sema + bx, 0u);
 }
 
+#else // __AMDGCN__
+// gfx1201 decode body: the same algorithm, block geometry, split-K protocol
+// and prefetch depth as above, on the 16x16x16 WMMA (arch/mma.h). Still
+// swapped: A = weights (M = the warp's 16 columns), B = activation rows
+// (N = 16 rows, so M <= 8 fills half the op). Lane L, r = L % 16,
+// h = L / 16:
+//   weights  column n0 + r; per group the two 16-byte memory lanes of tigs
+//            2h, 2h+1 (4(r%8) + 2h, +1 in half r/8): 32 contiguous bytes,
+//            every byte of the 1 KiB tile read once per warp;
+//   codes    row 16mt + r, 8 bytes at k 32s + 16w + 8h per k16 block (s, w);
+//   D        row 16mt + r, columns n0 + 8h + i (i = 0..7): the fold needs
+//            one asg/rs pair per row tile and the 8 columns' scale words,
+//            and the lane writes 8 adjacent outputs.
+// MT counts 8-row tiles as in the sm_90 body; the op tile is 16 rows.
+template <int MT, int PF, bool APF>
+DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
+                     float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
+  constexpr int MT16 = (MT + 1) / 2;
+  SHARED float s_ar[DEC_AR_CAP][2];
+  SHARED u32 s_last;
+  const u32 G = K / GROUP;
+  const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, r = lane & 15u, h = lane >> 4;
+  const u32 bx = bid_x(), split = bid_y();
+  const u32 nblk = bx * DEC_BN, j16 = bx * DEC_WARPS + warp, n0 = 16u * j16;
+  const u32 p = partition_of(nblk, nend0, nend1);
+  const u32 gps = (G + S - 1) / S, gbeg = split * gps < G ? split * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
+  const u32 ng = gend - gbeg;
+
+  const u8 *ap = act + (u64)p * M * K;
+  const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
+  const u8 *wp = wq + (u64)j16 * G * 1024u + (r >> 3) * 512u + (4u * (r & 7u) + 2u * h) * 16u;
+  const u32 *szp = sz + n0 + 8u * h; // scale words of this lane's D columns
+
+  u32x4 wb[PF][2], zb[PF][2]; // [group][tig 2h, 2h+1] / [columns 0..3, 4..7]
+#pragma unroll
+  for (int i = 0; i < PF; i++) {
+    if (gbeg + i < gend) {
+      const u32 g = gbeg + i;
+      wb[i][0] = ldg_stream_v4(wp + (u64)g * 1024u);
+      wb[i][1] = ldg_stream_v4(wp + (u64)g * 1024u + 16u);
+      zb[i][0] = ldg_u32x4(szp + (u64)g * N);
+      zb[i][1] = ldg_u32x4(szp + (u64)g * N + 4u);
+    }
+  }
+  const bool ar_smem = M * ng <= DEC_AR_CAP;
+  if (ar_smem) {
+    for (u32 i = tid; i < M * ng; i += 32u * DEC_WARPS) {
+      const u32 m = i % M, g = gbeg + i / M;
+      s_ar[i][0] = asp[(u64)m * G + g];
+      s_ar[i][1] = rsp[(u64)m * G + g];
+    }
+  }
+  block_sync();
+
+  v8f acc[MT16];
+#pragma unroll
+  for (int mt = 0; mt < MT16; mt++) acc[mt] = v8f{};
+
+  // B operands of one group: row 16mt + r, k16 block i = 2s + w at byte
+  // 16i + 8h of the row's group; zero past M.
+  auto load_act = [&](u32 g, u32x2 (&a)[MT16][8]) {
+#pragma unroll
+    for (int mt = 0; mt < MT16; mt++) {
+      const u32 m = 16u * mt + r;
+#pragma unroll
+      for (int i = 0; i < 8; i++) a[mt][i] = u32x2{0u, 0u};
+      if (m < M) {
+        const u8 *row = ap + (u64)m * K + g * GROUP + 8u * h;
+#pragma unroll
+        for (int i = 0; i < 8; i++) a[mt][i] = ldg_u32x2(row + 16u * i);
+      }
+    }
+  };
+
+  u32x2 anext[MT16][8];
+  if (APF && gbeg < gend) load_act(gbeg, anext);
+
+  for (u32 g0 = gbeg; g0 < gend; g0 += PF) {
+#pragma unroll
+    for (int i = 0; i < PF; i++) {
+      const u32 g = g0 + i;
+      if (g < gend) {
+        const u32x4 w0 = wb[i][0], w1 = wb[i][1], z0 = zb[i][0], z1 = zb[i][1];
+        if (g + PF < gend) {
+          wb[i][0] = ldg_stream_v4(wp + (u64)(g + PF) * 1024u);
+          wb[i][1] = ldg_stream_v4(wp + (u64)(g + PF) * 1024u + 16u);
+          zb[i][0] = ldg_u32x4(szp + (u64)(g + PF) * N);
+          zb[i][1] = ldg_u32x4(szp + (u64)(g + PF) * N + 4u);
+        }
+        u32x2 a[MT16][8];
+        if (APF) {
+#pragma unroll
+          for (int mt = 0; mt < MT16; mt++)
+#pragma unroll
+            for (int k = 0; k < 8; k++) a[mt][k] = anext[mt][k];
+          if (g + 1 < gend) load_act(g + 1, anext);
+        }
+        const u32 wa[4] = {w0.x, w0.y, w0.z, w0.w}, wc[4] = {w1.x, w1.y, w1.z, w1.w};
+        v8f tmp[MT16];
+#pragma unroll
+        for (int mt = 0; mt < MT16; mt++) tmp[mt] = v8f{};
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+          const W4Step wk = w4_wmma_step(wa[s], wc[s]); // columns n0 + r
+#pragma unroll
+          for (int mt = 0; mt < MT16; mt++) {
+            if (16u * mt < M) {
+              u32x2 b0 = APF ? a[mt][2 * s] : u32x2{0u, 0u}, b1 = APF ? a[mt][2 * s + 1] : u32x2{0u, 0u};
+              if (!APF && 16u * mt + r < M) { // this step's codes only: no registers held across the group
+                const u8 *row = ap + (u64)(16u * mt + r) * K + g * GROUP + 32u * s + 8u * h;
+                b0 = ldg_u32x2(row);
+                b1 = ldg_u32x2(row + 16);
+              }
+              tmp[mt] = wmma_fp8(wk.k0, make_v2i(b0.x, b0.y), tmp[mt]);
+              tmp[mt] = wmma_fp8(wk.k16, make_v2i(b1.x, b1.y), tmp[mt]);
+            }
+          }
+        }
+        // Fold. Lane holds D[n][m] for m = 16mt + r, n = n0 + 8h + i.
+        const u32 zw[8] = {z0.x, z0.y, z0.z, z0.w, z1.x, z1.y, z1.z, z1.w};
+        float sc[8], zs[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+          sc[i] = f16_to_f32(zw[i] & 0xFFFFu);
+          zs[i] = sc[i] * (float)(int)(short)(zw[i] >> 16);
+        }
+#pragma unroll
+        for (int mt = 0; mt < MT16; mt++) {
+          const u32 m = 16u * mt + r;
+          float am = 0.0f, rm = 0.0f;
+          if (m < M) {
+            if (ar_smem) am = s_ar[(g - gbeg) * M + m][0], rm = s_ar[(g - gbeg) * M + m][1];
+            else am = ldg_f32(asp + (u64)m * G + g), rm = ldg_f32(rsp + (u64)m * G + g);
+          }
+#pragma unroll
+          for (int i = 0; i < 8; i++) acc[mt][i] = __builtin_fmaf(am, __builtin_fmaf(-zs[i], rm, sc[i] * tmp[mt][i]), acc[mt][i]);
+        }
+      }
+    }
+  }
+
+  const u32 nl = n0 + 8u * h; // the lane's first column
+  if (S == 1) {
+#pragma unroll
+    for (int mt = 0; mt < MT16; mt++) {
+      const u32 m = 16u * mt + r;
+      if (m < M) {
+        const u32x4 v = {pack_bf16x2(acc[mt][0], acc[mt][1]), pack_bf16x2(acc[mt][2], acc[mt][3]),
+                         pack_bf16x2(acc[mt][4], acc[mt][5]), pack_bf16x2(acc[mt][6], acc[mt][7])};
+        *(u32x4 *)(out + (u64)m * N + nl) = v;
+      }
+    }
+    return;
+  }
+  // Split-K: partial tile to ws[split], then the last block reduces (as above).
+  float *wsp = ws + (u64)split * M * N;
+#pragma unroll
+  for (int mt = 0; mt < MT16; mt++) {
+    const u32 m = 16u * mt + r;
+    if (m < M) {
+#pragma unroll
+      for (int i = 0; i < 8; i++) wsp[(u64)m * N + nl + i] = acc[mt][i];
+    }
+  }
+  fence_gpu();
+  block_sync();
+  if (tid == 0) s_last = atomic_add_u32_gpu(sema + bx, 1u) == S - 1u ? 1u : 0u;
+  block_sync();
+  if (!s_last) return;
+  fence_gpu();
+  for (u32 i = tid; i < M * DEC_BN; i += 32u * DEC_WARPS) {
+    const u32 m = i / DEC_BN, n = nblk + i % DEC_BN;
+    float sum = 0.0f;
+    for (u32 s = 0; s < S; s += 4) {
+      float v[4];
+#pragma unroll
+      for (u32 i = 0; i < 4; i++) v[i] = s + i < S ? ldg_cg_f32(ws + ((u64)(s + i) * M + m) * N + n) : 0.0f;
+#pragma unroll
+      for (u32 i = 0; i < 4; i++)
+        if (s + i < S) sum += v[i];
+    }
+    out[(u64)m * N + n] = (u16)pack_bf16x2(sum, 0.0f);
+  }
+  if (tid == 0) st_u32_gpu(sema + bx, 0u);
+}
+#endif
+
 #define DEC_ENTRY(NAME, MT, PF, APF)                                                                                   \
   KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
                                                  const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
@@ -266,11 +459,7 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
 DEC_ENTRY(pq_gemm_dec_m8, 1, 4, true)
 DEC_ENTRY(pq_gemm_dec_m16, 2, 4, true)
 DEC_ENTRY(pq_gemm_dec_m32, 4, 2, false)
-#if defined(__AMDGCN__) // the emulated op's registers leave no room for a second group in flight
-DEC_ENTRY(pq_gemm_dec_m64, 8, 1, false)
-#else
 DEC_ENTRY(pq_gemm_dec_m64, 8, 2, false)
-#endif
 
 // ================================================================ prefill
 #define PRE_BM 128
@@ -280,6 +469,7 @@ DEC_ENTRY(pq_gemm_dec_m64, 8, 2, false)
 #define PRE_THREADS 256
 #define PRE_GM 8 // M-tiles per rasterization group
 
+#if defined(__NVPTX__)
 typedef u32 v4u32_t __attribute__((ext_vector_type(4)));
 typedef u32 v2u32_t __attribute__((ext_vector_type(2)));
 struct __attribute__((aligned(16))) PreSmem {
@@ -424,3 +614,159 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
     }
   }
 }
+#else // __AMDGCN__
+// gfx1201 prefill body: the same block tile (128 x 128, 8 waves as 2 (M) x
+// 4 (N), wave tile 64 x 32), k stage 64 and once-per-group fold as above,
+// on the 16x16x16 WMMA (arch/mma.h): A = activation rows (M), B = weight
+// columns (N), a wave's tile is 4 x 2 op tiles and a stage 4 k16 blocks.
+// gfx12 has no asynchronous global->LDS copy, so the next stage is loaded
+// into registers before this stage's WMMAs and stored after them (two LDS
+// slots, one barrier a stage). The activation tiles are stored as they are
+// (tiled.h order) and read as WMMA A operands with wmma_a_tiled; the
+// weights are turned into e4m3 B operands once per block as they are
+// stored, so the 2 waves sharing a column do not both convert it. Lane L,
+// r = L % 16, h = L / 16, holds D of column 16j + r, rows 16mt + 8h + i.
+struct __attribute__((aligned(16))) PreSmemW {
+  u32 a[2][8][2][128]; // [slot][m16 tile][k32 step][512-byte tiled.h tile]
+  u32 w[2][8][4][64];  // [slot][n16 tile][k16 block][lane]: e4m3 B operands, 8 bytes a lane
+  u32 sz[2][PRE_BN];   // [group parity][column]
+  float rs[2][PRE_BM]; // [group parity][row]
+};
+
+KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, const u8 *act, const float *tscale,
+                                                    const float *rsum, u16 *out, u32 M, u32 N, u32 K, u32 nend0,
+                                                    u32 nend1) {
+  SHARED PreSmemW sm;
+  const u32 G = K / GROUP, KT = K / 32u;
+  const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, r = lane & 15u, h = lane >> 4;
+  const u32 wm = warp >> 2, wn = warp & 3u;
+  const u32 Mpad = (M + 15u) & ~15u, mtiles = Mpad / 16u;
+
+  const u32 num_m = (M + PRE_BM - 1) / PRE_BM, num_n = N / PRE_BN;
+  const u32 b = bid_x(), per_group = PRE_GM * num_n, grp = b / per_group;
+  const u32 first_m = grp * PRE_GM, gsz = num_m - first_m < PRE_GM ? num_m - first_m : PRE_GM;
+  const u32 pid_m = first_m + (b % per_group) % gsz, pid_n = (b % per_group) / gsz;
+  const u32 m_blk = pid_m * PRE_BM, n_blk = pid_n * PRE_BN;
+  const u32 p = partition_of(n_blk, nend0, nend1);
+
+  const u8 *ap = act + (u64)p * Mpad * K;
+  const float *rsp = rsum + (u64)p * M * G;
+
+  // This thread's share of a stage (k32 steps 2 half, 2 half + 1 of group
+  // g). A: two 16-byte chunks (m16 tile c>>6, step (c>>5)&1, chunk c&31;
+  // zeros past the padded rows). W: the 8 bytes (words of both steps) of
+  // memory lanes 4q + 2t2 and +1 (tigs 2t2, 2t2+1) of n8 tile jj, column
+  // 8jj + q: B lane 16 t2 + 8(jj&1) + q of n16 tile jj/2. First half of a
+  // group also: 4 scale words (tid % 32) and one row sum (tid % 128); the
+  // threads that share them store the same values. No branches: loads past
+  // the tiles are clamped and zeroed.
+  const u32 jj = tid >> 4, q = (tid >> 1) & 7u, t2 = tid & 1u;
+  const u32 j8 = n_blk / 8u + jj, wl = 16u * t2 + 8u * (jj & 1u) + q;
+  const u32 zc = (tid & 31u) * 4u, rrow = tid & 127u;
+  u32x4 ra[2], rz = {0u, 0u, 0u, 0u};
+  u32x2 rw[2];
+  float rr = 0.0f;
+  auto fetch = [&](u32 g, u32 half) {
+#pragma unroll
+    for (u32 i = 0; i < 2; i++) {
+      const u32 c = tid + i * PRE_THREADS, gmt = m_blk / 16u + (c >> 6);
+      const u32 t = gmt < mtiles ? gmt : mtiles - 1u;
+      const u32x4 v = ldg_u32x4(ap + ((u64)t * KT + 4u * g + 2u * half + ((c >> 5) & 1u)) * 512u + (c & 31u) * 16u);
+      ra[i] = gmt < mtiles ? v : u32x4{0u, 0u, 0u, 0u};
+    }
+    const u8 *wsrc = wq + (((u64)(j8 >> 1) * G + g) * 2u + (j8 & 1u)) * 512u + (4u * q + 2u * t2) * 16u + half * 8u;
+    rw[0] = ldg_u32x2(wsrc);
+    rw[1] = ldg_u32x2(wsrc + 16u);
+    if (!half) {
+      const u32 m = m_blk + rrow < M ? m_blk + rrow : M - 1u;
+      rz = ldg_u32x4(sz + (u64)g * N + n_blk + zc);
+      rr = m_blk + rrow < M ? ldg_f32(rsp + (u64)m * G + g) : 0.0f;
+    }
+  };
+  auto store = [&](u32 g, u32 half) { // into slot half (stage 2g + half)
+#pragma unroll
+    for (u32 i = 0; i < 2; i++) {
+      const u32 c = tid + i * PRE_THREADS;
+      *(u32x4 *)&sm.a[half][c >> 6][(c >> 5) & 1u][(c & 31u) * 4u] = ra[i];
+    }
+#pragma unroll
+    for (u32 kk = 0; kk < 2; kk++) {
+      const W4Step wk = w4_wmma_step(kk ? rw[0].y : rw[0].x, kk ? rw[1].y : rw[1].x);
+      *(v2i *)&sm.w[half][jj >> 1][2u * kk][2u * wl] = wk.k0;
+      *(v2i *)&sm.w[half][jj >> 1][2u * kk + 1u][2u * wl] = wk.k16;
+    }
+    if (!half) {
+      *(u32x4 *)&sm.sz[g & 1u][zc] = rz;
+      sm.rs[g & 1u][rrow] = rr;
+    }
+  };
+
+  v8f acc[4][2], tmp[4][2];
+#pragma unroll
+  for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+    for (int j = 0; j < 2; j++) acc[mt][j] = tmp[mt][j] = v8f{};
+
+  // Stage 2g + half lives in LDS slot half. The last stage's store
+  // re-stages group G-1 into slot 0, which nobody reads any more.
+  fetch(0, 0);
+  store(0, 0);
+  for (u32 g = 0; g < G; g++) {
+#pragma unroll
+    for (u32 half = 0; half < 2; half++) {
+      block_sync(); // this stage is in slot half; nobody reads the other slot any more
+      const u32 gn = half ? (g + 1 < G ? g + 1 : g) : g;
+      fetch(gn, 1u - half);
+#pragma unroll
+      for (u32 kb = 0; kb < 4; kb++) { // k16 blocks: k32 step kb/2, half kb%2
+        v2i bw[2];
+#pragma unroll
+        for (int j = 0; j < 2; j++) bw[j] = *(const v2i *)&sm.w[half][2u * wn + j][kb][2u * lane];
+#pragma unroll
+        for (int mt = 0; mt < 4; mt++) {
+          const v2i av = wmma_a_tiled(sm.a[half][4u * wm + mt][kb >> 1], lane, kb & 1u);
+#pragma unroll
+          for (int j = 0; j < 2; j++) tmp[mt][j] = wmma_fp8(av, bw[j], half == 0 && kb == 0 ? v8f{} : tmp[mt][j]);
+        }
+      }
+      if (half) { // end of group g: fold
+        const u32 gp = g & 1u;
+        float sc[2], zs[2];
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+          const u32 w = sm.sz[gp][32u * wn + 16u * j + r];
+          sc[j] = f16_to_f32(w & 0xFFFFu);
+          zs[j] = sc[j] * (float)(int)(short)(w >> 16);
+        }
+#pragma unroll
+        for (int mt = 0; mt < 4; mt++) {
+          float rs8[8];
+#pragma unroll
+          for (int i = 0; i < 8; i++) rs8[i] = sm.rs[gp][64u * wm + 16u * mt + 8u * h + i];
+#pragma unroll
+          for (int j = 0; j < 2; j++)
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+              acc[mt][j][i] = __builtin_fmaf(-zs[j], rs8[i], __builtin_fmaf(sc[j], tmp[mt][j][i], acc[mt][j][i]));
+        }
+      }
+      store(gn, 1u - half);
+    }
+  }
+
+  // Epilogue: As[m] · acc, rows < M only; lanes 0-15 (16-31) write 16
+  // adjacent columns of one row.
+#pragma unroll
+  for (int mt = 0; mt < 4; mt++) {
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      const u32 m = m_blk + 64u * wm + 16u * mt + 8u * h + i;
+      if (m < M) {
+        const float as = ldg_f32(tscale + (u64)p * M + m);
+#pragma unroll
+        for (int j = 0; j < 2; j++) out[(u64)m * N + n_blk + 32u * wn + 16u * j + r] = (u16)pack_bf16x2(as * acc[mt][j][i], 0.0f);
+      }
+    }
+  }
+}
+#endif

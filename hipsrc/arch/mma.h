@@ -3,13 +3,17 @@
 // vocabulary for both targets.
 //
 // Index:
-//   fragments    AFrag / BFrag: one 16x32 (A) or 32x8 (B) operand of a k32 step
+//   sm_90 fragments  AFrag / BFrag: one 16x32 (A) or 32x8 (B) operand of a k32 step
 //                make_afrag_e4m3(a[4])      activation codes, mma.m16n8k32 A order
 //                make_afrag_w4(w0, w1)      weight words of rows gid / gid+8 (swapped op)
 //                make_bfrag_e4m3(b0, b1)    activation codes, B order (swapped op)
 //                make_bfrag_w4(w)           one weight word, B order
-//   matrix op    mma_k32(d, A, B)           d += A(16x32) . B(32x8), fp32 accumulate
-//   loads        ldg_u32, ldg_stream_v4 (no L1 allocate), ldg_cg_f32 (L2, coherent)
+//   sm_90 op     mma_k32(d, A, B)           d += A(16x32) . B(32x8), fp32 accumulate
+//   gfx1201 op   wmma_fp8(a, b, c)          D(16x16) = A(16x16) . B(16x16) + C, e4m3 in, fp32
+//                w4_wmma_step(wa, wb)       two weight words -> the operands of a k32 step's two WMMAs
+//                wmma_a_tiled(tile, lane, w) a WMMA A operand read from a tiled.h tile
+//   loads        ldg_u32, ldg_u32x2, ldg_u32x4 (gfx1201), ldg_stream_v4 (no L1 allocate),
+//                ldg_cg_f32 (L2, coherent)
 //   async copy   cp_async16/8/4 (zero-fill), cp_async_commit, cp_async_wait<n>
 //   ordering     fence_gpu(), atomic_add_u32_gpu(), st_u32_gpu()
 //   bf16         pack_bf16x2
@@ -40,11 +44,14 @@
 // 4tig..+3, op 2: k 16+4tig..+3, pairs as above), which leaves the sum unchanged.
 // The native fp8 path on sm_90 is wgmma (TODO: prefill).
 //
-// gfx1201: TODO(native WMMA). The k32 step is EMULATED with ds_bpermute and
-// fp32 FMAs on the e4m3 contract above, so the shared kernel bodies compile
-// and stay correct there; it is slow. The native path is
-// __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12 with its own fragment
-// order.
+// gfx1201: the native fp8 WMMA (v_wmma_f32_16x16x16_fp8_fp8, wave32), whose
+// operands are 16x16x16 with their own lane order (layout and sources in the
+// __AMDGCN__ section below). The GEMMs keep the memory formats above (weight
+// words, tiled.h activation tiles) and read them straight into WMMA
+// operands: a k32 step is two k16 WMMAs in natural k order, so weight
+// words are used in pairs (tigs 2h and 2h+1 of a column cover k 8h..8h+7
+// and 16+8h..16+8h+7), and the output tile is 16x16, so hipsrc/gemm.hip has
+// gfx1201 kernel bodies of its own.
 #pragma once
 #include "arch.h"
 
@@ -104,59 +111,87 @@ DEVICE void mma_k32(float d[4], const AFrag &a, const BFrag &b) {
   mma_f16_16x8x16(d, a.h[0], a.h[1], a.h[2], a.h[3], b.h[0], b.h[1]);
   mma_f16_16x8x16(d, a.h[4], a.h[5], a.h[6], a.h[7], b.h[2], b.h[3]);
 }
-#else // __AMDGCN__: e4m3 fragments and an emulated op
-struct AFrag { u32 r[4]; };
-struct BFrag { u32 r[2]; };
+#else // __AMDGCN__: the native gfx12 fp8 WMMA
+// v_wmma_f32_16x16x16_fp8_fp8 (wave32): D = A . B + C, A 16x16 (M x K) and
+// B 16x16 (K x N) of OCP e4m3 codes, C and D 16x16 fp32, every operand
+// spread over the 32 lanes. Lane L, r = L % 16, h = L / 16:
+//   A  v2i  row M = r;     byte j of (dword 0, dword 1), j = 0..7, is k = 8h + j
+//   B  v2i  column N = r;  byte j is k = 8h + j
+//   C/D v8f element i = 0..7 is (M = 8h + i, N = r)
+// So a lane holds 8 consecutive k of one row (A) or column (B), the upper
+// half-wave the upper 8 k; D comes back as a column slice per lane.
+// Sources (no AMD ISA table was readable from here; the two code sources
+// agree, independently of each other):
+//   - llama.cpp ggml/src/ggml-cuda/mma.cuh, RDNA4 branches: the 8-bit
+//     (iu8) WMMA operand tile<16,4,int> loads one int64 per lane at
+//     row lane%16, ints 2*(lane/16).. (k 8h..8h+7), and the 16x16 D tile
+//     has get_i(l) = 8*(lane/16) + l, get_j = lane%16;
+//   - Triton lib/Dialect/TritonGPU/IR/LinearLayoutConversions.cpp, WMMA
+//     "version 2" (gfx12): operands are kWidth registers along k, 16
+//     lanes along the non-k dim, lane bit 4 OFFSETS k by kWidth (version 1,
+//     gfx11, duplicates instead); D is 8 registers along M, lanes 0-15
+//     rows 0-7 and lanes 16-31 rows 8-15 of the lane's column;
+//   - AMD GPUOpen "Using the Matrix Cores of AMD RDNA 4 architecture GPUs"
+//     (the gfx12 intrinsics and that the VGPR layout changed from gfx11;
+//     its layout figures were not readable here).
+// Not confirmed from a primary source:
+//   - the k order inside an fp8 operand (llama.cpp states it for iu8;
+//     Triton and a published single-element probe read fp8 the same way).
+//     The kernels do not depend on it: A and B are built with one
+//     (lane, byte) -> k map, and the sum over k is the same under any map
+//     applied to both, as long as the hardware pairs the bytes of A and B
+//     alike (the B layout is the A layout transposed in every gfx11/gfx12
+//     description). Which lane holds which row of A, column of B and
+//     element of D, which the kernels do depend on, the sources state
+//     alike;
+//   - how the 16-product sum is rounded into fp32 (each e4m3 x e4m3
+//     product is exact in fp32; order and width of the sum are not
+//     documented here);
+//   - whether e4m3 subnormal inputs are honoured or flushed (the GEMM
+//     gate's subnormal-code case answers it on a device).
+// No gfx1201 has run this code yet.
+typedef int v2i __attribute__((ext_vector_type(2)));
+typedef float v8f __attribute__((ext_vector_type(8)));
 
-// e4m3 byte of the integer c - 8, c = 0..15.
-DEVICE u32 w4_code_e4m3(u32 c) {
-  const u64 neg = 0xB8C0C4C8CACCCED0ull; // c = 0..7  -> -8..-1
-  const u64 pos = 0x4E4C4A4844403800ull; // c = 8..15 ->  0..7
-  return (u32)(((c < 8 ? neg : pos) >> (8 * (c & 7u))) & 0xFFu);
-}
-// Local indices l0..l0+3 of a weight word as four e4m3 bytes.
-DEVICE u32 w4_quad_e4m3(u32 w, u32 l0) {
-  u32 r = 0;
-#pragma unroll
-  for (u32 i = 0; i < 4; i++) r |= w4_code_e4m3((w >> (4 * W4_NIB(l0 + i))) & 15u) << (8 * i);
-  return r;
-}
-DEVICE AFrag make_afrag_e4m3(const u32 a[4]) { return AFrag{{a[0], a[1], a[2], a[3]}}; }
-DEVICE AFrag make_afrag_w4(u32 w0, u32 w1) {
-  return AFrag{{w4_quad_e4m3(w0, 0), w4_quad_e4m3(w1, 0), w4_quad_e4m3(w0, 4), w4_quad_e4m3(w1, 4)}};
-}
-DEVICE BFrag make_bfrag_e4m3(u32 b0, u32 b1) { return BFrag{{b0, b1}}; }
-DEVICE BFrag make_bfrag_w4(u32 w) { return BFrag{{w4_quad_e4m3(w, 0), w4_quad_e4m3(w, 4)}}; }
+DEVICE v8f wmma_fp8(v2i a, v2i b, v8f c) { return __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12(a, b, c); }
+DEVICE v2i make_v2i(u32 lo, u32 hi) { return v2i{(int)lo, (int)hi}; }
 
-struct f32x4 { float x, y, z, w; };
-DEVICE u32 bperm(u32 v, u32 src) { return (u32)__builtin_amdgcn_ds_bpermute((int)(src << 2), (int)v); }
-DEVICE float e4m3_byte(u32 w, u32 i) { return hw_e4m3_to_f32((w >> (8 * i)) & 0xFFu); }
-// Out of line on purpose: inlined into the GEMM loops it defeats their
-// unrolling (and the accumulators would go to scratch); called by value it
-// keeps every operand in registers. Lane 4*gid+j holds A's k chunks 4j..
-// and 16+4j.., lane 4*col+j the same chunks of B's column.
-__attribute__((device, noinline)) static f32x4 mma_emul(f32x4 d, u32 a0r, u32 a1r, u32 a2r, u32 a3r, u32 b0r, u32 b1r) {
-  u32 l = lane_id(), gid = l >> 2, tig = l & 3u;
-#pragma unroll
-  for (u32 j = 0; j < 4; j++) {
-    u32 sa = 4 * gid + j, sb0 = 8 * tig + j, sb1 = 8 * tig + 4 + j;
-    u32 a0 = bperm(a0r, sa), a1 = bperm(a1r, sa), a2 = bperm(a2r, sa), a3 = bperm(a3r, sa);
-    u32 b00 = bperm(b0r, sb0), b01 = bperm(b1r, sb0), b10 = bperm(b0r, sb1), b11 = bperm(b1r, sb1);
-#pragma unroll
-    for (u32 i = 0; i < 4; i++) {
-      float x0 = e4m3_byte(a0, i), x1 = e4m3_byte(a1, i), x2 = e4m3_byte(a2, i), x3 = e4m3_byte(a3, i);
-      float y00 = e4m3_byte(b00, i), y01 = e4m3_byte(b01, i), y10 = e4m3_byte(b10, i), y11 = e4m3_byte(b11, i);
-      d.x = __builtin_fmaf(x0, y00, __builtin_fmaf(x2, y01, d.x));
-      d.y = __builtin_fmaf(x0, y10, __builtin_fmaf(x2, y11, d.y));
-      d.z = __builtin_fmaf(x1, y00, __builtin_fmaf(x3, y01, d.z));
-      d.w = __builtin_fmaf(x1, y10, __builtin_fmaf(x3, y11, d.w));
-    }
-  }
-  return d;
+// e4m3 bytes of c - 8 for the four codes c (0..15) in bits 0..3 of each
+// byte of x (bits 4..7 are ignored): two v_perm_b32 table lookups (codes
+// 0..7 and 8..15, the table as byte immediates) and a third that takes
+// each byte from the table its bit 3 names. c - 8 is an integer in -8..7,
+// exact in e4m3.
+DEVICE u32 w4_lut_e4m3(u32 x) {
+  const u32 idx = x & 0x07070707u;
+  const u32 neg = __builtin_amdgcn_perm(0xB8C0C4C8u, 0xCACCCED0u, idx); // c 0..7  -> -8..-1
+  const u32 pos = __builtin_amdgcn_perm(0x4E4C4A48u, 0x44403800u, idx); // c 8..15 ->  0..7
+  return __builtin_amdgcn_perm(pos, neg, ((x >> 1) & 0x04040404u) | 0x03020100u);
 }
-DEVICE void mma_k32(float d[4], const AFrag &a, const BFrag &b) {
-  f32x4 r = mma_emul(f32x4{d[0], d[1], d[2], d[3]}, a.r[0], a.r[1], a.r[2], a.r[3], b.r[0], b.r[1]);
-  d[0] = r.x, d[1] = r.y, d[2] = r.z, d[3] = r.w;
+// The WMMA operands of one k32 step from two weight words of one column
+// (or row): wa = tig 2h, wb = tig 2h+1 (arch comment above: word tig t
+// holds k 4t..4t+3 as local l 0..3 and k 16+4t.. as l 4..7). k0 is the
+// operand of the step's first k16 block (k 8h + j: l 0..3 of wa, then of
+// wb), k16 of the second (k 16 + 8h + j: l 4..7 of wa, then of wb). The
+// nibble order puts codes l = 0, 4, 1, 5 in the low nibbles of bytes
+// 0..3 and l = 2, 6, 3, 7 in the high ones; a byte gather restores l
+// order. About 15 VALU per word.
+struct W4Step { v2i k0, k16; };
+DEVICE W4Step w4_wmma_step(u32 wa, u32 wb) {
+  const u32 alo = w4_lut_e4m3(wa), ahi = w4_lut_e4m3(wa >> 4); // e(l 0,4,1,5), e(l 2,6,3,7)
+  const u32 blo = w4_lut_e4m3(wb), bhi = w4_lut_e4m3(wb >> 4);
+  const u32 l0123 = 0x06040200u, l4567 = 0x07050301u; // bytes 0,2 of lo then of hi / bytes 1,3
+  return W4Step{make_v2i(__builtin_amdgcn_perm(ahi, alo, l0123), __builtin_amdgcn_perm(bhi, blo, l0123)),
+                make_v2i(__builtin_amdgcn_perm(ahi, alo, l4567), __builtin_amdgcn_perm(bhi, blo, l4567))};
+}
+// WMMA A operand (rows r = lane % 16 of an m16 tile, k 16w + 8h + j of a
+// k32 step, w = 0, 1) read from one 512-byte tiled.h tile (the mma.m16n8k32
+// A order above): k 16w + 8h + 0..3 sit in chunk (r%8)*4 + 2h, register
+// r/8 + 2w, and k +4..7 in the next chunk, 16 bytes on (one ds_read2_b32
+// from LDS).
+DEVICE v2i wmma_a_tiled(const u32 *tile, u32 lane, u32 w) {
+  const u32 r = lane & 15u, h = lane >> 4;
+  const u32 i = ((r & 7u) * 4u + 2u * h) * 4u + (r >> 3) + 2u * w;
+  return make_v2i(tile[i], tile[i + 4u]);
 }
 #endif
 
@@ -223,6 +258,7 @@ DEVICE u32 pack_bf16x2(float lo, float hi) {
 DEVICE u32 ldg_u32(const void *p) { return *(const u32 *)p; }
 DEVICE float ldg_f32(const float *p) { return *p; }
 DEVICE u32x2 ldg_u32x2(const void *p) { return *(const u32x2 *)p; }
+DEVICE u32x4 ldg_u32x4(const void *p) { return *(const u32x4 *)p; }
 typedef u32 v4u32 __attribute__((ext_vector_type(4)));
 DEVICE u32x4 ldg_stream_v4(const void *p) {
   v4u32 v = __builtin_nontemporal_load((const v4u32 *)p);
