@@ -159,17 +159,9 @@ func quantizeAct(x []float32, M, K int, kind ActKind, perToken bool) *QuantAct {
 	}
 	G := K / GroupSize
 	q := &QuantAct{M: M, K: K, Kind: kind, Codes: make([]uint8, M*K), RowSums: make([]float32, M*G)}
-	gs := make([]float32, M*G)
-	for m := 0; m < M; m++ {
-		for g := 0; g < G; g++ {
-			var amax float32
-			for _, v := range x[m*K+g*GroupSize : m*K+(g+1)*GroupSize] {
-				if a := float32(math.Abs(float64(v))); a > amax {
-					amax = a
-				}
-			}
-			gs[m*G+g] = amax / kind.gridMax()
-		}
+	gs := GroupAmax(x, M, K)
+	for i := range gs {
+		gs[i] /= kind.gridMax()
 	}
 	if perToken {
 		q.TokenScale = make([]float32, M)

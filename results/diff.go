@@ -1,6 +1,8 @@
 package results
 
 import (
+	"github.com/parharness/parharness/internal/textutil"
+
 	"bytes"
 	"cmp"
 	"errors"
@@ -288,14 +290,11 @@ func diffRecords(old, new []Record, minNoise float64) []DiffRow {
 		rows = append(rows, r)
 	}
 	slices.SortStableFunc(rows, func(a, b DiffRow) int {
-		return cmp.Or(
-			cmp.Compare(a.Suite, b.Suite),
-			cmp.Compare(a.Kernel, b.Kernel),
-			cmp.Compare(a.Shape, b.Shape),
-			cmp.Compare(a.M, b.M),
-			cmp.Compare(a.Variant, b.Variant),
-			cmp.Compare(a.Regime, b.Regime),
-		)
+		// A row orders as a record with its key fields.
+		key := func(r DiffRow) Record {
+			return Record{Suite: r.Suite, Kernel: r.Kernel, Shape: r.Shape, M: r.M, Variant: r.Variant, Regime: r.Regime}
+		}
+		return compareRecords(key(a), key(b))
 	})
 	return rows
 }
@@ -481,7 +480,7 @@ func (d *DiffReport) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "%s\n", d.summary())
 	b.WriteString("verdict: faster/slower only when |new/old-1| exceeds the noise (identical-code control spread, else sample spread) and Mann-Whitney p < 0.05\n")
-	_, err := w.Write(trimTrailingSpace(b.Bytes()))
+	_, err := w.Write(textutil.TrimTrailingSpace(b.Bytes()))
 	return err
 }
 
@@ -507,15 +506,6 @@ func renderTable(buf *bytes.Buffer, header []string, align []tw.Align, rows []Di
 		return fmt.Errorf("results: %w", err)
 	}
 	return nil
-}
-
-// trimTrailingSpace removes the padding tablewriter leaves at line ends.
-func trimTrailingSpace(p []byte) []byte {
-	lines := bytes.Split(p, []byte("\n"))
-	for i, l := range lines {
-		lines[i] = bytes.TrimRight(l, " ")
-	}
-	return bytes.Join(lines, []byte("\n"))
 }
 
 // mdEscape makes s safe inside a Markdown table cell.

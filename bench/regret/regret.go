@@ -21,6 +21,8 @@
 package regret
 
 import (
+	"github.com/parharness/parharness/internal/textutil"
+
 	"bytes"
 	"cmp"
 	"fmt"
@@ -196,7 +198,7 @@ func (t *Table) WriteText(w io.Writer) error {
 	for _, s := range t.summary() {
 		buf.WriteString(s + "\n")
 	}
-	_, err := w.Write(trimTrailingSpace(buf.Bytes()))
+	_, err := w.Write(textutil.TrimTrailingSpace(buf.Bytes()))
 	return err
 }
 
@@ -222,14 +224,4 @@ func (t *Table) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// trimTrailingSpace removes the padding tablewriter leaves at line ends,
-// so that golden files and diffs of the output stay clean.
-func trimTrailingSpace(p []byte) []byte {
-	lines := bytes.Split(p, []byte("\n"))
-	for i, l := range lines {
-		lines[i] = bytes.TrimRight(l, " ")
-	}
-	return bytes.Join(lines, []byte("\n"))
 }
