@@ -26,6 +26,7 @@ var (
 
 type producerSuite struct {
 	name, doc string
+	kernel    string // the records' kernel name; "" names it after the first variant
 	Ms        []int
 	variants  func(b *producerBufs) []Variant
 	bytes     func(M, K, P int) int64
@@ -83,7 +84,7 @@ func init() {
 	law := Law{Name: "kernels.RowsPerWarp", Kernel: "passA", Variants: names, Pick: func(c regret.Cell) string {
 		return fmt.Sprintf("rpw%d", kernels.RowsPerWarp(c.M))
 	}}
-	s := producerSuite{name: "rpw", doc: "pass A at fixed rows per warp (1..16) on both ladders: the regret table of kernels.RowsPerWarp",
+	s := producerSuite{name: "rpw", kernel: "passA", doc: "pass A at fixed rows per warp (1..16) on both ladders: the regret table of kernels.RowsPerWarp",
 		Ms: append(append([]int{}, DecodeMs...), PrefillMs...),
 		variants: func(b *producerBufs) []Variant {
 			var vs []Variant
@@ -269,9 +270,9 @@ func runProducerSuite(c *Ctx, s producerSuite) error {
 			c.FreeAll()
 			return b.err
 		}
-		kernel := vs[0].Name
-		if s.name == "rpw" {
-			kernel = "passA"
+		kernel := s.kernel
+		if kernel == "" {
+			kernel = vs[0].Name
 		}
 		point := Point{Suite: s.name, Kernel: kernel, Shape: fmt.Sprintf("K%dxP%d", p.K, p.P), M: p.M, Regime: Cold,
 			Bytes: s.bytes(p.M, p.K, p.P), Footprint: b.footprint(), Copies: b.copies, Variants: vs,
