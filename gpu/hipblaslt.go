@@ -1,0 +1,627 @@
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"unsafe"
+)
+
+// hipBLASLt (libhipblaslt) through purego: the AMD counterpart of the
+// cuBLASLt binding in cublaslt.go, with the same plan shapes and semantics,
+// used by the bench engine as the peer GEMM and the matrix-peak ceiling
+// when the device is on the HIP backend.
+//
+// Threads: hipBLASLt works on the HIP device that is current on the calling
+// OS thread; the HIP backend made device 0 current on the thread that
+// opened it (hipSetDevice), so OpenHipBLASLt, Plan, Enqueue and Close must
+// be called from that same locked OS thread.
+//
+// The GEMM is the one of cublaslt.go, derived there:
+//
+//	y[M,N] = x[M,K] · w[N,K]ᵀ      (x, w: K contiguous; y: N contiguous, bf16)
+//
+// hipBLASLt, like cuBLASLt, is column-major, so the row-major buffers are
+// passed as A = w's bytes (K×N, ld K) with transa = T, B = x's bytes (K×M,
+// ld K) with transb = N, and C = D = y's bytes (N×M, ld N): hipBLASLt's
+// (m, n, k) = (N, M, K). gemmLayouts (cublaslt.go) computes the three
+// layouts for both libraries. C is y itself (beta = 0, never read).
+//
+// Sources of every value and layout below (all read through the public
+// source index, not from an installed SDK; there is no hipBLASLt on the
+// build machine):
+//
+//   - hipblaslt.h: github.com/ROCm/hipBLASLt library/include/hipblaslt.h at
+//     commits 592518e7cb9a8215f0f091c9a2a646d0320d306d (hipBLASLt 0.6; its
+//     version tweak "592518e" is the one ROCm 6.0.2 ships) and
+//     007c1b57d117047ca837a07196edc373655bcfe4 (later 0.x), and the ROCm 7
+//     monorepo copy github.com/ROCm/rocm-libraries
+//     projects/hipblaslt/library/include/hipblaslt/hipblaslt.h at
+//     2cace84f1ad818590b7195bc0e67fe04b0416dcd. The attribute values,
+//     prototypes and the two structs used here are identical in all three.
+//   - hipblasStatus_t, hipblasOperation_t, hipblasComputeType_t:
+//     github.com/ROCm/hipBLAS-common library/include/hipblas-common.h at
+//     6b7748e2fd2d902b45258887856db0085fb51b63 (hipblaslt.h includes it;
+//     before hipblas-common existed the same enums, same values, came from
+//     hipblas.h).
+//   - hipDataType: HIP's include/hip/library_types.h. HIP_R_32F = 0,
+//     HIP_R_16BF = 14 and HIP_R_8F_E4M3_FNUZ = 1000 are in the ROCm 6.0–6.2
+//     header (HIP docs-6.2.0 library_types.h reference); HIP_R_8F_E4M3 = 28
+//     was added with the OCP fp8 types in ROCm 6.3 and is taken from AMD's
+//     hipfort enum module generated from that header (hipfort docs-10.x,
+//     hipfort_enums: hip_r_8f_e4m3 = 28) and agrees with CUDA's
+//     CUDA_R_8F_E4M3 = 28, which hipDataType mirrors value for value.
+//   - hipblasLtGetVersion's encoding: the hipBLASLt implementation
+//     (library/src/amd_detail/hipblaslt.cpp): major*100000 + minor*100 + patch.
+//
+// Supported libraries: hipBLASLt 0.7 (ROCm 6.1) and later, the releases
+// whose API takes hipDataType and hipblasComputeType_t. hipBLASLt of ROCm
+// 5.x took its own hipblasltDatatype_t / hipblasLtComputeType_t
+// (HIPBLASLT_COMPUTE_F32 = 300) and had a 16-byte hipblasLtMatmulAlgo_t
+// {uint32_t solutionIdx; size_t max_workspace_bytes}; it also lacks
+// hipblasLtGetVersion, so it fails the symbol check. OpenHipBLASLt refuses
+// a library that reports a version below HipBLASLtMinVersion.
+//
+// The GPU paths (Plan, Enqueue) are exercised by the bench engine on an AMD
+// device and by TestHipBLASLtGEMMOnDevice where a HIP device and hipBLASLt
+// are present; without them (CI, the build machine) the tests check the
+// loading errors, the symbol table and the layout arithmetic.
+
+// hipblasStatus is hipblasStatus_t (hipblas-common.h), a C enum (int).
+type hipblasStatus int32
+
+// hipblasStatus_t values (hipblas-common.h).
+const (
+	hipblasStatusSuccess         hipblasStatus = 0  // HIPBLAS_STATUS_SUCCESS
+	hipblasStatusNotInitialized  hipblasStatus = 1  // HIPBLAS_STATUS_NOT_INITIALIZED
+	hipblasStatusAllocFailed     hipblasStatus = 2  // HIPBLAS_STATUS_ALLOC_FAILED
+	hipblasStatusInvalidValue    hipblasStatus = 3  // HIPBLAS_STATUS_INVALID_VALUE
+	hipblasStatusMappingError    hipblasStatus = 4  // HIPBLAS_STATUS_MAPPING_ERROR
+	hipblasStatusExecutionFailed hipblasStatus = 5  // HIPBLAS_STATUS_EXECUTION_FAILED
+	hipblasStatusInternalError   hipblasStatus = 6  // HIPBLAS_STATUS_INTERNAL_ERROR
+	hipblasStatusNotSupported    hipblasStatus = 7  // HIPBLAS_STATUS_NOT_SUPPORTED
+	hipblasStatusArchMismatch    hipblasStatus = 8  // HIPBLAS_STATUS_ARCH_MISMATCH
+	hipblasStatusHandleIsNullptr hipblasStatus = 9  // HIPBLAS_STATUS_HANDLE_IS_NULLPTR
+	hipblasStatusInvalidEnum     hipblasStatus = 10 // HIPBLAS_STATUS_INVALID_ENUM
+	hipblasStatusUnknown         hipblasStatus = 11 // HIPBLAS_STATUS_UNKNOWN
+)
+
+var hipblasStatusNames = map[hipblasStatus]string{
+	hipblasStatusSuccess:         "HIPBLAS_STATUS_SUCCESS",
+	hipblasStatusNotInitialized:  "HIPBLAS_STATUS_NOT_INITIALIZED",
+	hipblasStatusAllocFailed:     "HIPBLAS_STATUS_ALLOC_FAILED",
+	hipblasStatusInvalidValue:    "HIPBLAS_STATUS_INVALID_VALUE",
+	hipblasStatusMappingError:    "HIPBLAS_STATUS_MAPPING_ERROR",
+	hipblasStatusExecutionFailed: "HIPBLAS_STATUS_EXECUTION_FAILED",
+	hipblasStatusInternalError:   "HIPBLAS_STATUS_INTERNAL_ERROR",
+	hipblasStatusNotSupported:    "HIPBLAS_STATUS_NOT_SUPPORTED",
+	hipblasStatusArchMismatch:    "HIPBLAS_STATUS_ARCH_MISMATCH",
+	hipblasStatusHandleIsNullptr: "HIPBLAS_STATUS_HANDLE_IS_NULLPTR",
+	hipblasStatusInvalidEnum:     "HIPBLAS_STATUS_INVALID_ENUM",
+	hipblasStatusUnknown:         "HIPBLAS_STATUS_UNKNOWN",
+}
+
+// hipDataType values (hip/library_types.h).
+const (
+	hipR32F        int32 = 0    // HIP_R_32F: float
+	hipR16BF       int32 = 14   // HIP_R_16BF: bfloat16
+	hipR8FE4M3     int32 = 28   // HIP_R_8F_E4M3: OCP e4m3fn (bias 7, ±448, NaN 0x7F/0xFF), ROCm 6.3+
+	hipR8FE4M3FNUZ int32 = 1000 // HIP_R_8F_E4M3_FNUZ: e4m3fnuz (bias 8, ±240, NaN 0x80 only)
+)
+
+// hipblasComputeType_t (hipblas-common.h).
+const hipblasCompute32F int32 = 2 // HIPBLAS_COMPUTE_32F
+
+// hipblasOperation_t (hipblas-common.h; the same in hipblas.h before it).
+// Not 0/1 as in cuBLAS: hipBLAS numbers its enums from 111 like rocBLAS.
+const (
+	hipblasOpN int32 = 111 // HIPBLAS_OP_N
+	hipblasOpT int32 = 112 // HIPBLAS_OP_T
+)
+
+// hipblasLtMatmulDescAttributes_t (hipblaslt.h). Both take an int32_t
+// holding a hipblasOperation_t. (cuBLASLt numbers these 3 and 4.)
+const (
+	hipblasLtMatmulDescTransA int32 = 0 // HIPBLASLT_MATMUL_DESC_TRANSA
+	hipblasLtMatmulDescTransB int32 = 1 // HIPBLASLT_MATMUL_DESC_TRANSB
+)
+
+// hipblasLtMatmulPreferenceAttributes_t (hipblaslt.h); takes a uint64_t.
+const hipblasLtMatmulPrefMaxWorkspaceBytes int32 = 1 // HIPBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+
+// HipBLASLtMinVersion is the oldest hipBLASLt OpenHipBLASLt accepts, in
+// hipblasLtGetVersion's encoding: 0.7.0 (ROCm 6.1), the first release
+// documented with the hipDataType / hipblasComputeType_t API bound here.
+const HipBLASLtMinVersion = 700
+
+// hipMatmulAlgo is hipblasLtMatmulAlgo_t (hipblaslt.h), 24 bytes on LP64:
+//
+//	typedef struct _hipblasLtMatmulAlgo_t {
+//	  uint8_t data[16];            // offset  0, 16 bytes
+//	  size_t  max_workspace_bytes; // offset 16,  8 bytes
+//	} hipblasLtMatmulAlgo_t;
+//
+// (cuBLASLt's is uint64_t data[8], 64 bytes.)
+type hipMatmulAlgo struct {
+	data              [16]uint8
+	maxWorkspaceBytes uintptr
+}
+
+// hipHeuristicResult is hipblasLtMatmulHeuristicResult_t (hipblaslt.h),
+// 56 bytes on LP64:
+//
+//	typedef struct _hipblasLtMatmulHeuristicResult_t {
+//	  hipblasLtMatmulAlgo_t algo;  // offset  0, 24 bytes
+//	  size_t workspaceSize;        // offset 24,  8 bytes
+//	  hipblasStatus_t state;       // offset 32,  4 bytes (C enum)
+//	  float wavesCount;            // offset 36,  4 bytes
+//	  int reserved[4];             // offset 40, 16 bytes
+//	} hipblasLtMatmulHeuristicResult_t;
+//
+// (The C++ default member initialisers in the header do not change the
+// layout.)
+type hipHeuristicResult struct {
+	algo          hipMatmulAlgo
+	workspaceSize uintptr
+	state         hipblasStatus
+	wavesCount    float32
+	reserved      [4]int32
+}
+
+// hipBLASLtLib is one loaded libhipblaslt and its bound entry points.
+// Handles (hipblasLtHandle_t, hipblasLtMatmulDesc_t, hipblasLtMatrixLayout_t,
+// hipblasLtMatmulPreference_t, hipStream_t) are opaque pointers and travel
+// as uintptr; device pointers are uintptr; enums are int32; size_t is
+// uintptr.
+type hipBLASLtLib struct {
+	*library
+
+	// hipblasStatus_t hipblasLtCreate(hipblasLtHandle_t* handle);
+	hipblasLtCreate func(h *uintptr) hipblasStatus
+	// hipblasStatus_t hipblasLtDestroy(const hipblasLtHandle_t handle);
+	hipblasLtDestroy func(h uintptr) hipblasStatus
+	// hipblasStatus_t hipblasLtGetVersion(hipblasLtHandle_t handle, int* version);
+	hipblasLtGetVersion func(h uintptr, v *int32) hipblasStatus
+
+	// hipblasStatus_t hipblasLtMatmulDescCreate(hipblasLtMatmulDesc_t* matmulDesc,
+	//     hipblasComputeType_t computeType, hipDataType scaleType);
+	hipblasLtMatmulDescCreate func(d *uintptr, computeType int32, scaleType int32) hipblasStatus
+	// hipblasStatus_t hipblasLtMatmulDescDestroy(const hipblasLtMatmulDesc_t matmulDesc);
+	hipblasLtMatmulDescDestroy func(d uintptr) hipblasStatus
+	// hipblasStatus_t hipblasLtMatmulDescSetAttribute(hipblasLtMatmulDesc_t matmulDesc,
+	//     hipblasLtMatmulDescAttributes_t attr, const void* buf, size_t sizeInBytes);
+	hipblasLtMatmulDescSetAttribute func(d uintptr, attr int32, buf unsafe.Pointer, size uintptr) hipblasStatus
+
+	// hipblasStatus_t hipblasLtMatrixLayoutCreate(hipblasLtMatrixLayout_t* matLayout,
+	//     hipDataType type, uint64_t rows, uint64_t cols, int64_t ld);
+	hipblasLtMatrixLayoutCreate func(l *uintptr, typ int32, rows, cols uint64, ld int64) hipblasStatus
+	// hipblasStatus_t hipblasLtMatrixLayoutDestroy(const hipblasLtMatrixLayout_t matLayout);
+	hipblasLtMatrixLayoutDestroy func(l uintptr) hipblasStatus
+
+	// hipblasStatus_t hipblasLtMatmulPreferenceCreate(hipblasLtMatmulPreference_t* pref);
+	hipblasLtMatmulPreferenceCreate func(p *uintptr) hipblasStatus
+	// hipblasStatus_t hipblasLtMatmulPreferenceSetAttribute(hipblasLtMatmulPreference_t pref,
+	//     hipblasLtMatmulPreferenceAttributes_t attr, const void* buf, size_t sizeInBytes);
+	hipblasLtMatmulPreferenceSetAttribute func(p uintptr, attr int32, buf unsafe.Pointer, size uintptr) hipblasStatus
+	// hipblasStatus_t hipblasLtMatmulPreferenceDestroy(const hipblasLtMatmulPreference_t pref);
+	hipblasLtMatmulPreferenceDestroy func(p uintptr) hipblasStatus
+
+	// hipblasStatus_t hipblasLtMatmulAlgoGetHeuristic(hipblasLtHandle_t handle,
+	//     hipblasLtMatmulDesc_t matmulDesc,
+	//     hipblasLtMatrixLayout_t Adesc, hipblasLtMatrixLayout_t Bdesc,
+	//     hipblasLtMatrixLayout_t Cdesc, hipblasLtMatrixLayout_t Ddesc,
+	//     hipblasLtMatmulPreference_t pref, int requestedAlgoCount,
+	//     hipblasLtMatmulHeuristicResult_t heuristicResultsArray[], int* returnAlgoCount);
+	hipblasLtMatmulAlgoGetHeuristic func(h, op, a, b, c, d, pref uintptr, requested int32, results *hipHeuristicResult, returned *int32) hipblasStatus
+
+	// hipblasStatus_t hipblasLtMatmul(hipblasLtHandle_t handle, hipblasLtMatmulDesc_t matmulDesc,
+	//     const void* alpha, const void* A, hipblasLtMatrixLayout_t Adesc,
+	//     const void* B, hipblasLtMatrixLayout_t Bdesc, const void* beta,
+	//     const void* C, hipblasLtMatrixLayout_t Cdesc, void* D, hipblasLtMatrixLayout_t Ddesc,
+	//     const hipblasLtMatmulAlgo_t* algo, void* workspace, size_t workspaceSizeInBytes,
+	//     hipStream_t stream);
+	hipblasLtMatmul func(h, op uintptr, alpha *float32, a, aDesc, b, bDesc uintptr, beta *float32,
+		c, cDesc, d, dDesc uintptr, algo *hipMatmulAlgo, workspace, workspaceSize uintptr, stream uintptr) hipblasStatus
+}
+
+// symbols is the table of every entry point, in the order of the struct.
+// All are required: hipblasLtGetVersion doubles as the check that the
+// library is not a ROCm 5 hipBLASLt with a different ABI.
+func (l *hipBLASLtLib) symbols() []symbol {
+	return []symbol{
+		{"hipblasLtCreate", &l.hipblasLtCreate, false},
+		{"hipblasLtDestroy", &l.hipblasLtDestroy, false},
+		{"hipblasLtGetVersion", &l.hipblasLtGetVersion, false},
+		{"hipblasLtMatmulDescCreate", &l.hipblasLtMatmulDescCreate, false},
+		{"hipblasLtMatmulDescDestroy", &l.hipblasLtMatmulDescDestroy, false},
+		{"hipblasLtMatmulDescSetAttribute", &l.hipblasLtMatmulDescSetAttribute, false},
+		{"hipblasLtMatrixLayoutCreate", &l.hipblasLtMatrixLayoutCreate, false},
+		{"hipblasLtMatrixLayoutDestroy", &l.hipblasLtMatrixLayoutDestroy, false},
+		{"hipblasLtMatmulPreferenceCreate", &l.hipblasLtMatmulPreferenceCreate, false},
+		{"hipblasLtMatmulPreferenceSetAttribute", &l.hipblasLtMatmulPreferenceSetAttribute, false},
+		{"hipblasLtMatmulPreferenceDestroy", &l.hipblasLtMatmulPreferenceDestroy, false},
+		{"hipblasLtMatmulAlgoGetHeuristic", &l.hipblasLtMatmulAlgoGetHeuristic, false},
+		{"hipblasLtMatmul", &l.hipblasLtMatmul, false},
+	}
+}
+
+// hipblasErr turns a hipblasStatus_t into an *APIError (nil on success).
+// hipBLASLt exports no status-string function, so the name is the message.
+func hipblasErr(fn string, s hipblasStatus) error {
+	if s == hipblasStatusSuccess {
+		return nil
+	}
+	e := &APIError{Func: fn, Code: int(s), Name: hipblasStatusNames[s]}
+	if e.Name == "" {
+		e.Name = fmt.Sprintf("hipblasStatus_t %d", s)
+	}
+	return e
+}
+
+// HipBLASLtEnv names the variable holding a full path to libhipblaslt,
+// tried before anything else.
+const HipBLASLtEnv = "PARHARNESS_HIPBLASLT"
+
+// HipBLASLtLibraries are the names tried through the dynamic loader's
+// normal search path, after HipBLASLtEnv: the unversioned name (a ROCm
+// install's lib directory or LD_LIBRARY_PATH), then the sonames of
+// hipBLASLt 1.x (ROCm 7) and 0.x (ROCm 6).
+var HipBLASLtLibraries = []string{"libhipblaslt.so", "libhipblaslt.so.1", "libhipblaslt.so.0"}
+
+// HipBLASLtGlobs are the patterns tried last: the ROCm install folder and
+// versioned ROCm installs beside it. Within a pattern the matches are tried
+// highest version first.
+var HipBLASLtGlobs = []string{
+	"/opt/rocm/lib/libhipblaslt.so*",
+	"/opt/rocm-*/lib/libhipblaslt.so*",
+}
+
+// libCandidates lists what to dlopen, in order: the path in env (if set),
+// the plain names, then every match of each glob (descending, so the
+// newest version comes first and a bare ".so" link last), without
+// repeats; and a "PATTERN: no match" note for each glob that matched
+// nothing, so an error can name it too.
+func libCandidates(env string, names, globs []string) (cands []string, noMatch []string) {
+	if p := os.Getenv(env); p != "" {
+		cands = append(cands, p)
+	}
+	cands = append(cands, names...)
+	seen := map[string]bool{}
+	for _, c := range cands {
+		seen[c] = true
+	}
+	for _, pat := range globs {
+		m, _ := filepath.Glob(pat)
+		if len(m) == 0 {
+			noMatch = append(noMatch, pat+": no match")
+			continue
+		}
+		sort.Sort(sort.Reverse(sort.StringSlice(m)))
+		for _, p := range m {
+			if !seen[p] {
+				seen[p] = true
+				cands = append(cands, p)
+			}
+		}
+	}
+	return cands, noMatch
+}
+
+// hipBLASLtCandidates lists what OpenHipBLASLt tries.
+func hipBLASLtCandidates() (cands []string, noMatch []string) {
+	return libCandidates(HipBLASLtEnv, HipBLASLtLibraries, HipBLASLtGlobs)
+}
+
+// openHipBLASLtLib loads the first libhipblaslt that loads and has every
+// symbol. The error is a *LibraryError naming every path tried and why.
+func openHipBLASLtLib() (*hipBLASLtLib, error) {
+	cands, noMatch := hipBLASLtCandidates()
+	le := &LibraryError{Lib: "hipBLASLt"}
+	for _, p := range cands {
+		h, err := dlopenGlobal(p, 0)
+		if err != nil {
+			le.Tried = append(le.Tried, fmt.Sprintf("%s: %v", p, err))
+			continue
+		}
+		l := &hipBLASLtLib{library: &library{handle: h, path: p}}
+		if err := l.bind(l.symbols()); err != nil {
+			le.Tried = append(le.Tried, err.Error())
+			continue
+		}
+		return l, nil
+	}
+	le.Tried = append(le.Tried, noMatch...)
+	return nil, le
+}
+
+// HipBLASLt is an open hipBLASLt handle.
+type HipBLASLt struct {
+	lib     *hipBLASLtLib
+	handle  uintptr
+	version int
+}
+
+// OpenHipBLASLt loads libhipblaslt (see HipBLASLtEnv, HipBLASLtLibraries,
+// HipBLASLtGlobs), creates a handle and checks the library's version
+// against HipBLASLtMinVersion. On failure to load, the error is a
+// *LibraryError naming every path tried and why. Call it only with a HIP
+// device open, on the OS thread that opened it: hipblasLtCreate binds the
+// current device, and it allocates device memory with a check that exits
+// the process on failure (CHECK_HIP_ERROR in hipblaslt.cpp), as happens
+// on a machine without an AMD GPU.
+func OpenHipBLASLt() (*HipBLASLt, error) {
+	l, err := openHipBLASLtLib()
+	if err != nil {
+		return nil, err
+	}
+	b := &HipBLASLt{lib: l}
+	if err := hipblasErr("hipblasLtCreate", l.hipblasLtCreate(&b.handle)); err != nil {
+		return nil, fmt.Errorf("%s loaded: %w", l.path, err)
+	}
+	var v int32
+	if err := hipblasErr("hipblasLtGetVersion", l.hipblasLtGetVersion(b.handle, &v)); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("%s loaded: %w", l.path, err)
+	}
+	b.version = int(v)
+	if b.version < HipBLASLtMinVersion {
+		b.Close()
+		return nil, fmt.Errorf("%s: hipBLASLt %s is older than %s (ROCm 6.1), the first with the hipDataType/hipblasComputeType_t API this binding uses",
+			l.path, HipBLASLtVersionString(b.version), HipBLASLtVersionString(HipBLASLtMinVersion))
+	}
+	return b, nil
+}
+
+// Version is hipblasLtGetVersion(): major*100000 + minor*100 + patch
+// (e.g. 100200 for hipBLASLt 1.2.0, ROCm 7.2; 1200 for 0.12.0, ROCm 6.4).
+func (b *HipBLASLt) Version() int { return b.version }
+
+// HipBLASLtVersionString formats a hipblasLtGetVersion value as
+// "major.minor.patch".
+func HipBLASLtVersionString(v int) string {
+	return fmt.Sprintf("%d.%d.%d", v/100000, v/100%1000, v%100)
+}
+
+// Path is the library path or name that was loaded.
+func (b *HipBLASLt) Path() string { return b.lib.path }
+
+// Close destroys the handle (hipblasLtDestroy synchronises the device).
+// Close the plans first.
+func (b *HipBLASLt) Close() error {
+	if b.handle == 0 {
+		return nil
+	}
+	err := hipblasErr("hipblasLtDestroy", b.lib.hipblasLtDestroy(b.handle))
+	b.handle = 0
+	return err
+}
+
+// HipFP8IsFNUZ reports whether GemmFP8 on this gfx arch is the FNUZ e4m3
+// variant (HIP_R_8F_E4M3_FNUZ: exponent bias 8, no infinities, one NaN
+// 0x80, max 240) rather than OCP e4m3fn (HIP_R_8F_E4M3: bias 7, max 448),
+// the format CUDA_R_8F_E4M3 is. hipBLASLt documents its FNUZ fp8 types
+// (hipblaslt_f8_fnuz) as supported on gfx94x only (docs/reference/
+// data-type-support.rst): MI300's gfx940/941/942 matrix cores take FNUZ
+// only (HIP's fp8 docs list them as FNUZ-yes, OCP-no). gfx950 and RDNA4
+// (gfx1200, gfx1201) take the OCP format, so everything else gets
+// HIP_R_8F_E4M3. Arches without fp8 matrix instructions fail at the
+// heuristic whichever type is asked for.
+func HipFP8IsFNUZ(arch string) bool {
+	switch arch {
+	case "gfx940", "gfx941", "gfx942":
+		return true
+	}
+	return false
+}
+
+// hipInType is the hipDataType of x and w for t on arch.
+func hipInType(t GemmType, arch string) (int32, error) {
+	switch t {
+	case GemmFP8:
+		if HipFP8IsFNUZ(arch) {
+			return hipR8FE4M3FNUZ, nil
+		}
+		return hipR8FE4M3, nil
+	case GemmBF16:
+		return hipR16BF, nil
+	}
+	return 0, fmt.Errorf("gpu: unknown GEMM type %v", t)
+}
+
+// HipGemmPlan is a GEMM shape and type ready to enqueue through hipBLASLt:
+// descriptors, the chosen algorithm and its workspace, kept for reuse. It
+// mirrors GemmPlan (cuBLASLt).
+type HipGemmPlan struct {
+	b        *HipBLASLt
+	dev      Device
+	t        GemmType
+	inType   int32 // hipDataType of x and w
+	M, N, K  int
+	op       uintptr // hipblasLtMatmulDesc_t
+	a, bl, d uintptr // hipblasLtMatrixLayout_t of A (w), B (x), C = D (y)
+	algo     hipMatmulAlgo
+	ws       Ptr
+	wsBytes  int
+	waves    float32
+	alpha    float32
+	beta     float32
+	closed   bool
+}
+
+// Plan creates the descriptors of y[M,N] = x[M,K]·w[N,K]ᵀ for type t, asks
+// the heuristic for an algorithm with at most MaxGemmWorkspace of
+// workspace, and allocates that workspace on dev. The fp8 element type
+// follows dev's arch (see HipFP8IsFNUZ). A shape or type no algorithm
+// takes fails here with HIPBLAS_STATUS_NOT_SUPPORTED (from the heuristic,
+// or as "no usable algorithm"). dev must be the HIP device current on this
+// OS thread.
+func (b *HipBLASLt) Plan(dev Device, t GemmType, M, N, K int) (*HipGemmPlan, error) {
+	if b.handle == 0 {
+		return nil, fmt.Errorf("gpu: hipBLASLt handle is closed")
+	}
+	info := dev.Info()
+	if info.Backend != "hip" {
+		return nil, fmt.Errorf("gpu: hipBLASLt needs the HIP backend, device is %q", info.Backend)
+	}
+	in, err := hipInType(t, info.Arch)
+	if err != nil {
+		return nil, err
+	}
+	if M <= 0 || N <= 0 || K <= 0 || M > 1<<31-1 || N > 1<<31-1 || K > 1<<31-1 {
+		return nil, fmt.Errorf("gpu: GEMM shape M=%d N=%d K=%d out of range", M, N, K)
+	}
+	l := b.lib
+	p := &HipGemmPlan{b: b, dev: dev, t: t, inType: in, M: M, N: N, K: K, alpha: 1, beta: 0}
+	ok := false
+	defer func() {
+		if !ok {
+			p.Close()
+		}
+	}()
+
+	if err := hipblasErr("hipblasLtMatmulDescCreate", l.hipblasLtMatmulDescCreate(&p.op, hipblasCompute32F, hipR32F)); err != nil {
+		return nil, err
+	}
+	for _, at := range []struct {
+		attr int32
+		v    int32
+	}{{hipblasLtMatmulDescTransA, hipblasOpT}, {hipblasLtMatmulDescTransB, hipblasOpN}} {
+		v := at.v
+		if err := hipblasErr("hipblasLtMatmulDescSetAttribute", l.hipblasLtMatmulDescSetAttribute(p.op, at.attr, unsafe.Pointer(&v), unsafe.Sizeof(v))); err != nil {
+			return nil, err
+		}
+	}
+	la, lb, ld := gemmLayouts(M, N, K)
+	for _, m := range []struct {
+		h   *uintptr
+		typ int32
+		lay matLayout
+	}{{&p.a, in, la}, {&p.bl, in, lb}, {&p.d, hipR16BF, ld}} {
+		if err := hipblasErr("hipblasLtMatrixLayoutCreate", l.hipblasLtMatrixLayoutCreate(m.h, m.typ, m.lay.rows, m.lay.cols, m.lay.ld)); err != nil {
+			return nil, err
+		}
+	}
+
+	var pref uintptr
+	if err := hipblasErr("hipblasLtMatmulPreferenceCreate", l.hipblasLtMatmulPreferenceCreate(&pref)); err != nil {
+		return nil, err
+	}
+	defer l.hipblasLtMatmulPreferenceDestroy(pref)
+	maxWS := uint64(MaxGemmWorkspace)
+	if err := hipblasErr("hipblasLtMatmulPreferenceSetAttribute", l.hipblasLtMatmulPreferenceSetAttribute(pref, hipblasLtMatmulPrefMaxWorkspaceBytes, unsafe.Pointer(&maxWS), unsafe.Sizeof(maxWS))); err != nil {
+		return nil, err
+	}
+	var res [heuristicRequest]hipHeuristicResult
+	var n int32
+	if err := hipblasErr("hipblasLtMatmulAlgoGetHeuristic", l.hipblasLtMatmulAlgoGetHeuristic(b.handle, p.op, p.a, p.bl, p.d, p.d, pref, heuristicRequest, &res[0], &n)); err != nil {
+		err.(*APIError).Msg = fmt.Sprintf("%v (%s) TN GEMM M=%d N=%d K=%d on %s", t, hipDataTypeName(in), M, N, K, info.Arch)
+		return nil, err
+	}
+	pick := -1
+	for i := 0; i < int(n) && i < len(res); i++ {
+		if res[i].state == hipblasStatusSuccess && res[i].workspaceSize <= MaxGemmWorkspace {
+			pick = i
+			break
+		}
+	}
+	if pick < 0 {
+		return nil, &APIError{Func: "hipblasLtMatmulAlgoGetHeuristic", Code: int(hipblasStatusNotSupported),
+			Name: hipblasStatusNames[hipblasStatusNotSupported],
+			Msg: fmt.Sprintf("no usable algorithm among %d returned for %v (%s) TN GEMM M=%d N=%d K=%d on %s",
+				n, t, hipDataTypeName(in), M, N, K, info.Arch)}
+	}
+	p.algo = res[pick].algo
+	p.waves = res[pick].wavesCount
+	p.wsBytes = int(res[pick].workspaceSize)
+	if p.wsBytes > 0 {
+		if p.ws, err = dev.Malloc(p.wsBytes); err != nil {
+			p.wsBytes = 0
+			return nil, fmt.Errorf("hipBLASLt workspace: %w", err)
+		}
+	}
+	ok = true
+	return p, nil
+}
+
+// hipDataTypeName names the hipDataType values this file uses.
+func hipDataTypeName(t int32) string {
+	switch t {
+	case hipR32F:
+		return "HIP_R_32F"
+	case hipR16BF:
+		return "HIP_R_16BF"
+	case hipR8FE4M3:
+		return "HIP_R_8F_E4M3"
+	case hipR8FE4M3FNUZ:
+		return "HIP_R_8F_E4M3_FNUZ"
+	}
+	return fmt.Sprintf("hipDataType %d", t)
+}
+
+// Type is the plan's operand type.
+func (p *HipGemmPlan) Type() GemmType { return p.t }
+
+// InDataType is the hipDataType name of x and w ("HIP_R_8F_E4M3",
+// "HIP_R_8F_E4M3_FNUZ", "HIP_R_16BF").
+func (p *HipGemmPlan) InDataType() string { return hipDataTypeName(p.inType) }
+
+// Shape is (M, N, K).
+func (p *HipGemmPlan) Shape() (M, N, K int) { return p.M, p.N, p.K }
+
+// WorkspaceBytes is the device workspace the chosen algorithm uses.
+func (p *HipGemmPlan) WorkspaceBytes() int { return p.wsBytes }
+
+// Waves is the heuristic's wavesCount for the chosen algorithm.
+func (p *HipGemmPlan) Waves() float32 { return p.waves }
+
+// Enqueue enqueues y = x·wᵀ on stream s: one hipblasLtMatmul, no
+// allocation and no synchronisation, so it may be captured into a graph.
+// x, w and y are device buffers of GemmBytes(t, M, N, K).
+func (p *HipGemmPlan) Enqueue(x, w, y Ptr, s Stream) error {
+	if p.closed || p.b.handle == 0 {
+		return fmt.Errorf("gpu: GEMM plan or its hipBLASLt handle is closed")
+	}
+	l := p.b.lib
+	r := l.hipblasLtMatmul(p.b.handle, p.op, &p.alpha,
+		uintptr(w), p.a, uintptr(x), p.bl, &p.beta,
+		uintptr(y), p.d, uintptr(y), p.d,
+		&p.algo, uintptr(p.ws), uintptr(p.wsBytes), uintptr(s))
+	runtime.KeepAlive(p)
+	if err := hipblasErr("hipblasLtMatmul", r); err != nil {
+		return fmt.Errorf("%v GEMM M=%d N=%d K=%d: %w", p.t, p.M, p.N, p.K, err)
+	}
+	return nil
+}
+
+// Close destroys the descriptors and frees the workspace. The caller makes
+// sure no enqueued or captured use of the plan is still to run.
+func (p *HipGemmPlan) Close() error {
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	l := p.b.lib
+	var first error
+	keep := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	for _, h := range []*uintptr{&p.a, &p.bl, &p.d} {
+		if *h != 0 {
+			keep(hipblasErr("hipblasLtMatrixLayoutDestroy", l.hipblasLtMatrixLayoutDestroy(*h)))
+			*h = 0
+		}
+	}
+	if p.op != 0 {
+		keep(hipblasErr("hipblasLtMatmulDescDestroy", l.hipblasLtMatmulDescDestroy(p.op)))
+		p.op = 0
+	}
+	if p.ws != 0 {
+		keep(p.dev.Free(p.ws))
+		p.ws = 0
+	}
+	return first
+}
