@@ -193,15 +193,16 @@ func gemmPointBytes(s kernels.GemmShape, M int, prefill bool) int64 {
 	return gemmWeightBytes(s) + act + 2*m*N
 }
 
-// peerRow appends the cuBLASLt fp8 record at (M, N, K), or says why not.
-func peerRow(c *Ctx, lt *gpu.BLASLt, ltErr error, suite, label string, s kernels.GemmShape, M int) error {
+// peerRow appends the vendor library's fp8 record (cuBLASLt or hipBLASLt) at
+// (M, N, K), or says why not.
+func peerRow(c *Ctx, lt PeerLib, ltErr error, suite, label string, s kernels.GemmShape, M int) error {
 	if ltErr != nil {
-		c.Skipf("%s %s M=%d: cuBLASLt peer: %v", suite, label, M, ltErr)
+		c.Skipf("%s %s M=%d: vendor peer (cuBLASLt or hipBLASLt): %v", suite, label, M, ltErr)
 		return nil
 	}
 	rec, err := MeasurePeerGEMM(c, lt, gpu.GemmFP8, suite, label, M, s.N(), s.K, Cold)
 	if err != nil {
-		c.Skipf("%s %s M=%d: cuBLASLt fp8 peer: %v", suite, label, M, err)
+		c.Skipf("%s %s M=%d: fp8 peer: %v", suite, label, M, err)
 		return nil
 	}
 	if rec.Extra == nil {
@@ -212,19 +213,12 @@ func peerRow(c *Ctx, lt *gpu.BLASLt, ltErr error, suite, label string, s kernels
 	return nil
 }
 
-func openPeer(c *Ctx) (*gpu.BLASLt, error) {
-	if c.Dev.Info().Backend != "cuda" {
-		return nil, fmt.Errorf("no peer library binding for backend %s", c.Dev.Info().Backend)
-	}
-	return gpu.OpenBLASLt()
-}
-
 func runDecSuite(c *Ctx) error {
 	names, shs, err := kernels.GemmShapes("qwen38-27b-tp2", "gate_up", "qkv", "down", "in_proj")
 	if err != nil {
 		return err
 	}
-	lt, ltErr := openPeer(c)
+	lt, ltErr := openPeerLib(c)
 	if lt != nil {
 		defer lt.Close()
 	}
@@ -294,7 +288,7 @@ func runPreSuite(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	lt, ltErr := openPeer(c)
+	lt, ltErr := openPeerLib(c)
 	if lt != nil {
 		defer lt.Close()
 	}
