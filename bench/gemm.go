@@ -195,7 +195,7 @@ func gemmPointBytes(s kernels.GemmShape, M int, prefill bool) int64 {
 
 // peerRow appends the vendor library's fp8 record (cuBLASLt or hipBLASLt) at
 // (M, N, K), or says why not.
-func peerRow(c *Ctx, lt PeerLib, ltErr error, suite, label string, s kernels.GemmShape, M int) error {
+func peerRow(c *Ctx, lt gpu.VendorGEMM, ltErr error, suite, label string, s kernels.GemmShape, M int) error {
 	if ltErr != nil {
 		c.Skipf("%s %s M=%d: vendor peer (cuBLASLt or hipBLASLt): %v", suite, label, M, ltErr)
 		return nil
@@ -218,7 +218,7 @@ func runDecSuite(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	lt, ltErr := openPeerLib(c)
+	lt, ltErr := gpu.OpenVendorGEMM(c.Dev.Info().Backend)
 	if lt != nil {
 		defer lt.Close()
 	}
@@ -288,7 +288,7 @@ func runPreSuite(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	lt, ltErr := openPeerLib(c)
+	lt, ltErr := gpu.OpenVendorGEMM(c.Dev.Info().Backend)
 	if lt != nil {
 		defer lt.Close()
 	}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"sort"
 	"strings"
 	"unsafe"
 
@@ -266,34 +265,9 @@ var CUBLASLtGlobs = []string{
 }
 
 // cublasLtCandidates lists what OpenBLASLt tries, in order, and a note for
-// each glob pattern that matched nothing (so the error names it too).
+// each glob pattern that matched nothing.
 func cublasLtCandidates() (cands []string, noMatch []string) {
-	if p := os.Getenv(CUBLASLtEnv); p != "" {
-		cands = append(cands, p)
-	}
-	cands = append(cands, CUBLASLtLibraries...)
-	seen := map[string]bool{}
-	for _, c := range cands {
-		seen[c] = true
-	}
-	for _, pat := range CUBLASLtGlobs {
-		m, _ := filepath.Glob(pat)
-		if len(m) == 0 {
-			noMatch = append(noMatch, pat+": no match")
-			continue
-		}
-		// Descending order tries the newest major first
-		// ("libcublasLt.so.13.x" before "libcublasLt.so.12.x") and the
-		// bare "libcublasLt.so" link last.
-		sort.Sort(sort.Reverse(sort.StringSlice(m)))
-		for _, p := range m {
-			if !seen[p] {
-				seen[p] = true
-				cands = append(cands, p)
-			}
-		}
-	}
-	return cands, noMatch
+	return libCandidates(CUBLASLtEnv, CUBLASLtLibraries, CUBLASLtGlobs)
 }
 
 // missingDepRE finds the library named in a dlerror text of the form
@@ -343,22 +317,16 @@ func dlopenGlobal(path string, depth int) (uintptr, error) {
 // required symbol.
 func openBLASLtLib() (*blasLtLib, error) {
 	cands, noMatch := cublasLtCandidates()
-	le := &LibraryError{Lib: "cuBLASLt"}
-	for _, p := range cands {
-		h, err := dlopenGlobal(p, 0)
-		if err != nil {
-			le.Tried = append(le.Tried, fmt.Sprintf("%s: %v", p, err))
-			continue
-		}
-		l := &blasLtLib{library: &library{handle: h, path: p}}
-		if err := l.bind(l.symbols()); err != nil {
-			le.Tried = append(le.Tried, err.Error())
-			continue
-		}
-		return l, nil
+	l := &blasLtLib{}
+	lib, err := loadVendorLib("cuBLASLt", cands, noMatch, func(x *library) error {
+		l.library = x
+		return x.bind(l.symbols())
+	})
+	if err != nil {
+		return nil, err
 	}
-	le.Tried = append(le.Tried, noMatch...)
-	return nil, le
+	l.library = lib
+	return l, nil
 }
 
 // BLASLt is an open cuBLASLt handle.

@@ -47,9 +47,9 @@ type Info struct {
 	ClockMHz    int    `json:"clock_mhz"`     // SM clock as reported by the driver (max)
 	MemClockMHz int    `json:"mem_clock_mhz"` // memory clock as reported by the driver
 	MemBusBits  int    `json:"mem_bus_bits"`
-	L2Bytes     int    `json:"l2_bytes"`   // last-level cache the driver reports
-	LLCBytes    int    `json:"llc_bytes"`  // last-level cache used for cold-regime sizing (MALL on gfx1201)
-	TotalMem    uint64 `json:"total_mem"`  // bytes
+	L2Bytes     int    `json:"l2_bytes"`  // last-level cache the driver reports
+	LLCBytes    int    `json:"llc_bytes"` // last-level cache used for cold-regime sizing (MALL on gfx1201)
+	TotalMem    uint64 `json:"total_mem"` // bytes
 }
 
 // CodeArch is the build directory name of the code objects this device

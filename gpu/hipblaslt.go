@@ -2,10 +2,7 @@ package gpu
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
-	"sort"
 	"unsafe"
 )
 
@@ -278,37 +275,6 @@ var HipBLASLtGlobs = []string{
 	"/opt/rocm-*/lib/libhipblaslt.so*",
 }
 
-// libCandidates lists what to dlopen, in order: the path in env (if set),
-// the plain names, then every match of each glob (descending, so the
-// newest version comes first and a bare ".so" link last), without
-// repeats; and a "PATTERN: no match" note for each glob that matched
-// nothing, so an error can name it too.
-func libCandidates(env string, names, globs []string) (cands []string, noMatch []string) {
-	if p := os.Getenv(env); p != "" {
-		cands = append(cands, p)
-	}
-	cands = append(cands, names...)
-	seen := map[string]bool{}
-	for _, c := range cands {
-		seen[c] = true
-	}
-	for _, pat := range globs {
-		m, _ := filepath.Glob(pat)
-		if len(m) == 0 {
-			noMatch = append(noMatch, pat+": no match")
-			continue
-		}
-		sort.Sort(sort.Reverse(sort.StringSlice(m)))
-		for _, p := range m {
-			if !seen[p] {
-				seen[p] = true
-				cands = append(cands, p)
-			}
-		}
-	}
-	return cands, noMatch
-}
-
 // hipBLASLtCandidates lists what OpenHipBLASLt tries.
 func hipBLASLtCandidates() (cands []string, noMatch []string) {
 	return libCandidates(HipBLASLtEnv, HipBLASLtLibraries, HipBLASLtGlobs)
@@ -318,22 +284,16 @@ func hipBLASLtCandidates() (cands []string, noMatch []string) {
 // symbol. The error is a *LibraryError naming every path tried and why.
 func openHipBLASLtLib() (*hipBLASLtLib, error) {
 	cands, noMatch := hipBLASLtCandidates()
-	le := &LibraryError{Lib: "hipBLASLt"}
-	for _, p := range cands {
-		h, err := dlopenGlobal(p, 0)
-		if err != nil {
-			le.Tried = append(le.Tried, fmt.Sprintf("%s: %v", p, err))
-			continue
-		}
-		l := &hipBLASLtLib{library: &library{handle: h, path: p}}
-		if err := l.bind(l.symbols()); err != nil {
-			le.Tried = append(le.Tried, err.Error())
-			continue
-		}
-		return l, nil
+	l := &hipBLASLtLib{}
+	lib, err := loadVendorLib("hipBLASLt", cands, noMatch, func(x *library) error {
+		l.library = x
+		return x.bind(l.symbols())
+	})
+	if err != nil {
+		return nil, err
 	}
-	le.Tried = append(le.Tried, noMatch...)
-	return nil, le
+	l.library = lib
+	return l, nil
 }
 
 // HipBLASLt is an open hipBLASLt handle.

@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -366,93 +365,9 @@ func TestHipBLASLtGEMMOnDevice(t *testing.T) {
 	for _, typ := range []GemmType{GemmBF16, GemmFP8} {
 		for _, sh := range [][3]int{{40, 64, 128}, {1, 256, 512}, {512, 1024, 2048}} {
 			M, N, K := sh[0], sh[1], sh[2]
-			if err := hipGemmCaseOnDevice(t, d, b, stream, typ, M, N, K); err != nil {
+			if err := vendorGemmCaseOnDevice(t, d, b, stream, typ, M, N, K); err != nil {
 				t.Errorf("%v M=%d N=%d K=%d: %v", typ, M, N, K, err)
 			}
 		}
 	}
-}
-
-// hipGemmCaseOnDevice runs one plan directly and captured into a graph,
-// and checks y both times.
-func hipGemmCaseOnDevice(t *testing.T, d Device, b *HipBLASLt, stream Stream, typ GemmType, M, N, K int) (err error) {
-	xb, wb, want := gemmOperands(typ, M, N, K)
-	if typ == GemmFP8 && HipFP8IsFNUZ(d.Info().Arch) {
-		for _, buf := range [][]byte{xb, wb} {
-			for i, c := range buf {
-				buf[i] = fnuzOfOCP[c]
-			}
-		}
-	}
-	nx, nw, ny := GemmBytes(typ, M, N, K)
-	var bufs [3]Ptr
-	for i, n := range []int{nx, nw, ny} {
-		if bufs[i], err = d.Malloc(n); err != nil {
-			return err
-		}
-		defer d.Free(bufs[i])
-	}
-	x, w, y := bufs[0], bufs[1], bufs[2]
-	if err := d.HtoD(x, xb); err != nil {
-		return err
-	}
-	if err := d.HtoD(w, wb); err != nil {
-		return err
-	}
-	p, err := b.Plan(d, typ, M, N, K)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	t.Logf("%v (%s) M=%d N=%d K=%d: workspace %d bytes, waves %.3f", typ, p.InDataType(), M, N, K, p.WorkspaceBytes(), p.Waves())
-	out := make([]byte, ny)
-	run := func(what string, enqueue func() error) error {
-		if err := d.Memset(y, 0xff, ny); err != nil {
-			return err
-		}
-		if err := d.Synchronize(); err != nil {
-			return err
-		}
-		if err := enqueue(); err != nil {
-			return err
-		}
-		if err := d.StreamSynchronize(stream); err != nil {
-			return err
-		}
-		if err := d.DtoH(out, y); err != nil {
-			return err
-		}
-		if err := checkY(out, want, N); err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		return nil
-	}
-	if err := run("direct", func() error { return p.Enqueue(x, w, y, stream) }); err != nil {
-		return err
-	}
-	return run("graph", func() error {
-		if err := d.BeginCapture(stream); err != nil {
-			return err
-		}
-		eqErr := p.Enqueue(x, w, y, stream)
-		g, err := d.EndCapture(stream)
-		if eqErr != nil {
-			return fmt.Errorf("enqueue under capture: %w", eqErr)
-		}
-		if err != nil {
-			return err
-		}
-		// Replay twice, and wait for both before destroying the graph.
-		for i := 0; i < 2; i++ {
-			if err := g.Launch(stream); err != nil {
-				g.Destroy()
-				return err
-			}
-		}
-		if err := d.StreamSynchronize(stream); err != nil {
-			g.Destroy()
-			return err
-		}
-		return g.Destroy()
-	})
 }

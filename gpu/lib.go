@@ -2,6 +2,9 @@ package gpu
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/ebitengine/purego"
@@ -63,4 +66,58 @@ func cString(p uintptr) string {
 		b = append(b, c)
 	}
 	return string(b)
+}
+
+// libCandidates lists what to dlopen, in order: the path in env (if set),
+// the plain names, then every match of each glob (descending, so the
+// newest version comes first and a bare ".so" link last), without
+// repeats; and a "PATTERN: no match" note for each glob that matched
+// nothing, so an error can name it too.
+func libCandidates(env string, names, globs []string) (cands []string, noMatch []string) {
+	if p := os.Getenv(env); p != "" {
+		cands = append(cands, p)
+	}
+	cands = append(cands, names...)
+	seen := map[string]bool{}
+	for _, c := range cands {
+		seen[c] = true
+	}
+	for _, pat := range globs {
+		m, _ := filepath.Glob(pat)
+		if len(m) == 0 {
+			noMatch = append(noMatch, pat+": no match")
+			continue
+		}
+		sort.Sort(sort.Reverse(sort.StringSlice(m)))
+		for _, p := range m {
+			if !seen[p] {
+				seen[p] = true
+				cands = append(cands, p)
+			}
+		}
+	}
+	return cands, noMatch
+}
+
+// loadVendorLib dlopens (RTLD_GLOBAL, with dlopenGlobal's missing-sibling
+// retry) the first candidate that loads and whose symbols bind resolves;
+// the error is a *LibraryError naming every path tried and why, plus the
+// globs that matched nothing.
+func loadVendorLib(name string, cands, noMatch []string, bind func(*library) error) (*library, error) {
+	le := &LibraryError{Lib: name}
+	for _, p := range cands {
+		h, err := dlopenGlobal(p, 0)
+		if err != nil {
+			le.Tried = append(le.Tried, fmt.Sprintf("%s: %v", p, err))
+			continue
+		}
+		l := &library{handle: h, path: p}
+		if err := bind(l); err != nil {
+			le.Tried = append(le.Tried, err.Error())
+			continue
+		}
+		return l, nil
+	}
+	le.Tried = append(le.Tried, noMatch...)
+	return nil, le
 }

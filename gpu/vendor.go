@@ -1,0 +1,67 @@
+package gpu
+
+import "fmt"
+
+// VendorGEMM is an open vendor GEMM library, cuBLASLt on the CUDA backend
+// and hipBLASLt on HIP: the peer the benches time beside our GEMMs and the
+// source of the matrix-peak ceilings. Both compute the same TN GEMM
+// y[M,N] = x[M,K]·w[N,K]ᵀ (see cublaslt.go).
+type VendorGEMM interface {
+	Name() string // "cuBLASLt", "hipBLASLt"
+	Version() int
+	Path() string
+	PlanGEMM(dev Device, t GemmType, M, N, K int) (VendorPlan, error)
+	Close() error
+}
+
+// VendorPlan is a planned vendor GEMM; Enqueue is capturable into a graph.
+type VendorPlan interface {
+	Enqueue(x, w, y Ptr, s Stream) error
+	WorkspaceBytes() int
+	Waves() float32
+	Close() error
+}
+
+// OpenVendorGEMM opens the vendor GEMM library of a backend ("cuda", "hip").
+// Call it on the OS thread that opened the device.
+func OpenVendorGEMM(backend string) (VendorGEMM, error) {
+	switch backend {
+	case "cuda":
+		b, err := OpenBLASLt()
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	case "hip":
+		b, err := OpenHipBLASLt()
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("no vendor GEMM library binding for backend %s", backend)
+}
+
+// Name is "cuBLASLt".
+func (b *BLASLt) Name() string { return "cuBLASLt" }
+
+// PlanGEMM is Plan behind the VendorGEMM interface.
+func (b *BLASLt) PlanGEMM(dev Device, t GemmType, M, N, K int) (VendorPlan, error) {
+	p, err := b.Plan(dev, t, M, N, K)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Name is "hipBLASLt".
+func (b *HipBLASLt) Name() string { return "hipBLASLt" }
+
+// PlanGEMM is Plan behind the VendorGEMM interface.
+func (b *HipBLASLt) PlanGEMM(dev Device, t GemmType, M, N, K int) (VendorPlan, error) {
+	p, err := b.Plan(dev, t, M, N, K)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
