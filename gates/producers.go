@@ -263,6 +263,18 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 			return fmt.Sprintf("p=%d m=%d i=%d", row/M, row%M, i%elemPerRow)
 		}
 	}
+	// untouched fails if a kernel wrote into an output that is not its own
+	// (every byte must still be the poison).
+	untouched := func(kernel string, bs ...*Buffer) {
+		for _, b := range bs {
+			for i, v := range t.Download(b) {
+				if v != 0xFF {
+					t.Failf("%s %s: wrote into %s (not its output) at byte %d", kernel, name, b.Name, i)
+					break
+				}
+			}
+		}
+	}
 	M32, K32 := uint32(M), uint32(K)
 	if withGroup {
 		clear()
@@ -279,6 +291,7 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 		compareOut(t, "pq_rotq_group codes "+name, t.Download(codes), wc, 1, at(K, K))
 		compareOut(t, "pq_rotq_group scales "+name, t.Download(scale), f32Bytes(ws), 4, at(G, G))
 		compareOut(t, "pq_rotq_group row sums "+name, t.Download(rsum), f32Bytes(wr), 4, at(G, G))
+		untouched("pq_rotq_group", xr, gamax)
 	}
 	// Pass A.
 	clear()
@@ -287,13 +300,14 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 	t.Launch("pq_rot_bf16", grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), xr.Ptr(), gamax.Ptr(), M32, K32, uint32(rpw))
 	compareOut(t, "pq_rot_bf16 rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K, K))
 	compareOut(t, "pq_rot_bf16 group amax "+name, t.Download(gamax), f32Bytes(pm.gamax), 4, at(G, G))
+	untouched("pq_rot_bf16", codes, scale, rsum)
 	// Pass A, lanes = rows: the same outputs.
-	t.Poison(xr, 0xFF)
-	t.Poison(gamax, 0xFF)
+	clear()
 	grid, block = kernels.LaneRowGrid(M, K, P)
 	t.Launch("pq_rot_bf16_lr", grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), xr.Ptr(), gamax.Ptr(), M32, K32)
 	compareOut(t, "pq_rot_bf16_lr rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K, K))
 	compareOut(t, "pq_rot_bf16_lr group amax "+name, t.Download(gamax), f32Bytes(pm.gamax), 4, at(G, G))
+	untouched("pq_rot_bf16_lr", codes, scale, rsum)
 	var wts, wrs []float32
 	for p := 0; p < P; p++ {
 		wts = append(wts, pm.tokQ[p].TokenScale...)
@@ -332,6 +346,9 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 		ts, rs := t.Download(scale), t.Download(rsum)
 		compareOut(t, label+" token scales", ts, f32Bytes(wts), 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
 		compareOut(t, label+" row sums", rs, f32Bytes(wrs), 4, at(G, G))
+		// Pass A's rows are pass C's input and nobody's output here.
+		compareOut(t, label+" (pass A rows left as they were)", t.Download(xr), u16Bytes(pm.xrBits), 2, at(K, K))
+		compareOut(t, label+" (pass A amax left as they were)", t.Download(gamax), f32Bytes(pm.gamax), 4, at(G, G))
 		// Fused against two-pass, directly: the same bytes, layout by layout.
 		key := map[bool]string{false: "row", true: "tiled"}[v.tiled]
 		if v.kernel == "pq_tokq" {
