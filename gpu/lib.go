@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -120,4 +121,59 @@ func loadVendorLib(name string, cands, noMatch []string, bind func(*library) err
 	}
 	le.Tried = append(le.Tried, noMatch...)
 	return nil, le
+}
+
+// LibraryError says why a vendor library (cuBLASLt, NVML) could not be
+// loaded: every path tried and why each failed. The bench engine prints it
+// as the SKIP reason of the rows that need the library.
+type LibraryError struct {
+	Lib   string   // "cuBLASLt", "NVML"
+	Tried []string // "PATH: why"
+}
+
+func (e *LibraryError) Error() string {
+	return e.Lib + " not loaded: tried " + strings.Join(e.Tried, "; ")
+}
+
+// missingDepRE finds the library named in a dlerror text of the form
+// "…: libX.so.N: cannot open shared object file: …".
+var missingDepRE = regexp.MustCompile(`([^\s:/]+\.so[0-9.]*): cannot open shared object file`)
+
+// missingDependency returns the name of the library whose absence made
+// dlopen of self fail, or "" if the message is about self itself (or about
+// something else: a bad ELF class, a version mismatch).
+func missingDependency(dlerr, self string) string {
+	m := missingDepRE.FindStringSubmatch(dlerr)
+	if m == nil || m[1] == filepath.Base(self) {
+		return ""
+	}
+	return m[1]
+}
+
+// dlopenGlobal dlopens path with RTLD_NOW|RTLD_GLOBAL. When it fails for a
+// missing dependency and path is a file in a folder (a Python wheel's lib
+// folder, say), the dependency is looked for beside it, loaded globally,
+// and the load retried: the wheels' libraries find each other through
+// their RPATH, which a copied or re-rooted tree can lose.
+func dlopenGlobal(path string, depth int) (uintptr, error) {
+	const flags = purego.RTLD_NOW | purego.RTLD_GLOBAL
+	h, err := purego.Dlopen(path, flags)
+	for tries := 0; err != nil && tries < 8; tries++ {
+		dep := missingDependency(err.Error(), path)
+		if dep == "" {
+			return 0, err
+		}
+		if !strings.Contains(path, "/") || depth > 4 {
+			return 0, fmt.Errorf("missing dependency %s: %v", dep, err)
+		}
+		sib := filepath.Join(filepath.Dir(path), dep)
+		if _, serr := os.Stat(sib); serr != nil {
+			return 0, fmt.Errorf("missing dependency %s (none beside it either): %v", dep, err)
+		}
+		if _, derr := dlopenGlobal(sib, depth+1); derr != nil {
+			return 0, fmt.Errorf("missing dependency %s; the one beside it did not load: %v", dep, derr)
+		}
+		h, err = purego.Dlopen(path, flags)
+	}
+	return h, err
 }
