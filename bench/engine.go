@@ -21,6 +21,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/parharness/parharness/bench/stats"
@@ -44,6 +45,23 @@ type Variant struct {
 	// Enqueue puts one call on stream s, using buffer set copy in
 	// [0, Point.Copies). It must be capturable: no allocation, no sync.
 	Enqueue func(s gpu.Stream, copy int) error
+}
+
+// Sequence is one variant that runs vs one after another per call (a
+// two-pass path timed as a whole), named "a+b+...".
+func Sequence(vs ...Variant) Variant {
+	var names []string
+	for _, v := range vs {
+		names = append(names, v.Name)
+	}
+	return Variant{Name: strings.Join(names, "+"), Enqueue: func(s gpu.Stream, k int) error {
+		for _, v := range vs {
+			if err := v.Enqueue(s, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
 }
 
 // Point is one rung of a sweep: a shape, an M, a regime, and the variants

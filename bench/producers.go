@@ -186,15 +186,7 @@ func (b *producerBufs) passALR() Variant {
 	return v
 }
 
-func (b *producerBufs) twoPassLR(tiled bool) Variant {
-	a, c := b.passALR(), b.passC(tiled)
-	return Variant{Name: "passA-lr+passC-" + layoutName(tiled), Enqueue: func(s gpu.Stream, k int) error {
-		if err := a.Enqueue(s, k); err != nil {
-			return err
-		}
-		return c.Enqueue(s, k)
-	}}
-}
+func (b *producerBufs) twoPassLR(tiled bool) Variant { return Sequence(b.passALR(), b.passC(tiled)) }
 
 func tiledFlag(t bool) uint32 {
 	if t {
@@ -230,15 +222,7 @@ func (b *producerBufs) fused(tiled bool) Variant {
 	return v
 }
 
-func (b *producerBufs) twoPass(tiled bool) Variant {
-	a, c := b.passA(), b.passC(tiled)
-	return Variant{Name: "passA+passC-" + layoutName(tiled), Enqueue: func(s gpu.Stream, k int) error {
-		if err := a.Enqueue(s, k); err != nil {
-			return err
-		}
-		return c.Enqueue(s, k)
-	}}
-}
+func (b *producerBufs) twoPass(tiled bool) Variant { return Sequence(b.passA(), b.passC(tiled)) }
 
 func runProducerSuite(c *Ctx, s producerSuite) error {
 	type pt struct{ K, P, M int }
