@@ -20,7 +20,8 @@ import (
 //
 //   dec  decode band on gate_up, qkv, down, in_proj, M ladder 1..64:
 //        the kernel at the split-K law's S (baseline) against fixed S = 1, 2,
-//        4, 8; then a regret table of the law against the per-cell argmin,
+//        4, 8 and the previous kernel generation at the law's S ("v1",
+//        M <= 16); then a regret table of the law against the per-cell argmin,
 //        and a cuBLASLt fp8 row at the same (M, N, K) (fp8 weights, 2x the
 //        bytes of int4: the peer a W4A8 decode has to beat on time).
 //   pre  per-token prefill on every TP=2 shape at M = 2048, 8192, with the
@@ -155,14 +156,14 @@ func fillRandomBytes(c *Ctx, p gpu.Ptr, n int64, rng *rand.Rand) error {
 	return nil
 }
 
-func (b *gemmBufs) decVariant(s kernels.GemmShape, M, S int, name string) (Variant, error) {
-	kern, grid, block, _, err := kernels.DecLaunch(s, M, S, kernels.DecArgs{})
+func (b *gemmBufs) decVariant(s kernels.GemmShape, M, S int, kernel, name string) (Variant, error) {
+	kern, grid, block, _, err := kernels.DecLaunch(s, M, S, kernels.DecArgs{Kernel: kernel})
 	if err != nil {
 		return Variant{}, err
 	}
 	f, err := b.c.Launcher(kern, grid, block, 0, func(k int) []any {
 		_, _, _, args, _ := kernels.DecLaunch(s, M, S, kernels.DecArgs{W: b.w.Add(k * b.sw), SZ: b.sz.Add(k * b.ssz),
-			Act: b.act.Add(k * b.sact), ASG: b.sc.Add(k * b.ssc), RS: b.rs.Add(k * b.srs), Out: b.out.Add(k * b.sout), WS: b.ws, Sema: b.sema})
+			Act: b.act.Add(k * b.sact), ASG: b.sc.Add(k * b.ssc), RS: b.rs.Add(k * b.srs), Out: b.out.Add(k * b.sout), WS: b.ws, Sema: b.sema, Kernel: kernel})
 		return args
 	})
 	return Variant{Name: name, Enqueue: f}, err
@@ -261,7 +262,16 @@ func runDecSuite(c *Ctx) error {
 			}
 			var vs []Variant
 			for _, S := range Ss {
-				v, err := b.decVariant(s, M, S, fmt.Sprintf("S%d", S))
+				v, err := b.decVariant(s, M, S, "", fmt.Sprintf("S%d", S))
+				if err != nil {
+					c.FreeAll()
+					return err
+				}
+				vs = append(vs, v)
+			}
+			if v1 := kernels.DecKernelV1(M); v1 != "" {
+				// The previous generation at the law's S: the A/B of the change.
+				v, err := b.decVariant(s, M, law, v1, "v1")
 				if err != nil {
 					c.FreeAll()
 					return err

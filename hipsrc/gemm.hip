@@ -76,6 +76,226 @@ DEVICE u32 partition_of(u32 n0, u32 nend0, u32 nend1) { return (n0 >= nend0 ? 1u
 #define DEC_AR_CAP 2048 // (m, group) pairs of asg and rs staged in shared memory (16 KiB; else read from L2)
 
 #if defined(__NVPTX__)
+// Folds one group's op result into the accumulator (header: sc·MMA_g −
+// sc·d·rs, times asg): the scale word z of columns n0+gid and n0+gid+8;
+// asg and rs from shared memory ([g - gbeg][m]) when staged, else from L2.
+template <int MT>
+DEVICE void dec_fold(float (&acc)[MT][4], const float (&tmp)[MT][4], u32x2 z, bool ar_smem, const float (*s_ar)[2],
+                     const float *asp, const float *rsp, u32 g, u32 gbeg, u32 M, u32 G, u32 tig) {
+  const float sc0 = f16_to_f32(z.x & 0xFFFFu), sc1 = f16_to_f32(z.y & 0xFFFFu);
+  const float zs0 = sc0 * (float)(int)(short)(z.x >> 16), zs1 = sc1 * (float)(int)(short)(z.y >> 16);
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) {
+    const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
+    float a0 = 0.0f, r0 = 0.0f, a1 = 0.0f, r1 = 0.0f;
+    if (ar_smem) {
+      const u32 base = (g - gbeg) * M;
+      if (m0 < M) a0 = s_ar[base + m0][0], r0 = s_ar[base + m0][1];
+      if (m1 < M) a1 = s_ar[base + m1][0], r1 = s_ar[base + m1][1];
+    } else {
+      if (m0 < M) a0 = ldg_f32(asp + (u64)m0 * G + g), r0 = ldg_f32(rsp + (u64)m0 * G + g);
+      if (m1 < M) a1 = ldg_f32(asp + (u64)m1 * G + g), r1 = ldg_f32(rsp + (u64)m1 * G + g);
+    }
+    acc[mt][0] = __builtin_fmaf(a0, __builtin_fmaf(-zs0, r0, sc0 * tmp[mt][0]), acc[mt][0]);
+    acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zs0, r1, sc0 * tmp[mt][1]), acc[mt][1]);
+    acc[mt][2] = __builtin_fmaf(a0, __builtin_fmaf(-zs1, r0, sc1 * tmp[mt][2]), acc[mt][2]);
+    acc[mt][3] = __builtin_fmaf(a1, __builtin_fmaf(-zs1, r1, sc1 * tmp[mt][3]), acc[mt][3]);
+  }
+}
+
+// Stores the block's result: bf16 straight from the registers when S = 1,
+// else the split-K protocol of the header (fp32 partial tile to ws[split],
+// the last of the S blocks sums them in split order and resets the counter).
+// Lane holds D[n][m] for n = n0+gid (+8), m = 8mt + 2tig (+1).
+template <int MT>
+DEVICE void dec_epilogue(const float (&acc)[MT][4], u16 *out, float *ws, u32 *sema, u32 &s_last, u32 M, u32 N, u32 S,
+                         u32 n0, u32 nblk, u32 split, u32 bx, u32 tid, u32 gid, u32 tig) {
+  const u32 na = n0 + gid, nb = na + 8u;
+  if (S == 1) {
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+      const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
+      if (m0 < M) {
+        out[(u64)m0 * N + na] = (u16)pack_bf16x2(acc[mt][0], 0.0f);
+        out[(u64)m0 * N + nb] = (u16)pack_bf16x2(acc[mt][2], 0.0f);
+      }
+      if (m1 < M) {
+        out[(u64)m1 * N + na] = (u16)pack_bf16x2(acc[mt][1], 0.0f);
+        out[(u64)m1 * N + nb] = (u16)pack_bf16x2(acc[mt][3], 0.0f);
+      }
+    }
+    return;
+  }
+  float *wsp = ws + (u64)split * M * N;
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) {
+    const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
+    if (m0 < M) {
+      wsp[(u64)m0 * N + na] = acc[mt][0];
+      wsp[(u64)m0 * N + nb] = acc[mt][2];
+    }
+    if (m1 < M) {
+      wsp[(u64)m1 * N + na] = acc[mt][1];
+      wsp[(u64)m1 * N + nb] = acc[mt][3];
+    }
+  }
+  fence_gpu();
+  block_sync();
+  if (tid == 0) s_last = atomic_add_u32_gpu(sema + bx, 1u) == S - 1u ? 1u : 0u;
+  block_sync();
+  if (!s_last) return;
+  fence_gpu();
+  for (u32 i = tid; i < M * DEC_BN; i += 32u * DEC_WARPS) {
+    const u32 m = i / DEC_BN, n = nblk + i % DEC_BN;
+    // Summed in split order (deterministic); loads issued four at a time.
+    float sum = 0.0f;
+    for (u32 s = 0; s < S; s += 4) {
+      float v[4];
+#pragma unroll
+      for (u32 i = 0; i < 4; i++) v[i] = s + i < S ? ldg_cg_f32(ws + ((u64)(s + i) * M + m) * N + n) : 0.0f;
+#pragma unroll
+      for (u32 i = 0; i < 4; i++)
+        if (s + i < S) sum += v[i];
+    }
+    out[(u64)m * N + n] = (u16)pack_bf16x2(sum, 0.0f);
+  }
+  if (tid == 0) st_u32_gpu(sema + bx, 0u);
+}
+
+// Decode body with the activation codes staged through shared memory (the
+// M <= 16 classes). The per-warp body below re-reads every activation byte
+// from L2 once per warp (4x per block; at M = 16 that is 2 KiB of codes per
+// 1 KiB of weights), spends ~360 issued instructions per KiB of weights and
+// runs its 8 op steps per group as one dependent chain, group after group
+// (ncu, H200, qkv M = 1: issue slots 50% used, DRAM 22% busy): latency- and
+// issue-bound, not DRAM-bound. Here:
+//   - the block's activation rows, asg and rs arrive by cp.async in chunks
+//     of CH groups, double-buffered (chunk c+1 in flight while chunk c
+//     computes); rows padded by 16 B so a B fragment's 8 rows hit 32
+//     distinct banks; rows >= M are zeros (nothing read for them);
+//   - weights stay a PF-deep register stream (ldg, no L1 allocate), the
+//     refills predicated instead of branched, so a round of PF groups is one
+//     basic block and the scheduler interleaves the groups' op chains;
+//   - each group's 4 k32 steps alternate between two accumulators (chains
+//     of 4 ops instead of 8), summed at the fold;
+//   - the int4 -> f16 conversion is 9 ops per 8 codes (w4_afrag_lop3).
+// Same grid, split-K protocol and fold as the per-warp body.
+template <int MT, int PF, int CH>
+DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
+                            float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
+  static_assert(CH % PF == 0, "a chunk holds whole prefetch rounds (static ring slots)");
+  constexpr u32 ROWS = 8u * MT;
+  constexpr u32 ROWB = CH * GROUP + 16u; // staged row stride in bytes
+  SHARED __attribute__((aligned(16))) u8 s_act[2][ROWS][ROWB];
+  SHARED __attribute__((aligned(16))) float s_ar[2][2][CH][ROWS]; // [buf][asg, rs][group in chunk][row]
+  SHARED u32 s_last;
+  const u32 G = K / GROUP;
+  const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
+  const u32 bx = bid_x(), split = bid_y();
+  const u32 nblk = bx * DEC_BN, j16 = bx * DEC_WARPS + warp, n0 = 16u * j16;
+  const u32 p = partition_of(nblk, nend0, nend1);
+  const u32 gps = (G + S - 1) / S, gbeg = split * gps < G ? split * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
+
+  const u8 *ap = act + (u64)p * M * K;
+  const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
+  // The weight stream: wnx / znx point at the next group to prefetch.
+  const u8 *wnx = wq + (u64)j16 * G * 1024u + lane * 16u + (u64)gbeg * 1024u;
+  const u32 *znx = sz + n0 + gid + (u64)gbeg * N;
+  u32x4 wb[PF][2];
+  u32x2 zb[PF];
+#pragma unroll
+  for (int i = 0; i < PF; i++) {
+    const bool live = gbeg + i < gend;
+    ldg_stream_v4_if(wb[i][0], wnx, live), ldg_stream_v4_if(wb[i][1], wnx + 512u, live);
+    ldg_u32_if(zb[i].x, znx, live), ldg_u32_if(zb[i].y, znx + 8u, live);
+    wnx += 1024u, znx += N;
+  }
+  // Chunk [c0, c0 + CH) -> buffer buf: activation rows in 16-byte pieces,
+  // then asg and rs of each (group, row); zeros past M and past gend.
+  auto stage = [&](u32 c0, u32 buf) {
+    const u32 nch = gend - c0 < CH ? gend - c0 : CH, pieces = nch * (GROUP / 16u);
+    for (u32 i = tid; i < ROWS * pieces; i += 32u * DEC_WARPS) {
+      const u32 m = i / pieces, q = i - m * pieces;
+      const bool live = m < M;
+      cp_async16(&s_act[buf][m][16u * q], live ? ap + (u64)m * K + c0 * GROUP + 16u * q : ap, live ? 16u : 0u);
+    }
+    for (u32 i = tid; i < 2u * CH * ROWS; i += 32u * DEC_WARPS) {
+      const u32 which = i / (CH * ROWS), gl = (i / ROWS) % CH, m = i % ROWS;
+      const bool live = m < M && gl < nch;
+      const float *src = (which ? rsp : asp) + (u64)m * G + c0 + gl;
+      cp_async4(&s_ar[buf][which][gl][m], live ? src : asp, live ? 4u : 0u);
+    }
+    cp_async_commit();
+  };
+  if (gbeg < gend) stage(gbeg, 0);
+
+  float acc[MT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
+
+  // One group: consume ring slot i, refill it (predicated), the op steps
+  // from the staged rows, then the fold. Lane holds D[n][m] for
+  // n = n0+gid (+8), m = 8mt + 2tig (+1).
+  auto group = [&](const int i, u32 g, u32 gl, u32 buf) {
+    const u32x4 w0 = wb[i][0], w1 = wb[i][1];
+    const u32x2 z = zb[i];
+    const bool more = g + PF < gend;
+    ldg_stream_v4_if(wb[i][0], wnx, more), ldg_stream_v4_if(wb[i][1], wnx + 512u, more);
+    ldg_u32_if(zb[i].x, znx, more), ldg_u32_if(zb[i].y, znx + 8u, more);
+    wnx += 1024u, znx += N;
+    const u8 *sg = &s_act[buf][gid][4u * tig] + gl * GROUP;
+    const u32 ww0[4] = {w0.x, w0.y, w0.z, w0.w}, ww1[4] = {w1.x, w1.y, w1.z, w1.w};
+    float t[2][MT][4];
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) t[h][mt][0] = t[h][mt][1] = t[h][mt][2] = t[h][mt][3] = 0.0f;
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+      const AFrag af = w4_afrag_lop3(ww0[s], ww1[s]);
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) {
+        const u8 *r = sg + 8u * mt * ROWB + 32u * s;
+        mma_k32(t[s & 1][mt], af, make_bfrag_e4m3(*(const u32 *)r, *(const u32 *)(r + 16)));
+      }
+    }
+    const float sc0 = f16_to_f32(z.x & 0xFFFFu), sc1 = f16_to_f32(z.y & 0xFFFFu);
+    const float zs0 = sc0 * (float)(int)(short)(z.x >> 16), zs1 = sc1 * (float)(int)(short)(z.y >> 16);
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+      const u32 m0 = 8u * mt + 2u * tig;
+      const float a0 = s_ar[buf][0][gl][m0], a1 = s_ar[buf][0][gl][m0 + 1u];
+      const float r0 = s_ar[buf][1][gl][m0], r1 = s_ar[buf][1][gl][m0 + 1u];
+      acc[mt][0] = __builtin_fmaf(a0, __builtin_fmaf(-zs0, r0, sc0 * (t[0][mt][0] + t[1][mt][0])), acc[mt][0]);
+      acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zs0, r1, sc0 * (t[0][mt][1] + t[1][mt][1])), acc[mt][1]);
+      acc[mt][2] = __builtin_fmaf(a0, __builtin_fmaf(-zs1, r0, sc1 * (t[0][mt][2] + t[1][mt][2])), acc[mt][2]);
+      acc[mt][3] = __builtin_fmaf(a1, __builtin_fmaf(-zs1, r1, sc1 * (t[0][mt][3] + t[1][mt][3])), acc[mt][3]);
+    }
+  };
+
+  u32 buf = 0;
+  for (u32 c0 = gbeg; c0 < gend; c0 += CH, buf ^= 1u) {
+    const u32 cend = c0 + CH < gend ? c0 + CH : gend;
+    if (cend < gend) {
+      stage(cend, buf ^ 1u);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    block_sync(); // chunk c0 visible to every warp
+    u32 g = c0;
+    for (; g + PF <= cend; g += PF) { // whole rounds: one basic block
+#pragma unroll
+      for (int i = 0; i < PF; i++) group(i, g + i, g + i - c0, buf);
+    }
+#pragma unroll
+    for (int i = 0; i < PF; i++) // the last chunk's partial round
+      if (g + i < cend) group(i, g + i, g + i - c0, buf);
+    block_sync(); // every warp is done with buffer buf before it is restaged
+  }
+  dec_epilogue<MT>(acc, out, ws, sema, s_last, M, N, S, n0, nblk, split, bx, tid, gid, tig);
+}
+
 // MT: 8-row op tiles (M <= 8*MT). PF: groups of weights and scale words in
 // flight per warp. APF: the next group's activation codes are loaded while
 // this one computes (registers permitting).
@@ -186,81 +406,12 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
             if (8u * mt < M) mma_k32(tmp[mt], af, make_bfrag_e4m3(bb[mt][0], bb[mt][1]));
           }
         }
-        // Fold. Lane holds D[n][m] for n = n0+gid (+8), m = 8mt + 2tig (+1).
-        const float sc0 = f16_to_f32(z.x & 0xFFFFu), sc1 = f16_to_f32(z.y & 0xFFFFu);
-        const float zs0 = sc0 * (float)(int)(short)(z.x >> 16), zs1 = sc1 * (float)(int)(short)(z.y >> 16);
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-          const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
-          float a0 = 0.0f, r0 = 0.0f, a1 = 0.0f, r1 = 0.0f;
-          if (ar_smem) {
-            const u32 base = (g - gbeg) * M;
-            if (m0 < M) a0 = s_ar[base + m0][0], r0 = s_ar[base + m0][1];
-            if (m1 < M) a1 = s_ar[base + m1][0], r1 = s_ar[base + m1][1];
-          } else {
-            if (m0 < M) a0 = ldg_f32(asp + (u64)m0 * G + g), r0 = ldg_f32(rsp + (u64)m0 * G + g);
-            if (m1 < M) a1 = ldg_f32(asp + (u64)m1 * G + g), r1 = ldg_f32(rsp + (u64)m1 * G + g);
-          }
-          acc[mt][0] = __builtin_fmaf(a0, __builtin_fmaf(-zs0, r0, sc0 * tmp[mt][0]), acc[mt][0]);
-          acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zs0, r1, sc0 * tmp[mt][1]), acc[mt][1]);
-          acc[mt][2] = __builtin_fmaf(a0, __builtin_fmaf(-zs1, r0, sc1 * tmp[mt][2]), acc[mt][2]);
-          acc[mt][3] = __builtin_fmaf(a1, __builtin_fmaf(-zs1, r1, sc1 * tmp[mt][3]), acc[mt][3]);
-        }
+        dec_fold<MT>(acc, tmp, z, ar_smem, s_ar, asp, rsp, g, gbeg, M, G, tig);
       }
     }
   }
 
-  const u32 na = n0 + gid, nb = na + 8u;
-  if (S == 1) {
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++) {
-      const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
-      if (m0 < M) {
-        out[(u64)m0 * N + na] = (u16)pack_bf16x2(acc[mt][0], 0.0f);
-        out[(u64)m0 * N + nb] = (u16)pack_bf16x2(acc[mt][2], 0.0f);
-      }
-      if (m1 < M) {
-        out[(u64)m1 * N + na] = (u16)pack_bf16x2(acc[mt][1], 0.0f);
-        out[(u64)m1 * N + nb] = (u16)pack_bf16x2(acc[mt][3], 0.0f);
-      }
-    }
-    return;
-  }
-  // Split-K: partial tile to ws[split], then the last block reduces.
-  float *wsp = ws + (u64)split * M * N;
-#pragma unroll
-  for (int mt = 0; mt < MT; mt++) {
-    const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
-    if (m0 < M) {
-      wsp[(u64)m0 * N + na] = acc[mt][0];
-      wsp[(u64)m0 * N + nb] = acc[mt][2];
-    }
-    if (m1 < M) {
-      wsp[(u64)m1 * N + na] = acc[mt][1];
-      wsp[(u64)m1 * N + nb] = acc[mt][3];
-    }
-  }
-  fence_gpu();
-  block_sync();
-  if (tid == 0) s_last = atomic_add_u32_gpu(sema + bx, 1u) == S - 1u ? 1u : 0u;
-  block_sync();
-  if (!s_last) return;
-  fence_gpu();
-  for (u32 i = tid; i < M * DEC_BN; i += 32u * DEC_WARPS) {
-    const u32 m = i / DEC_BN, n = nblk + i % DEC_BN;
-    // Summed in split order (deterministic); loads issued four at a time.
-    float sum = 0.0f;
-    for (u32 s = 0; s < S; s += 4) {
-      float v[4];
-#pragma unroll
-      for (u32 i = 0; i < 4; i++) v[i] = s + i < S ? ldg_cg_f32(ws + ((u64)(s + i) * M + m) * N + n) : 0.0f;
-#pragma unroll
-      for (u32 i = 0; i < 4; i++)
-        if (s + i < S) sum += v[i];
-    }
-    out[(u64)m * N + n] = (u16)pack_bf16x2(sum, 0.0f);
-  }
-  if (tid == 0) st_u32_gpu(sema + bx, 0u);
+  dec_epilogue<MT>(acc, out, ws, sema, s_last, M, N, S, n0, nblk, split, bx, tid, gid, tig);
 }
 
 #else // __AMDGCN__
@@ -456,10 +607,25 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
                                                  u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
     gemm_dec<MT, PF, APF>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                           \
   }
+#if defined(__NVPTX__)
+#define DEC_STAGED_ENTRY(NAME, MT, PF, CH)                                                                      \
+  KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
+                                                 const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
+                                                 u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
+    gemm_dec_staged<MT, PF, CH>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);              \
+  }
+DEC_STAGED_ENTRY(pq_gemm_dec_m8, 1, 4, 8)
+DEC_STAGED_ENTRY(pq_gemm_dec_m16, 2, 4, 8)
+#else
 DEC_ENTRY(pq_gemm_dec_m8, 1, 4, true)
 DEC_ENTRY(pq_gemm_dec_m16, 2, 4, true)
+#endif
 DEC_ENTRY(pq_gemm_dec_m32, 4, 2, false)
 DEC_ENTRY(pq_gemm_dec_m64, 8, 2, false)
+// The per-warp body at M <= 16 (the previous generation), kept for the
+// bench's A/B against the staged body (bench2 dec variant "v1").
+DEC_ENTRY(pq_gemm_dec_v1_m8, 1, 4, true)
+DEC_ENTRY(pq_gemm_dec_v1_m16, 2, 4, true)
 
 // ================================================================ prefill
 #define PRE_BM 128

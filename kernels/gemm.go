@@ -15,10 +15,12 @@ import (
 // live in one place.
 func init() {
 	for _, k := range []Kernel{
-		{Name: "pq_gemm_dec_m8", Module: "gemm", Doc: "decode-band W4A8 GEMM, M <= 8: per-group scales, split-K with an in-kernel deterministic reduce, all partitions in one launch"},
+		{Name: "pq_gemm_dec_m8", Module: "gemm", Doc: "decode-band W4A8 GEMM, M <= 8: per-group scales, activations staged in shared memory, split-K with an in-kernel deterministic reduce, all partitions in one launch"},
 		{Name: "pq_gemm_dec_m16", Module: "gemm", Doc: "decode-band W4A8 GEMM, 8 < M <= 16 (pq_gemm_dec_m8's template, two 8-row op tiles)"},
 		{Name: "pq_gemm_dec_m32", Module: "gemm", Doc: "decode-band W4A8 GEMM, 16 < M <= 32 (four 8-row op tiles)"},
 		{Name: "pq_gemm_dec_m64", Module: "gemm", Doc: "decode-band W4A8 GEMM, 32 < M <= 64 (eight 8-row op tiles)"},
+		{Name: "pq_gemm_dec_v1_m8", Module: "gemm", Doc: "previous decode generation, M <= 8 (per-warp activation reads from L2; kept for the bench2 dec A/B)"},
+		{Name: "pq_gemm_dec_v1_m16", Module: "gemm", Doc: "previous decode generation, 8 < M <= 16 (kept for the bench2 dec A/B)"},
 		{Name: "pq_gemm_pre", Module: "gemm", Doc: "per-token prefill W4A8 GEMM: fragment-tiled activations, weights through shared memory, 128x128 tiles, fold once per 128-group"},
 	} {
 		Register(k)
@@ -48,6 +50,19 @@ func DecKernel(M int) string {
 	default:
 		return "pq_gemm_dec_m64"
 	}
+}
+
+// DecKernelV1 names the previous decode generation's kernel of an M class
+// (M <= 16; "" above, where there is only one), which benches time beside
+// DecKernel's and the gate checks like it.
+func DecKernelV1(M int) string {
+	switch {
+	case M <= 8:
+		return "pq_gemm_dec_v1_m8"
+	case M <= 16:
+		return "pq_gemm_dec_v1_m16"
+	}
+	return ""
 }
 
 // GemmShape is one (merged) linear as the GEMM sees it.
@@ -147,6 +162,7 @@ type DecArgs struct {
 	Out          gpu.Ptr // bf16 [M,N]
 	WS           gpu.Ptr // fp32 [S,M,N] (unused when S = 1)
 	Sema         gpu.Ptr // u32 [N/64], zero before the first launch
+	Kernel       string  // "" = DecKernel(M); else a decode kernel of the same contract (DecKernelV1)
 }
 
 // DecWorkspaceBytes is the split-K workspace a decode launch needs.
@@ -176,6 +192,13 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 	e0, e1 := s.Bounds()
 	N := s.N()
 	kernel = DecKernel(M)
+	if a.Kernel != "" {
+		if a.Kernel != kernel && a.Kernel != DecKernelV1(M) {
+			err = fmt.Errorf("gemm: kernel %s does not take decode M=%d (want %s or %s)", a.Kernel, M, kernel, DecKernelV1(M))
+			return
+		}
+		kernel = a.Kernel
+	}
 	grid = gpu.Dim3{X: uint32(N / DecBN), Y: uint32(S), Z: 1}
 	block = gpu.D1(DecThreads)
 	args = []any{a.W, a.SZ, a.Act, a.ASG, a.RS, a.Out, a.WS, a.Sema, uint32(M), uint32(N), uint32(s.K), e0, e1, uint32(S)}

@@ -6,6 +6,7 @@
 //   sm_90 fragments  AFrag / BFrag: one 16x32 (A) or 32x8 (B) operand of a k32 step
 //                make_afrag_e4m3(a[4])      activation codes, mma.m16n8k32 A order
 //                make_afrag_w4(w0, w1)      weight words of rows gid / gid+8 (swapped op)
+//                w4_afrag_lop3(w0, w1)      the same operand, 9 ops per word (lop3 + f16x2 sub/fma)
 //                make_bfrag_e4m3(b0, b1)    activation codes, B order (swapped op)
 //                make_bfrag_w4(w)           one weight word, B order
 //   sm_90 op     mma_k32(d, A, B)           d += A(16x32) . B(32x8), fp32 accumulate
@@ -13,6 +14,7 @@
 //                w4_wmma_step(wa, wb)       two weight words -> the operands of a k32 step's two WMMAs
 //                wmma_a_tiled(tile, lane, w) a WMMA A operand read from a tiled.h tile
 //   loads        ldg_u32, ldg_u32x2, ldg_u32x4 (gfx1201), ldg_stream_v4 (no L1 allocate),
+//                ldg_stream_v4_if / ldg_u32_if (predicated: no branch),
 //                ldg_cg_f32 (L2, coherent)
 //   async copy   cp_async16/8/4 (zero-fill), cp_async_commit, cp_async_wait<n>
 //   ordering     fence_gpu(), atomic_add_u32_gpu(), st_u32_gpu()
@@ -87,6 +89,33 @@ DEVICE AFrag make_afrag_w4(u32 w0, u32 w1) {
   f.h[2] = w4_pair_f16x2(w0, 1), f.h[3] = w4_pair_f16x2(w1, 1);
   f.h[4] = w4_pair_f16x2(w0, 2), f.h[5] = w4_pair_f16x2(w1, 2);
   f.h[6] = w4_pair_f16x2(w0, 3), f.h[7] = w4_pair_f16x2(w1, 3);
+  return f;
+}
+// The same operand as make_afrag_w4 in 9 ops per weight word instead of 11:
+// (w & 0x000F000F) | 0x64006400 is f16 (1024 + c) for nibbles j, j+4 (then
+// − 1032), and (w & 0x00F000F0) | 0x64006400 is f16 (1024 + 16c) for nibbles
+// j+1, j+5 (then × 1/16 − 72 in one fma: 64 + c − 72); every step is exact
+// in f16, so the values are bit-identical to w4_pair_f16x2's.
+DEVICE u32 lop3_and_or(u32 a, u32 mask, u32 bits) { // (a & mask) | bits
+  u32 r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "r"(mask), "r"(bits));
+  return r;
+}
+DEVICE void w4_word_f16x2(u32 w, u32 (&h)[4]) { // h[j] = w4_pair_f16x2(w, j)
+  const u32 w8 = w >> 8;
+  u32 x0 = lop3_and_or(w, 0x000F000Fu, 0x64006400u), x1 = lop3_and_or(w, 0x00F000F0u, 0x64006400u);
+  u32 x2 = lop3_and_or(w8, 0x000F000Fu, 0x64006400u), x3 = lop3_and_or(w8, 0x00F000F0u, 0x64006400u);
+  asm("sub.f16x2 %0, %1, %2;" : "=r"(h[0]) : "r"(x0), "r"(0x64086408u));
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(h[1]) : "r"(x1), "r"(0x2C002C00u), "r"(0xD480D480u));
+  asm("sub.f16x2 %0, %1, %2;" : "=r"(h[2]) : "r"(x2), "r"(0x64086408u));
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(h[3]) : "r"(x3), "r"(0x2C002C00u), "r"(0xD480D480u));
+}
+DEVICE AFrag w4_afrag_lop3(u32 w0, u32 w1) {
+  u32 p0[4], p1[4];
+  w4_word_f16x2(w0, p0), w4_word_f16x2(w1, p1);
+  AFrag f;
+  f.h[0] = p0[0], f.h[1] = p1[0], f.h[2] = p0[1], f.h[3] = p1[1];
+  f.h[4] = p0[2], f.h[5] = p1[2], f.h[6] = p0[3], f.h[7] = p1[3];
   return f;
 }
 DEVICE BFrag make_bfrag_e4m3(u32 b0, u32 b1) {
@@ -215,6 +244,19 @@ DEVICE u32x4 ldg_stream_v4(const void *p) {
                : "l"(p));
   return r;
 }
+// Predicated forms: r is loaded when p, else left as it was (no branch, so
+// a refill does not split the caller's basic block).
+DEVICE void ldg_stream_v4_if(u32x4 &r, const void *ptr, bool p) {
+  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %5, 0;\n\t"
+               "@q ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
+               : "+r"(r.x), "+r"(r.y), "+r"(r.z), "+r"(r.w)
+               : "l"(ptr), "r"((u32)p));
+}
+DEVICE void ldg_u32_if(u32 &r, const void *ptr, bool p) {
+  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.global.nc.u32 %0, [%1];\n\t}"
+               : "+r"(r)
+               : "l"(ptr), "r"((u32)p));
+}
 // Coherent at the GPU level (L2): partial sums other blocks wrote.
 DEVICE float ldg_cg_f32(const float *p) {
   float r;
@@ -263,6 +305,12 @@ typedef u32 v4u32 __attribute__((ext_vector_type(4)));
 DEVICE u32x4 ldg_stream_v4(const void *p) {
   v4u32 v = __builtin_nontemporal_load((const v4u32 *)p);
   return u32x4{v.x, v.y, v.z, v.w};
+}
+DEVICE void ldg_stream_v4_if(u32x4 &r, const void *ptr, bool p) {
+  if (p) r = ldg_stream_v4(ptr);
+}
+DEVICE void ldg_u32_if(u32 &r, const void *ptr, bool p) {
+  if (p) r = *(const u32 *)ptr;
 }
 DEVICE float ldg_cg_f32(const float *p) {
   return bits_f32(__scoped_atomic_load_n((const u32 *)p, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE));

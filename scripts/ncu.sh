@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# ncu.sh KERNEL_REGEX [parharness args...]: profile the first launch(es) of
+# the kernels matching KERNEL_REGEX inside a parharness run with Nsight
+# Compute, printing occupancy, DRAM use, issue-slot use and the warp stall
+# breakdown (warps stalled per issued instruction, by reason). ncu flushes
+# caches before each replayed kernel (cold) and locks clocks to base, so
+# durations read longer than graph-timed figures; compare reasons, not µs.
+#   scripts/ncu.sh pq_gemm_dec_m8 bench2 dec --m 1 --reps 4 --warmup 10ms --min-graph-us 100
+set -euo pipefail
+if [ $# -lt 2 ]; then
+	echo "usage: scripts/ncu.sh KERNEL_REGEX parharness-args..." >&2
+	exit 2
+fi
+re=$1
+shift
+count=${NCU_COUNT:-1}
+stalls=""
+for r in long_scoreboard short_scoreboard barrier wait math_pipe_throttle lg_throttle mio_throttle membar \
+	no_instruction not_selected selected dispatch_stall tex_throttle imc_miss drain branch_resolving; do
+	stalls+=",smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
+done
+metrics="gpu__time_duration.sum,launch__registers_per_thread,launch__grid_size,launch__occupancy_limit_registers"
+metrics+=",launch__occupancy_limit_shared_mem,sm__warps_active.avg.pct_of_peak_sustained_active"
+metrics+=",dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,lts__t_bytes.sum"
+metrics+=",sm__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active${stalls}"
+here=$(cd "$(dirname "$0")/.." && pwd)
+exec ncu --target-processes all -k "regex:${re}" --launch-count "$count" --metrics "$metrics" \
+	"$here/bin/parharness" "$@"
