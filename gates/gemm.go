@@ -22,7 +22,9 @@ import (
 // (distributions: normal, outlier-heavy, subnormal-heavy), the bf16 output is
 // compared with refimpl.GEMMRef (fp64, the same codes and scales):
 //   rel = ||out − ref||₂ / ||ref||₂ ≤ 1.5 × floor, floor = the rel error of
-//   rounding ref itself to bf16; NaN never passes.
+//   rounding ref itself to bf16; NaN never passes. Each sampled row meets
+//   the same bound against its own floor, and each element is within
+//   gemmElemBound (1 bf16 ulp + (128+G+64+8)·2^-24·mag).
 // Large cases compare a seeded subset (every row for M ≤ 64, else 64 rows
 // incl. the first and last; 1024 columns incl. the first and last, whenever
 // M·N·K > 1e9); the subset and its seed are in the log. Every element of

@@ -113,10 +113,30 @@ const gemmBlock = 256
 // float64 summation roundoff (relative ~1e-16·√K), far below any tolerance
 // of a float32-accumulating kernel.
 func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 {
+	ref, _ := gemmRef(a, M, w, parts, sel, false)
+	return ref
+}
+
+// GEMMRefWithMag returns GEMMRef's result and, for the same elements, the
+// magnitude of the terms a kernel that folds the zero point as a row-sum
+// correction (shared/DESIGN.md §4) adds up:
+//
+//	mag[m, n] = Σ_g |s[g,n]| · ( Σ_{k in g} |q[k,n] − h|·|a[p(n),m,k]|
+//	                             + |z[g,n] − h|·|Σ_{k in g} a[p(n),m,k]| )
+//
+// with h = 2^(Bits−1) (8 for 4-bit codes), in float64. mag >= |y|; unlike
+// |y| it does not shrink when the terms cancel, so it is what bounds a
+// float32 kernel's summation error. The second product costs about as much
+// as the first; the weights are decoded once for both.
+func GEMMRefWithMag(a []float64, M int, w *QWeight, parts []int, sel Subset) (ref, mag []float64) {
+	return gemmRef(a, M, w, parts, sel, true)
+}
+
+func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bool) (out, mag []float64) {
 	if parts == nil {
 		parts = []int{w.N}
 	}
-	K, P := w.K, len(parts)
+	K, G, P := w.K, w.Groups(), len(parts)
 	if len(a) != P*M*K {
 		panic(fmt.Sprintf("refimpl: GEMMRef: %d activation values, want P*M*K = %d*%d*%d", len(a), P, M, K))
 	}
@@ -132,9 +152,10 @@ func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 
 	}
 	rows, cols := sel.RowsOf(M), sel.ColsOf(w.N)
 	R, C := len(rows), len(cols)
-	out := make([]float64, R*C)
+	out = make([]float64, R*C)
 
-	// Selected activation rows per partition, [R, K] each.
+	// Selected activation rows per partition, [R, K] each; for the
+	// magnitude, [R, K+G]: |a| then |Σ_{k in g} a| per group.
 	ap := make([][]float64, P)
 	for p := range ap {
 		if sel.Rows == nil {
@@ -146,14 +167,32 @@ func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 
 			copy(ap[p][i*K:(i+1)*K], a[(p*M+m)*K:(p*M+m+1)*K])
 		}
 	}
+	var aa [][]float64
+	if withMag {
+		mag = make([]float64, R*C)
+		aa = make([][]float64, P)
+		for p := range aa {
+			aa[p] = make([]float64, R*(K+G))
+			for i := 0; i < R; i++ {
+				src, dst := ap[p][i*K:(i+1)*K], aa[p][i*(K+G):(i+1)*(K+G)]
+				for g := 0; g < G; g++ {
+					s := 0.0
+					for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
+						dst[k] = math.Abs(src[k])
+						s += src[k]
+					}
+					dst[K+g] = math.Abs(s)
+				}
+			}
+		}
+	}
 
 	// Work items: runs of up to gemmBlock selected columns inside one
-	// partition. Contiguous 8-aligned runs take the fast dequant path.
+	// partition.
 	type item struct {
-		p      int
-		ci     int // first index into cols/out columns
-		nb     int
-		contig bool
+		p  int
+		ci int // first index into cols/out columns
+		nb int
 	}
 	var items []item
 	start := 0
@@ -165,8 +204,7 @@ func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 
 			for j < C && j-i < gemmBlock && cols[j] < end {
 				j++
 			}
-			contig := cols[j-1]-cols[i] == j-1-i && cols[i]%8 == 0 && (j-i)%8 == 0
-			items = append(items, item{p: p, ci: i, nb: j - i, contig: contig})
+			items = append(items, item{p: p, ci: i, nb: j - i})
 			i = j
 		}
 		start = end
@@ -178,19 +216,21 @@ func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var d colDecoder
 			wb := make([]float64, K*gemmBlock)
+			var mb []float64
+			if withMag {
+				mb = make([]float64, (K+G)*gemmBlock)
+			}
 			cb := make([]float64, R*gemmBlock)
 			for it := range work {
+				ns := cols[it.ci : it.ci+it.nb]
 				wk := wb[:K*it.nb]
-				if it.contig {
-					w.DequantKN(cols[it.ci], it.nb, wk)
-				} else {
-					for j, n := range cols[it.ci : it.ci+it.nb] {
-						for k := 0; k < K; k++ {
-							wk[k*it.nb+j] = w.Dequant(n, k)
-						}
-					}
+				var wm []float64
+				if withMag {
+					wm = mb[:(K+G)*it.nb]
 				}
+				d.decode(w, ns, wk, wm)
 				c := cb[:R*it.nb]
 				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
 					blas64.General{Rows: R, Cols: K, Stride: K, Data: ap[it.p]},
@@ -198,6 +238,16 @@ func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 
 					0, blas64.General{Rows: R, Cols: it.nb, Stride: it.nb, Data: c})
 				for r := 0; r < R; r++ {
 					copy(out[r*C+it.ci:r*C+it.ci+it.nb], c[r*it.nb:(r+1)*it.nb])
+				}
+				if !withMag {
+					continue
+				}
+				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+					blas64.General{Rows: R, Cols: K + G, Stride: K + G, Data: aa[it.p]},
+					blas64.General{Rows: K + G, Cols: it.nb, Stride: it.nb, Data: wm},
+					0, blas64.General{Rows: R, Cols: it.nb, Stride: it.nb, Data: c})
+				for r := 0; r < R; r++ {
+					copy(mag[r*C+it.ci:r*C+it.ci+it.nb], c[r*it.nb:(r+1)*it.nb])
 				}
 			}
 		}()
@@ -207,7 +257,72 @@ func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 
 	}
 	close(work)
 	wg.Wait()
-	return out
+	return out, mag
+}
+
+// colDecoder dequantizes a block of (not necessarily contiguous) weight
+// columns; its scratch is reused across blocks.
+type colDecoder struct {
+	off       []int  // per column: word offset in a row of QWeight
+	sh        []uint // per column: nibble shift (AWQ order)
+	lut, mlut []float64
+}
+
+// decode writes wk[k*nb+j] = w[ns[j], k] for the nb = len(ns) columns ns
+// and, when wm is not nil, the magnitude weights of GEMMRefWithMag:
+// wm[k*nb+j] = |s|·|q − h| for k < K and wm[(K+g)*nb+j] = |s|·|z − h|.
+func (d *colDecoder) decode(w *QWeight, ns []int, wk, wm []float64) {
+	nb, K, wpr := len(ns), w.K, w.N/8
+	nq := 16
+	if w.Bits == 5 {
+		nq = 32
+	}
+	h := nq / 2
+	if cap(d.off) < nb {
+		d.off, d.sh = make([]int, nb), make([]uint, nb)
+		d.lut, d.mlut = make([]float64, nb*32), make([]float64, nb*32)
+	}
+	off, sh, lut, mlut := d.off[:nb], d.sh[:nb], d.lut[:nb*nq], d.mlut[:nb*nq]
+	for j, n := range ns {
+		off[j], sh[j] = n/8, 4*awqSlot[n%8]
+	}
+	for g := 0; g < w.Groups(); g++ {
+		for j, n := range ns {
+			s, z := w.Scales[g*w.N+n], w.Zero(g, n)
+			for q := 0; q < nq; q++ {
+				lut[j*nq+q] = float64(q-z) * s
+			}
+			if wm != nil {
+				as := math.Abs(s)
+				for q := 0; q < nq; q++ {
+					mlut[j*nq+q] = as * math.Abs(float64(q-h))
+				}
+				wm[(K+g)*nb+j] = as * math.Abs(float64(z-h))
+			}
+		}
+		for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
+			row := w.QWeight[k*wpr : (k+1)*wpr]
+			dst := wk[k*nb : (k+1)*nb]
+			var hi []int32
+			if w.Bits == 5 {
+				hi = w.QHigh[k*(w.N/32) : (k+1)*(w.N/32)]
+			}
+			var mdst []float64
+			if wm != nil {
+				mdst = wm[k*nb : (k+1)*nb]
+			}
+			for j := range dst {
+				q := int(uint32(row[off[j]]) >> sh[j] & 0xF)
+				if hi != nil {
+					q |= int(PlaneBit(hi, ns[j])) << 4
+				}
+				dst[j] = lut[j*nq+q]
+				if mdst != nil {
+					mdst[j] = mlut[j*nq+q]
+				}
+			}
+		}
+	}
 }
 
 // RelErr is ||got - ref||₂ / ||ref||₂, the GEMM gate's figure of merit

@@ -88,6 +88,118 @@ func TestGEMMRefMatchesDefinition(t *testing.T) {
 	}
 }
 
+// naiveMag is GEMMRefWithMag's magnitude by its definition.
+func naiveMag(a []float64, M int, w *QWeight, parts []int) []float64 {
+	h := 8
+	if w.Bits == 5 {
+		h = 16
+	}
+	abs := func(i int) float64 { return math.Abs(float64(i)) }
+	mag := make([]float64, M*w.N)
+	for n := 0; n < w.N; n++ {
+		p := partitionOf(parts, n)
+		for m := 0; m < M; m++ {
+			s := 0.0
+			for g := 0; g < w.Groups(); g++ {
+				t, rs := 0.0, 0.0
+				for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
+					av := a[(p*M+m)*w.K+k]
+					t += abs(w.Code(k, n)-h) * math.Abs(av)
+					rs += av
+				}
+				s += math.Abs(w.Scales[g*w.N+n]) * (t + abs(w.Zero(g, n)-h)*math.Abs(rs))
+			}
+			mag[m*w.N+n] = s
+		}
+	}
+	return mag
+}
+
+func TestGEMMRefWithMag(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, bits := range []int{4, 5} {
+		K, M := 384, 5
+		parts := []int{320, 64, 96}
+		w := randQWeight(rng, K, 480, bits)
+		a := make([]float64, len(parts)*M*K)
+		for i := range a {
+			a[i] = rng.NormFloat64()
+		}
+		wantMag := naiveMag(a, M, w, parts)
+		for _, sel := range []Subset{{}, RandomSubset(M, w.N, 3, 50, 78), {Cols: []int{1, 2, 3, 9, 321, 479}}} {
+			ref, mag := GEMMRefWithMag(a, M, w, parts, sel)
+			plain := GEMMRef(a, M, w, parts, sel)
+			want := sel.Gather(wantMag, M, w.N)
+			for i := range ref {
+				if ref[i] != plain[i] {
+					t.Fatalf("%d-bit %v: ref[%d] = %g, GEMMRef %g", bits, sel, i, ref[i], plain[i])
+				}
+				if !(mag[i] >= math.Abs(ref[i])) {
+					t.Fatalf("%d-bit %v: mag[%d] = %g < |ref| %g", bits, sel, i, mag[i], math.Abs(ref[i]))
+				}
+				if math.Abs(mag[i]-want[i]) > 1e-13*want[i] {
+					t.Fatalf("%d-bit %v: mag[%d] = %.17g, definition %.17g", bits, sel, i, mag[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestGEMMRefMagCancellation: outputs whose terms cancel are tiny or zero,
+// their magnitude is not.
+func TestGEMMRefMagCancellation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	K, N, M := 256, 16, 3
+	w := randQWeight(rng, K, N, 4)
+	zeros := make([]uint8, w.Groups()*N) // |z − 8| >= 2
+	for i := range zeros {
+		zeros[i] = uint8(2 + rng.IntN(5))
+	}
+	w.QZeros = PackAWQ(zeros, w.Groups(), N)
+	a := make([]float64, M*K)
+	for i := range a {
+		a[i] = rng.NormFloat64()
+	}
+	// Every code at its zero point: y = 0 exactly, mag = Σ_g |s|·|z − 8|
+	// · (Σ_k |a| + |Σ_k a|).
+	codes := make([]uint8, K*N)
+	for k := 0; k < K; k++ {
+		copy(codes[k*N:(k+1)*N], zeros[k/GroupSize*N:(k/GroupSize+1)*N])
+	}
+	wz := *w
+	wz.QWeight = PackAWQ(codes, K, N)
+	ref, mag := GEMMRefWithMag(a, M, &wz, nil, Subset{})
+	want := naiveMag(a, M, &wz, []int{N})
+	for i := range ref {
+		if ref[i] != 0 || math.Abs(mag[i]-want[i]) > 1e-13*want[i] {
+			t.Errorf("codes at the zero point: [%d] ref %g mag %g, want 0 and %g", i, ref[i], mag[i], want[i])
+		}
+	}
+	// The gate's subnormal case: channel 0 of each group holds a ±1
+	// activation against a weight at its zero point, the others are ~1e-7.
+	for k := 0; k < K; k++ {
+		for n := 0; n < N; n++ {
+			if k%GroupSize != 0 {
+				codes[k*N+n] = uint8(rng.IntN(16))
+			}
+		}
+	}
+	wz.QWeight = PackAWQ(codes, K, N)
+	for i := range a {
+		if i%GroupSize == 0 {
+			a[i] = math.Copysign(1, a[i])
+		} else {
+			a[i] *= 1e-7
+		}
+	}
+	ref, mag = GEMMRefWithMag(a, M, &wz, nil, Subset{})
+	for i := range ref {
+		if !(math.Abs(ref[i]) < 1e-5*mag[i]) || ref[i] == 0 {
+			t.Errorf("subnormal-like: [%d] ref %g mag %g, want 0 < |ref| << mag", i, ref[i], mag[i])
+		}
+	}
+}
+
 func TestRelErrAndFloor(t *testing.T) {
 	if e := RelErr([]float64{3, 4}, []float64{3, 4}); e != 0 {
 		t.Errorf("equal: %g", e)

@@ -1,0 +1,184 @@
+package gates
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/refimpl"
+)
+
+// TestGEMMElemBound pins the per-element criterion of checkGEMMOut.
+func TestGEMMElemBound(t *testing.T) {
+	const G = 40 // gate_up, K = 5120
+	// (a) The H200 false failure (decode gate_up M=64, subnormal case,
+	// m=14 n=12810): a tiny output of cancelling terms. The zeroed channel
+	// of each group carries the row's largest activation against |z − 8|
+	// in both the product and the row-sum fold, so mag is of the order of
+	// the row scale (0.18..18 in TestGEMMCheckOutFP32Kernel's subnormal
+	// case). The element passes from mag ~3.4e-4; 1e-3 is a low value.
+	got, want := 5.075708031654358e-08, 4.571524354706445e-08
+	if !gemmElemOK(got, want, 1e-3, G) {
+		t.Errorf("subnormal-case element fails: |d| %g > bound %g", math.Abs(got-want), gemmElemBound(want, 1e-3, G))
+	}
+	// (b) A wrong group scale: an error of 2% of an output that is not
+	// small against its terms.
+	if gemmElemOK(1.02, 1.0, 40, G) {
+		t.Errorf("a 2%% error on ref 1 (mag 40) passes: bound %g", gemmElemBound(1, 40, G))
+	}
+	// So does an error of a whole group's share on a cancelling output.
+	if gemmElemOK(2e-3, 1e-3, 1, G) {
+		t.Errorf("error 1e-3 at mag 1 passes: bound %g", gemmElemBound(1e-3, 1, G))
+	}
+	// (c) The output rounding: the neighbouring bf16 values pass, two ulps
+	// do not (at a mag that leaves no fp32 slack to speak of).
+	for _, ref := range []float64{1, -3.3e-3, 7.77e5, 1e-30} {
+		b := refimpl.F64ToBF16(math.Abs(ref))
+		ulp := refimpl.BF16ToF64(b+1) - refimpl.BF16ToF64(b)
+		mag := math.Abs(ref)
+		for _, g := range []float64{refimpl.RoundBF16(ref), ref + math.Copysign(ulp, ref), ref - 0.5*math.Copysign(ulp, ref)} {
+			if !gemmElemOK(g, ref, mag, G) {
+				t.Errorf("ref %g: got %g (within an ulp) fails", ref, g)
+			}
+		}
+		if g := ref + 2*math.Copysign(ulp, ref); gemmElemOK(g, ref, mag, G) {
+			t.Errorf("ref %g: got %g (two ulps) passes", ref, g)
+		}
+	}
+	if gemmElemOK(math.NaN(), 1, 1, G) || gemmElemOK(math.Inf(1), 1, 1, G) {
+		t.Errorf("NaN or Inf passes")
+	}
+}
+
+// kernelFP32 emulates the decode kernel's float32 arithmetic (S = 1):
+// T_g = Σ (c − 8)·code in fp32, the fold sc·T_g − sc·d·rs, the group sum
+// scaled by asg, one bf16 rounding. It returns the output as the gate
+// downloads it: [M + gemmRowsPast, N] bf16, the rows past M poisoned.
+// scale(g, n) gives the scale the kernel reads (a fault may be injected).
+func kernelFP32(w *refimpl.QWeight, q *refimpl.QuantAct, M int, scale func(g, n int) float64) []byte {
+	K, N, G := w.K, w.N, w.Groups()
+	out := make([]byte, 2*(M+gemmRowsPast)*N)
+	for i := range out {
+		out[i] = 0xFF
+	}
+	codes := refimpl.UnpackAWQ(w.QWeight, K, N)
+	zeros := refimpl.UnpackAWQ(w.QZeros, G, N)
+	for m := 0; m < M; m++ {
+		for n := 0; n < N; n++ {
+			var y float32
+			for g := 0; g < G; g++ {
+				var tg float32
+				for k := g * refimpl.GroupSize; k < (g+1)*refimpl.GroupSize; k++ {
+					tg += float32(int(codes[k*N+n])-8) * float32(q.CodeValue(m, k))
+				}
+				sc := float32(scale(g, n))
+				scd := sc * float32(int(zeros[g*N+n])-8)
+				f := sc*tg - scd*q.RowSums[m*G+g]
+				y += q.GroupScale[m*G+g] * f
+			}
+			b := refimpl.F64ToBF16(float64(y))
+			out[2*(m*N+n)], out[2*(m*N+n)+1] = byte(b), byte(b>>8)
+		}
+	}
+	return out
+}
+
+// TestGEMMCheckOutFP32Kernel runs checkGEMMOut on an fp32 emulation of the
+// kernel: the subnormal case that cancels (the H200 false failure) and the
+// normal case pass; a wrong group scale in one column fails the
+// per-element check.
+func TestGEMMCheckOutFP32Kernel(t *testing.T) {
+	const K, N, M = 5120, 64, 16
+	for _, dist := range []string{"subnormal", "normal"} {
+		c := gemmCase{"test", kernels.GemmShape{K: K, Parts: []int{N}}, M, dist, false}
+		rng := rand.New(rand.NewPCG(5, 6))
+		w := gemmWeights(rng, K, N)
+		if dist == "subnormal" {
+			w = zeroFirstChannels(w)
+		}
+		xs := [][]float32{gemmActivations(rng, M, K, dist)}
+		q := refimpl.QuantizeActGroup(xs[0], M, K)
+		rr := gemmReference(c, 1, w, xs, []*refimpl.QuantAct{q})
+		minRatio := math.Inf(1)
+		for i, v := range rr.ref {
+			minRatio = min(minRatio, rr.mag[i]/math.Abs(v))
+		}
+		t.Logf("%s: min mag/|ref| %.3g, mag %.3g..%.3g", dist, minRatio, minOf(rr.mag), maxOf(rr.mag))
+		check := func(got []byte) Result {
+			return RunGate(&Env{}, Gate{Name: "gemm-cpu", Run: func(tt *T) {
+				checkGEMMOut(tt, dist, got, M, N, rr)
+			}})
+		}
+		good := kernelFP32(w, q, M, func(g, n int) float64 { return w.Scales[g*N+n] })
+		if r := check(good); r.Status != Pass {
+			t.Errorf("%s: fp32 kernel output fails: %v", dist, r.Failures)
+		}
+		if dist != "normal" {
+			continue
+		}
+		// Column 7 reads the scale of the next group in group 3.
+		bad := kernelFP32(w, q, M, func(g, n int) float64 {
+			if n == 7 && g == 3 {
+				g++
+			}
+			return w.Scales[g*N+n]
+		})
+		r := check(bad)
+		if r.Status != Fail || !strings.Contains(strings.Join(r.Failures, "\n"), "sampled elements off by more than") {
+			t.Errorf("a wrong group scale in one column is not caught per element: %v %v", r.Status, r.Failures)
+		}
+	}
+}
+
+func minOf(x []float64) float64 {
+	v := math.Inf(1)
+	for _, e := range x {
+		v = min(v, e)
+	}
+	return v
+}
+
+func maxOf(x []float64) float64 {
+	v := math.Inf(-1)
+	for _, e := range x {
+		v = max(v, e)
+	}
+	return v
+}
+
+// BenchmarkGEMMReference times the gate's host reference on its slowest
+// decode case: gate_up (K=5120, N=8704+8704), M=64, 1024 sampled columns.
+func BenchmarkGEMMReference(b *testing.B) {
+	names, shs, err := kernels.GemmShapes("qwen38-27b-tp2")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var c gemmCase
+	for i, n := range names {
+		if n == "gate_up" {
+			c = gemmCase{n, shs[i], 64, "subnormal", false}
+		}
+	}
+	if c.label == "" {
+		b.Fatalf("no gate_up shape in %v", names)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	K, M, P := c.shape.K, c.M, len(c.shape.Parts)
+	w := zeroFirstChannels(gemmWeights(rng, K, c.shape.N()))
+	xs := make([][]float32, P)
+	qs := make([]*refimpl.QuantAct, P)
+	var wg sync.WaitGroup
+	for p := range xs {
+		xs[p] = gemmActivations(rng, M, K, c.dist)
+		wg.Add(1)
+		go func() { defer wg.Done(); qs[p] = refimpl.QuantizeActGroup(xs[p], M, K) }()
+	}
+	wg.Wait()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		gemmReference(c, 3, w, xs, qs)
+	}
+}
