@@ -172,7 +172,7 @@ DEVICE void dec_epilogue(const float (&acc)[MT][4], u16 *out, float *ws, u32 *se
 //   - the block's activation rows, asg and rs arrive by cp.async in chunks
 //     of CH groups, double-buffered (chunk c+1 in flight while chunk c
 //     computes); rows padded by 16 B so a B fragment's 8 rows hit 32
-//     distinct banks; rows >= M are zeros (nothing read for them);
+//     distinct banks; rows >= M are zeroed once, never staged;
 //   - weights stay a PF-deep register stream (ldg, no L1 allocate), the
 //     refills predicated instead of branched, so a round of PF groups is one
 //     basic block and the scheduler interleaves the groups' op chains;
@@ -210,13 +210,21 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
     ldg_u32_if(zb[i].x, znx, live), ldg_u32_if(zb[i].y, znx + 8u, live);
     wnx += 1024u, znx += N;
   }
-  // Chunk [c0, c0 + CH) -> buffer buf: activation rows in 16-byte pieces,
-  // then asg and rs of each (group, row); zeros past M and past gend.
+  // Rows M..8MT-1 of both activation buffers are zeros for the kernel's
+  // lifetime (stored once here; staging never touches them).
+  for (u32 i = tid; i < 2u * (ROWS - M) * (ROWB / 16u); i += 32u * DEC_WARPS) {
+    const u32 b = i / ((ROWS - M) * (ROWB / 16u)), r = i % ((ROWS - M) * (ROWB / 16u));
+    *(u32x4 *)&s_act[b][M + r / (ROWB / 16u)][16u * (r % (ROWB / 16u))] = u32x4{0u, 0u, 0u, 0u};
+  }
+  // Chunk [c0, c0 + CH) -> buffer buf: rows < M in 16-byte pieces (zeros
+  // for groups past gend), then asg and rs of each (group, row), zeros past
+  // M and gend.
   auto stage = [&](u32 c0, u32 buf) {
-    const u32 nch = gend - c0 < CH ? gend - c0 : CH, pieces = nch * (GROUP / 16u);
-    for (u32 i = tid; i < ROWS * pieces; i += 32u * DEC_WARPS) {
-      const u32 m = i / pieces, q = i - m * pieces;
-      const bool live = m < M;
+    constexpr u32 PIECES = CH * (GROUP / 16u);
+    const u32 nch = gend - c0 < CH ? gend - c0 : CH;
+    for (u32 i = tid; i < M * PIECES; i += 32u * DEC_WARPS) {
+      const u32 m = i / PIECES, q = i % PIECES;
+      const bool live = q < nch * (GROUP / 16u);
       cp_async16(&s_act[buf][m][16u * q], live ? ap + (u64)m * K + c0 * GROUP + 16u * q : ap, live ? 16u : 0u);
     }
     for (u32 i = tid; i < 2u * CH * ROWS; i += 32u * DEC_WARPS) {
