@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 
 	"github.com/parharness/parharness/bench/regret"
 	"github.com/parharness/parharness/gpu"
@@ -269,14 +270,25 @@ func runDecSuite(c *Ctx) error {
 				}
 				vs = append(vs, v)
 			}
-			if v1 := kernels.DecKernelV1(M); v1 != "" {
-				// The previous generation at the law's S: the A/B of the change.
-				v, err := b.decVariant(s, M, law, v1, "v1")
-				if err != nil {
-					c.FreeAll()
-					return err
+			// The other kernels that take M (previous generation, residency
+			// experiments) at the law's S and at 2x: the A/B of a change.
+			for _, k := range kernels.DecKernelsFor(M)[1:] {
+				tag, _, _ := strings.Cut(strings.TrimPrefix(k, "pq_gemm_dec_"), "_") // "v1", "o6", ...
+				for _, S := range []int{law} {
+					if S > min(s.G(), kernels.DecMaxS) {
+						continue
+					}
+					name := tag
+					if S != law {
+						name = fmt.Sprintf("%s-S%d", tag, S)
+					}
+					v, err := b.decVariant(s, M, S, k, name)
+					if err != nil {
+						c.FreeAll()
+						return err
+					}
+					vs = append(vs, v)
 				}
-				vs = append(vs, v)
 			}
 			p := Point{Suite: "dec", Kernel: "pq_gemm_dec", Shape: names[si], M: M, Regime: Cold,
 				Bytes: gemmPointBytes(s, M, false), Flops: 2 * int64(M) * int64(s.N()) * int64(s.K),

@@ -622,6 +622,9 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
                                                  u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
     gemm_dec_staged<MT, PF, CH>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);              \
   }
+// Residency was measured (H200, 2026-11-29, bench2 dec M = 1, 8, 16):
+// registers capped for 6 blocks/SM (PF = 4) +17..+145%; PF = 2 capped for 8
+// blocks/SM -12..+5% at M <= 8 and +37..+133% at M = 16; both dropped.
 DEC_STAGED_ENTRY(pq_gemm_dec_m8, 1, 4, 8)
 DEC_STAGED_ENTRY(pq_gemm_dec_m16, 2, 4, 8)
 #else
@@ -634,6 +637,7 @@ DEC_ENTRY(pq_gemm_dec_m64, 8, 2, false)
 // bench's A/B against the staged body (bench2 dec variant "v1").
 DEC_ENTRY(pq_gemm_dec_v1_m8, 1, 4, true)
 DEC_ENTRY(pq_gemm_dec_v1_m16, 2, 4, true)
+
 
 // ================================================================ prefill
 #define PRE_BM 128

@@ -65,6 +65,17 @@ func DecKernelV1(M int) string {
 	return ""
 }
 
+// DecKernelsFor lists every decode kernel that takes M: DecKernel(M) first,
+// then the previous generation (M <= 16). Experiments add their kernels
+// here to be timed beside the default by bench2 dec.
+func DecKernelsFor(M int) []string {
+	ks := []string{DecKernel(M)}
+	if v1 := DecKernelV1(M); v1 != "" {
+		ks = append(ks, v1)
+	}
+	return ks
+}
+
 // GemmShape is one (merged) linear as the GEMM sees it.
 type GemmShape struct {
 	K     int
@@ -193,8 +204,8 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 	N := s.N()
 	kernel = DecKernel(M)
 	if a.Kernel != "" {
-		if a.Kernel != kernel && a.Kernel != DecKernelV1(M) {
-			err = fmt.Errorf("gemm: kernel %s does not take decode M=%d (want %s or %s)", a.Kernel, M, kernel, DecKernelV1(M))
+		if !contains(DecKernelsFor(M), a.Kernel) {
+			err = fmt.Errorf("gemm: kernel %s does not take decode M=%d (want one of %v)", a.Kernel, M, DecKernelsFor(M))
 			return
 		}
 		kernel = a.Kernel
