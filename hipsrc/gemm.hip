@@ -75,6 +75,40 @@ DEVICE u32 partition_of(u32 n0, u32 nend0, u32 nend1) { return (n0 >= nend0 ? 1u
 #define DEC_BN (16 * DEC_WARPS)
 #define DEC_AR_CAP 2048 // (m, group) pairs of asg and rs staged in shared memory (16 KiB; else read from L2)
 
+// The last block's split-K sum (per-block protocol): 64 columns x M rows
+// of ws[0..S-1] summed in split order (deterministic) to bf16, in batches
+// of 8 elements per thread (i = tid + 128j) whose loads (8 x 4 splits) are
+// all issued before the adds: one L2 round trip per batch, not per element.
+DEVICE void dec_reduce_block(const float *ws, u16 *out, u32 M, u32 N, u32 S, u32 nblk, u32 tid) {
+  // Batches of 8 elements per thread (i = tid + 128j), each batch's loads
+  // (8 x 4 splits) issued before its adds; summed in split order.
+  for (u32 i0 = 0; i0 < M * DEC_BN; i0 += 8u * 32u * DEC_WARPS) {
+    float sum[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++) sum[j] = 0.0f;
+    for (u32 s = 0; s < S; s += 4) {
+      float v[8][4];
+#pragma unroll
+      for (int j = 0; j < 8; j++) {
+        const u32 i = i0 + tid + 32u * DEC_WARPS * j, m = i / DEC_BN, n = nblk + i % DEC_BN;
+#pragma unroll
+        for (u32 k = 0; k < 4; k++) v[j][k] = s + k < S && m < M ? ldg_cg_f32(ws + ((u64)(s + k) * M + m) * N + n) : 0.0f;
+      }
+#pragma unroll
+      for (int j = 0; j < 8; j++)
+#pragma unroll
+        for (u32 k = 0; k < 4; k++)
+          if (s + k < S) sum[j] += v[j][k];
+    }
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      const u32 i = i0 + tid + 32u * DEC_WARPS * j, m = i / DEC_BN, n = nblk + i % DEC_BN;
+      if (m < M) out[(u64)m * N + n] = (u16)pack_bf16x2(sum[j], 0.0f);
+    }
+  }
+}
+
+
 #if defined(__NVPTX__)
 // Folds one group's op result into the accumulator (header: sc·MMA_g −
 // sc·d·rs, times asg): the scale word z of columns n0+gid and n0+gid+8;
@@ -145,21 +179,77 @@ DEVICE void dec_epilogue(const float (&acc)[MT][4], u16 *out, float *ws, u32 *se
   block_sync();
   if (!s_last) return;
   fence_gpu();
-  for (u32 i = tid; i < M * DEC_BN; i += 32u * DEC_WARPS) {
-    const u32 m = i / DEC_BN, n = nblk + i % DEC_BN;
-    // Summed in split order (deterministic); loads issued four at a time.
-    float sum = 0.0f;
-    for (u32 s = 0; s < S; s += 4) {
-      float v[4];
-#pragma unroll
-      for (u32 i = 0; i < 4; i++) v[i] = s + i < S ? ldg_cg_f32(ws + ((u64)(s + i) * M + m) * N + n) : 0.0f;
-#pragma unroll
-      for (u32 i = 0; i < 4; i++)
-        if (s + i < S) sum += v[i];
-    }
-    out[(u64)m * N + n] = (u16)pack_bf16x2(sum, 0.0f);
-  }
+  dec_reduce_block(ws, out, M, N, S, nblk, tid);
   if (tid == 0) st_u32_gpu(sema + bx, 0u);
+}
+
+// The staged body's store: per warp, not per block. S = 1: bf16 straight
+// from the registers. S > 1: the warp's fp32 partial 16-column tile goes to
+// ws[split]; lane 0 releases it (fence, then a relaxed count on sema[j16],
+// one counter per 16-column tile); the warp that brings the count to S
+// acquires (fence), sums ws[0..S-1] in split order (deterministic) and
+// writes bf16, then resets the counter. No block barrier: a warp never
+// waits for the block's other warps (ncu on the per-block protocol: 27% of
+// warp time in the epilogue, membar and barrier stalls).
+template <int MT>
+DEVICE void dec_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 S, u32 j16,
+                              u32 split, u32 lane, u32 gid, u32 tig) {
+  const u32 n0 = 16u * j16, na = n0 + gid, nb = na + 8u;
+  float *dst = S == 1 ? nullptr : ws + (u64)split * M * N;
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) {
+    const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
+    if (S == 1) {
+      if (m0 < M) {
+        out[(u64)m0 * N + na] = (u16)pack_bf16x2(acc[mt][0], 0.0f);
+        out[(u64)m0 * N + nb] = (u16)pack_bf16x2(acc[mt][2], 0.0f);
+      }
+      if (m1 < M) {
+        out[(u64)m1 * N + na] = (u16)pack_bf16x2(acc[mt][1], 0.0f);
+        out[(u64)m1 * N + nb] = (u16)pack_bf16x2(acc[mt][3], 0.0f);
+      }
+    } else {
+      if (m0 < M) dst[(u64)m0 * N + na] = acc[mt][0], dst[(u64)m0 * N + nb] = acc[mt][2];
+      if (m1 < M) dst[(u64)m1 * N + na] = acc[mt][1], dst[(u64)m1 * N + nb] = acc[mt][3];
+    }
+  }
+  if (S == 1) return;
+  warp_sync_all(); // the lanes' partial stores are ordered before lane 0's release
+  u32 last = 0;
+  if (lane == 0) {
+    fence_gpu();
+    last = atomic_add_u32_gpu(sema + j16, 1u) == S - 1u ? 1u : 0u;
+    if (last) fence_gpu();
+  }
+  if (!shfl_idx_u32(last, 0)) return;
+  warp_sync_all(); // lane 0's acquire is ordered before the lanes' reads
+  // Element e = lane + 32j (row e/16, column n0 + e%16), J = 8MT*16/32 per
+  // lane; each round issues all J x 4 loads before the first add (one L2
+  // round trip per 4 splits, not one per element: the tail of the kernel).
+  constexpr int J = 4 * MT;
+  float sum[J];
+#pragma unroll
+  for (int j = 0; j < J; j++) sum[j] = 0.0f;
+  for (u32 s = 0; s < S; s += 4) {
+    float v[J][4];
+#pragma unroll
+    for (int j = 0; j < J; j++) {
+      const u32 e = lane + 32u * j, m = e >> 4, n = n0 + (e & 15u);
+#pragma unroll
+      for (u32 k = 0; k < 4; k++) v[j][k] = s + k < S && m < M ? ldg_cg_f32(ws + ((u64)(s + k) * M + m) * N + n) : 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < J; j++)
+#pragma unroll
+      for (u32 k = 0; k < 4; k++)
+        if (s + k < S) sum[j] += v[j][k]; // split order: deterministic
+  }
+#pragma unroll
+  for (int j = 0; j < J; j++) {
+    const u32 e = lane + 32u * j, m = e >> 4;
+    if (m < M) out[(u64)m * N + n0 + (e & 15u)] = (u16)pack_bf16x2(sum[j], 0.0f);
+  }
+  if (lane == 0) st_u32_gpu(sema + j16, 0u);
 }
 
 // Decode body with the activation codes staged through shared memory (the
@@ -179,8 +269,9 @@ DEVICE void dec_epilogue(const float (&acc)[MT][4], u16 *out, float *ws, u32 *se
 //   - each group's 4 k32 steps alternate between two accumulators (chains
 //     of 4 ops instead of 8), summed at the fold;
 //   - the int4 -> f16 conversion is 9 ops per 8 codes (w4_afrag_lop3).
-// Same grid, split-K protocol and fold as the per-warp body.
-template <int MT, int PF, int CH>
+// Same grid and fold as the per-warp body; split-K per warp
+// (dec_epilogue_warp: counters per 16-column tile).
+template <int MT, int PF, int CH, bool MEMONLY = false>
 DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                             float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
   static_assert(CH % PF == 0, "a chunk holds whole prefetch rounds (static ring slots)");
@@ -188,7 +279,6 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
   constexpr u32 ROWB = CH * GROUP + 16u; // staged row stride in bytes
   SHARED __attribute__((aligned(16))) u8 s_act[2][ROWS][ROWB];
   SHARED __attribute__((aligned(16))) float s_ar[2][2][CH][ROWS]; // [buf][asg, rs][group in chunk][row]
-  SHARED u32 s_last;
   const u32 G = K / GROUP;
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
   const u32 bx = bid_x(), split = bid_y();
@@ -212,9 +302,9 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
   }
   // Rows M..8MT-1 of both activation buffers are zeros for the kernel's
   // lifetime (stored once here; staging never touches them).
-  for (u32 i = tid; i < 2u * (ROWS - M) * (ROWB / 16u); i += 32u * DEC_WARPS) {
-    const u32 b = i / ((ROWS - M) * (ROWB / 16u)), r = i % ((ROWS - M) * (ROWB / 16u));
-    *(u32x4 *)&s_act[b][M + r / (ROWB / 16u)][16u * (r % (ROWB / 16u))] = u32x4{0u, 0u, 0u, 0u};
+  for (u32 i = M * (ROWB / 16u) + tid; i < ROWS * (ROWB / 16u); i += 32u * DEC_WARPS) {
+    ((u32x4 *)&s_act[0][0][0])[i] = u32x4{0u, 0u, 0u, 0u};
+    ((u32x4 *)&s_act[1][0][0])[i] = u32x4{0u, 0u, 0u, 0u};
   }
   // Chunk [c0, c0 + CH) -> buffer buf: rows < M in 16-byte pieces (zeros
   // for groups past gend), then asg and rs of each (group, row), zeros past
@@ -251,6 +341,10 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
     ldg_stream_v4_if(wb[i][0], wnx, more), ldg_stream_v4_if(wb[i][1], wnx + 512u, more);
     ldg_u32_if(zb[i].x, znx, more), ldg_u32_if(zb[i].y, znx + 8u, more);
     wnx += 1024u, znx += N;
+    if (MEMONLY) { // attribution: the same loads, no conversion, op or fold
+      acc[0][0] += bits_f32(w0.x ^ w0.y ^ w0.z ^ w0.w ^ w1.x ^ w1.y ^ w1.z ^ w1.w ^ z.x ^ z.y);
+      return;
+    }
     const u8 *sg = &s_act[buf][gid][4u * tig] + gl * GROUP;
     const u32 ww0[4] = {w0.x, w0.y, w0.z, w0.w}, ww1[4] = {w1.x, w1.y, w1.z, w1.w};
     float t[2][MT][4];
@@ -301,7 +395,7 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
       if (g + i < cend) group(i, g + i, g + i - c0, buf);
     block_sync(); // every warp is done with buffer buf before it is restaged
   }
-  dec_epilogue<MT>(acc, out, ws, sema, s_last, M, N, S, n0, nblk, split, bx, tid, gid, tig);
+  dec_epilogue_warp<MT>(acc, out, ws, sema, M, N, S, j16, split, lane, gid, tig);
 }
 
 // MT: 8-row op tiles (M <= 8*MT). PF: groups of weights and scale words in
@@ -592,19 +686,7 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
   block_sync();
   if (!s_last) return;
   fence_gpu();
-  for (u32 i = tid; i < M * DEC_BN; i += 32u * DEC_WARPS) {
-    const u32 m = i / DEC_BN, n = nblk + i % DEC_BN;
-    float sum = 0.0f;
-    for (u32 s = 0; s < S; s += 4) {
-      float v[4];
-#pragma unroll
-      for (u32 i = 0; i < 4; i++) v[i] = s + i < S ? ldg_cg_f32(ws + ((u64)(s + i) * M + m) * N + n) : 0.0f;
-#pragma unroll
-      for (u32 i = 0; i < 4; i++)
-        if (s + i < S) sum += v[i];
-    }
-    out[(u64)m * N + n] = (u16)pack_bf16x2(sum, 0.0f);
-  }
+  dec_reduce_block(ws, out, M, N, S, nblk, tid);
   if (tid == 0) st_u32_gpu(sema + bx, 0u);
 }
 #endif
@@ -627,6 +709,15 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
 // blocks/SM -12..+5% at M <= 8 and +37..+133% at M = 16; both dropped.
 DEC_STAGED_ENTRY(pq_gemm_dec_m8, 1, 4, 8)
 DEC_STAGED_ENTRY(pq_gemm_dec_m16, 2, 4, 8)
+// Attribution (bench2 dec variant "memonly"; its output is not a GEMM and no
+// gate runs it): the staged kernel's loads, staging and epilogue without the
+// conversion, the op and the fold: the memory-side floor of this grid.
+KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void pq_gemm_dec_memonly_m8(const u8 *wq, const u32 *sz, const u8 *act,
+                                                                const float *asg, const float *rsum, u16 *out,
+                                                                float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0,
+                                                                u32 nend1, u32 S) {
+  gemm_dec_staged<1, 4, 8, true>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);
+}
 #else
 DEC_ENTRY(pq_gemm_dec_m8, 1, 4, true)
 DEC_ENTRY(pq_gemm_dec_m16, 2, 4, true)
@@ -637,6 +728,9 @@ DEC_ENTRY(pq_gemm_dec_m64, 8, 2, false)
 // bench's A/B against the staged body (bench2 dec variant "v1").
 DEC_ENTRY(pq_gemm_dec_v1_m8, 1, 4, true)
 DEC_ENTRY(pq_gemm_dec_v1_m16, 2, 4, true)
+#if !defined(__NVPTX__)
+DEC_ENTRY(pq_gemm_dec_memonly_m8, 1, 4, true) // sm_90 attribution only; the name exists on both targets
+#endif
 
 
 // ================================================================ prefill

@@ -21,6 +21,7 @@ func init() {
 		{Name: "pq_gemm_dec_m64", Module: "gemm", Doc: "decode-band W4A8 GEMM, 32 < M <= 64 (eight 8-row op tiles)"},
 		{Name: "pq_gemm_dec_v1_m8", Module: "gemm", Doc: "previous decode generation, M <= 8 (per-warp activation reads from L2; kept for the bench2 dec A/B)"},
 		{Name: "pq_gemm_dec_v1_m16", Module: "gemm", Doc: "previous decode generation, 8 < M <= 16 (kept for the bench2 dec A/B)"},
+		{Name: "pq_gemm_dec_memonly_m8", Module: "gemm", Doc: "attribution only (not a GEMM, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold"},
 		{Name: "pq_gemm_pre", Module: "gemm", Doc: "per-token prefill W4A8 GEMM: fragment-tiled activations, weights through shared memory, 128x128 tiles, fold once per 128-group"},
 	} {
 		Register(k)
@@ -72,6 +73,9 @@ func DecKernelsFor(M int) []string {
 	ks := []string{DecKernel(M)}
 	if v1 := DecKernelV1(M); v1 != "" {
 		ks = append(ks, v1)
+	}
+	if M <= 8 {
+		ks = append(ks, "pq_gemm_dec_memonly_m8") // attribution: output is not a GEMM
 	}
 	return ks
 }
@@ -184,8 +188,10 @@ func DecWorkspaceBytes(M, N, S int) int {
 	return 4 * S * M * N
 }
 
-// DecSemaBytes is the size of the split-K counters (one per column block).
-func DecSemaBytes(N int) int { return 4 * (N / DecBN) }
+// DecSemaBytes is the size of the split-K counters: one per 16-column warp
+// tile (the staged kernels count per warp; the per-warp v1 and M > 16
+// kernels per 64-column block use the first N/64).
+func DecSemaBytes(N int) int { return 4 * (N / 16) }
 
 // DecLaunch returns the kernel, grid, block and arguments of a decode launch.
 func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu.Dim3, args []any, err error) {

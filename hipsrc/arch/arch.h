@@ -9,7 +9,7 @@
 // Index:
 //   qualifiers   KERNEL, DEVICE, SHARED, LAUNCH_BOUNDS(n)
 //   indices      tid_x(), bid_x/y/z(), bdim_x(), gdim_x(), lane_id()
-//   sync         block_sync(), warp_sum_u32()
+//   sync         block_sync(), warp_sync_all(), warp_sum_u32(), shfl_idx_u32()
 //   atomics      atomic_add_u64(), atomic_min_u32()
 //   fp8          hw_e4m3x2_raw(lo, hi), hw_e4m3x2_sat(lo, hi), hw_e4m3_to_f32(c)
 #pragma once
@@ -41,6 +41,14 @@ DEVICE void block_sync() {
   __builtin_amdgcn_s_barrier();
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
+// Lane src's v to every lane.
+DEVICE u32 shfl_idx_u32(u32 v, u32 src) { return (u32)__builtin_amdgcn_ds_bpermute((int)(src << 2), (int)v); }
+// Warp-level barrier with memory ordering among the lanes (bar.warp.sync).
+DEVICE void warp_sync_all() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+  __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+}
 DEVICE u32 shfl_down_u32(u32 v, u32 delta) {
   u32 src = lane_id() + delta;
   // ds_bpermute reads lane (addr/4); lanes past the wave read their own value.
@@ -71,6 +79,8 @@ DEVICE u32 bdim_x() { return __nvvm_read_ptx_sreg_ntid_x(); }
 DEVICE u32 gdim_x() { return __nvvm_read_ptx_sreg_nctaid_x(); }
 DEVICE u32 lane_id() { return __nvvm_read_ptx_sreg_laneid(); }
 DEVICE void block_sync() { __nvvm_barrier_sync(0); }
+DEVICE u32 shfl_idx_u32(u32 v, u32 src) { return (u32)__nvvm_shfl_sync_idx_i32(0xffffffffu, (int)v, (int)src, 0x1f); }
+DEVICE void warp_sync_all() { __nvvm_bar_warp_sync(0xffffffffu); }
 DEVICE u32 shfl_down_u32(u32 v, u32 delta) {
   return (u32)__nvvm_shfl_sync_down_i32(0xffffffffu, (int)v, (int)delta, 0x1f);
 }
