@@ -223,31 +223,34 @@ DEVICE void dec_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u3
   }
   if (!shfl_idx_u32(last, 0)) return;
   warp_sync_all(); // lane 0's acquire is ordered before the lanes' reads
-  // Element e = lane + 32j (row e/16, column n0 + e%16), J = 8MT*16/32 per
-  // lane; each round issues all J x 4 loads before the first add (one L2
-  // round trip per 4 splits, not one per element: the tail of the kernel).
-  constexpr int J = 4 * MT;
-  float sum[J];
+  // Element e = lane + 32j (row e/16, column n0 + e%16), 4MT per lane, in
+  // batches of up to 8; each round issues a batch's loads for 4 splits
+  // before the first add (one L2 round trip per round, not per element: the
+  // tail of the kernel).
+  constexpr int JB = 4 * MT < 8 ? 4 * MT : 8;
+  for (u32 j0 = 0; j0 < 4u * MT; j0 += JB) {
+    float sum[JB];
 #pragma unroll
-  for (int j = 0; j < J; j++) sum[j] = 0.0f;
-  for (u32 s = 0; s < S; s += 4) {
-    float v[J][4];
+    for (int j = 0; j < JB; j++) sum[j] = 0.0f;
+    for (u32 s = 0; s < S; s += 4) {
+      float v[JB][4];
 #pragma unroll
-    for (int j = 0; j < J; j++) {
-      const u32 e = lane + 32u * j, m = e >> 4, n = n0 + (e & 15u);
+      for (int j = 0; j < JB; j++) {
+        const u32 e = lane + 32u * (j0 + j), m = e >> 4, n = n0 + (e & 15u);
 #pragma unroll
-      for (u32 k = 0; k < 4; k++) v[j][k] = s + k < S && m < M ? ldg_cg_f32(ws + ((u64)(s + k) * M + m) * N + n) : 0.0f;
+        for (u32 k = 0; k < 4; k++) v[j][k] = s + k < S && m < M ? ldg_cg_f32(ws + ((u64)(s + k) * M + m) * N + n) : 0.0f;
+      }
+#pragma unroll
+      for (int j = 0; j < JB; j++)
+#pragma unroll
+        for (u32 k = 0; k < 4; k++)
+          if (s + k < S) sum[j] += v[j][k]; // split order: deterministic
     }
 #pragma unroll
-    for (int j = 0; j < J; j++)
-#pragma unroll
-      for (u32 k = 0; k < 4; k++)
-        if (s + k < S) sum[j] += v[j][k]; // split order: deterministic
-  }
-#pragma unroll
-  for (int j = 0; j < J; j++) {
-    const u32 e = lane + 32u * j, m = e >> 4;
-    if (m < M) out[(u64)m * N + n0 + (e & 15u)] = (u16)pack_bf16x2(sum[j], 0.0f);
+    for (int j = 0; j < JB; j++) {
+      const u32 e = lane + 32u * (j0 + j), m = e >> 4;
+      if (m < M) out[(u64)m * N + n0 + (e & 15u)] = (u16)pack_bf16x2(sum[j], 0.0f);
+    }
   }
   if (lane == 0) st_u32_gpu(sema + j16, 0u);
 }
@@ -722,8 +725,15 @@ KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void pq_gemm_dec_memonly_m8(const u8 *wq, c
 DEC_ENTRY(pq_gemm_dec_m8, 1, 4, true)
 DEC_ENTRY(pq_gemm_dec_m16, 2, 4, true)
 #endif
+#if defined(__NVPTX__)
+DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
+DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
+#else
 DEC_ENTRY(pq_gemm_dec_m32, 4, 2, false)
 DEC_ENTRY(pq_gemm_dec_m64, 8, 2, false)
+#endif
+DEC_ENTRY(pq_gemm_dec_v1_m32, 4, 2, false)
+DEC_ENTRY(pq_gemm_dec_v1_m64, 8, 2, false)
 // The per-warp body at M <= 16 (the previous generation), kept for the
 // bench's A/B against the staged body (bench2 dec variant "v1").
 DEC_ENTRY(pq_gemm_dec_v1_m8, 1, 4, true)

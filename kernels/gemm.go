@@ -17,10 +17,12 @@ func init() {
 	for _, k := range []Kernel{
 		{Name: "pq_gemm_dec_m8", Module: "gemm", Doc: "decode-band W4A8 GEMM, M <= 8: per-group scales, activations staged in shared memory, split-K with an in-kernel deterministic reduce, all partitions in one launch"},
 		{Name: "pq_gemm_dec_m16", Module: "gemm", Doc: "decode-band W4A8 GEMM, 8 < M <= 16 (pq_gemm_dec_m8's template, two 8-row op tiles)"},
-		{Name: "pq_gemm_dec_m32", Module: "gemm", Doc: "decode-band W4A8 GEMM, 16 < M <= 32 (four 8-row op tiles)"},
-		{Name: "pq_gemm_dec_m64", Module: "gemm", Doc: "decode-band W4A8 GEMM, 32 < M <= 64 (eight 8-row op tiles)"},
+		{Name: "pq_gemm_dec_m32", Module: "gemm", Doc: "decode-band W4A8 GEMM, 16 < M <= 32 (four 8-row op tiles, activation chunks of 4 groups)"},
+		{Name: "pq_gemm_dec_m64", Module: "gemm", Doc: "decode-band W4A8 GEMM, 32 < M <= 64 (eight 8-row op tiles, 2 groups in flight, chunks of 2 groups)"},
 		{Name: "pq_gemm_dec_v1_m8", Module: "gemm", Doc: "previous decode generation, M <= 8 (per-warp activation reads from L2; kept for the bench2 dec A/B)"},
 		{Name: "pq_gemm_dec_v1_m16", Module: "gemm", Doc: "previous decode generation, 8 < M <= 16 (kept for the bench2 dec A/B)"},
+		{Name: "pq_gemm_dec_v1_m32", Module: "gemm", Doc: "previous decode generation, 16 < M <= 32 (kept for the bench2 dec A/B)"},
+		{Name: "pq_gemm_dec_v1_m64", Module: "gemm", Doc: "previous decode generation, 32 < M <= 64 (kept for the bench2 dec A/B)"},
 		{Name: "pq_gemm_dec_memonly_m8", Module: "gemm", Doc: "attribution only (not a GEMM, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold"},
 		{Name: "pq_gemm_pre", Module: "gemm", Doc: "per-token prefill W4A8 GEMM: fragment-tiled activations, weights through shared memory, 128x128 tiles, fold once per 128-group"},
 	} {
@@ -54,20 +56,22 @@ func DecKernel(M int) string {
 }
 
 // DecKernelV1 names the previous decode generation's kernel of an M class
-// (M <= 16; "" above, where there is only one), which benches time beside
-// DecKernel's and the gate checks like it.
+// (per-warp activation reads from L2, per-block split-K), which benches time
+// beside DecKernel's and the gate checks like it; "" once a class has none.
 func DecKernelV1(M int) string {
 	switch {
 	case M <= 8:
 		return "pq_gemm_dec_v1_m8"
 	case M <= 16:
 		return "pq_gemm_dec_v1_m16"
+	case M <= 32:
+		return "pq_gemm_dec_v1_m32"
 	}
-	return ""
+	return "pq_gemm_dec_v1_m64"
 }
 
 // DecKernelsFor lists every decode kernel that takes M: DecKernel(M) first,
-// then the previous generation (M <= 16). Experiments add their kernels
+// then the previous generation. Experiments add their kernels
 // here to be timed beside the default by bench2 dec.
 func DecKernelsFor(M int) []string {
 	ks := []string{DecKernel(M)}
@@ -131,14 +135,15 @@ func (s GemmShape) Check(align int) error {
 }
 
 // DecSplitK is the decode band's split-K law, fitted on the H200 (bench2
-// dec, 2026-11-29): 4 splits up to M = 8 (the weight stream needs the
-// parallelism and a split's fp32 partials are small), 2 above, doubled
-// while the grid has fewer than 1.5 blocks per SM (narrow N: o_proj, down),
-// at least 4 groups per split and at most DecMaxS.
+// dec, 2026-11-29, staged kernels, results/h200-2026-11-29/dec.json): 4
+// splits up to M = 16 (the weight stream needs the parallelism; S = 4 was
+// the argmin at M = 16 on all four shapes, by 6-10% over S = 2), 2 above,
+// doubled while the grid has fewer than 1.5 blocks per SM (narrow N:
+// o_proj, down), at least 4 groups per split and at most DecMaxS.
 func DecSplitK(M, N, K, sms int) int {
 	G := K / Group
 	s := 2
-	if M <= 8 {
+	if M <= 16 {
 		s = 4
 	}
 	for (N/DecBN)*s*2 < 3*sms && s < DecMaxS {
@@ -155,7 +160,7 @@ const H200SMs = 132
 
 // WriteDecSplitKTable prints the law over shapes and an M ladder.
 func WriteDecSplitKTable(w io.Writer, names []string, shapes []GemmShape, Ms []int, sms int) {
-	fmt.Fprintf(w, "decode split-K law (SMs=%d: S=4 for M<=8 else 2, doubled below 1.5 blocks/SM, >= 4 groups per split)\n", sms)
+	fmt.Fprintf(w, "decode split-K law (SMs=%d: S=4 for M<=16 else 2, doubled below 1.5 blocks/SM, >= 4 groups per split)\n", sms)
 	fmt.Fprintf(w, "%-10s %6s %6s", "shape", "K", "N")
 	for _, m := range Ms {
 		fmt.Fprintf(w, " %5s", fmt.Sprintf("M=%d", m))
