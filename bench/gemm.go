@@ -21,8 +21,10 @@ import (
 //
 //   dec  decode band on gate_up, qkv, down, in_proj, M ladder 1..64:
 //        the kernel at the split-K law's S (baseline) against fixed S = 1, 2,
-//        4, 8 and the previous kernel generation at the law's S ("v1",
-//        M <= 16); then a regret table of the law against the per-cell argmin,
+//        4, 8, the law's launch under programmatic dependent launch ("pdl":
+//        the weight stream starts while the previous call finishes), the
+//        previous kernel generation ("v1") and the memory-side attribution
+//        ("memonly", M <= 8) at the law's S; then a regret table of the law against the per-cell argmin,
 //        and a cuBLASLt fp8 row at the same (M, N, K) (fp8 weights, 2x the
 //        bytes of int4: the peer a W4A8 decode has to beat on time).
 //   pre  per-token prefill on every TP=2 shape at M = 2048, 8192, with the
@@ -157,12 +159,19 @@ func fillRandomBytes(c *Ctx, p gpu.Ptr, n int64, rng *rand.Rand) error {
 	return nil
 }
 
-func (b *gemmBufs) decVariant(s kernels.GemmShape, M, S int, kernel, name string) (Variant, error) {
+// decVariant times one decode kernel at split S; pdl launches every call
+// with programmatic dependent launch (each call's weight stream starts while
+// the previous call finishes, as behind the producer in a decode step).
+func (b *gemmBufs) decVariant(s kernels.GemmShape, M, S int, kernel, name string, pdl bool) (Variant, error) {
 	kern, grid, block, _, err := kernels.DecLaunch(s, M, S, kernels.DecArgs{Kernel: kernel})
 	if err != nil {
 		return Variant{}, err
 	}
-	f, err := b.c.Launcher(kern, grid, block, 0, func(k int) []any {
+	launcher := b.c.Launcher
+	if pdl {
+		launcher = b.c.LauncherPDL
+	}
+	f, err := launcher(kern, grid, block, 0, func(k int) []any {
 		_, _, _, args, _ := kernels.DecLaunch(s, M, S, kernels.DecArgs{W: b.w.Add(k * b.sw), SZ: b.sz.Add(k * b.ssz),
 			Act: b.act.Add(k * b.sact), ASG: b.sc.Add(k * b.ssc), RS: b.rs.Add(k * b.srs), Out: b.out.Add(k * b.sout), WS: b.ws, Sema: b.sema, Kernel: kernel})
 		return args
@@ -263,12 +272,18 @@ func runDecSuite(c *Ctx) error {
 			}
 			var vs []Variant
 			for _, S := range Ss {
-				v, err := b.decVariant(s, M, S, "", fmt.Sprintf("S%d", S))
+				v, err := b.decVariant(s, M, S, "", fmt.Sprintf("S%d", S), false)
 				if err != nil {
 					c.FreeAll()
 					return err
 				}
 				vs = append(vs, v)
+			}
+			// The law's launch under programmatic dependent launch (CUDA).
+			if v, err := b.decVariant(s, M, law, "", "pdl", true); err == nil {
+				vs = append(vs, v)
+			} else {
+				c.Skipf("dec %s M=%d: variant pdl: %v", names[si], M, err)
 			}
 			// The other kernels that take M (previous generation, residency
 			// experiments) at the law's S and at 2x: the A/B of a change.
@@ -282,7 +297,7 @@ func runDecSuite(c *Ctx) error {
 					if S != law {
 						name = fmt.Sprintf("%s-S%d", tag, S)
 					}
-					v, err := b.decVariant(s, M, S, k, name)
+					v, err := b.decVariant(s, M, S, k, name, false)
 					if err != nil {
 						c.FreeAll()
 						return err

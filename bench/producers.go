@@ -35,10 +35,14 @@ type producerSuite struct {
 func init() {
 	G := func(K int) int64 { return int64(K / kernels.Group) }
 	for _, s := range []producerSuite{
-		{name: "grpq", doc: "decode-band producer pq_rotq_group (per-group scales), one launch for all partitions; hot-records and all-hot variants attribute the cold fetch",
+		{name: "grpq", doc: "decode-band producer pq_rotq_group (per-group scales), one launch for all partitions; hot-records and all-hot variants attribute the cold fetch, group-pdl launches with programmatic dependent launch",
 			Ms: DecodeMs,
 			variants: func(b *producerBufs) []Variant {
-				return []Variant{b.group(), b.groupAttr("group-hot-records", true, false), b.groupAttr("group-hot", true, true)}
+				vs := []Variant{b.group(), b.groupAttr("group-hot-records", true, false), b.groupAttr("group-hot", true, true)}
+				if v, ok := b.groupPDL(); ok {
+					vs = append(vs, v)
+				}
+				return vs
 			},
 			bytes: func(M, K, P int) int64 {
 				return int64(M*K*2) + int64(P*M*K) + 2*int64(P*M)*G(K)*4
@@ -150,11 +154,32 @@ func (b *producerBufs) groupAttr(name string, hotRecords, hotAll bool) Variant {
 		if hotAll {
 			kx = 0
 		}
-		return []any{b.x.Add(kx * b.sx), b.idx.Add(kr * b.sidx), b.cs.Add(kr * b.scs), b.chs.Add(kr * b.schs),
-			b.codes.Add(kx * b.scodes), b.scale.Add(kx * b.sscale), b.rsum.Add(kx * b.srsum), uint32(b.M), uint32(b.K), uint32(rpw)}
+		return b.groupArgs(kr, kx, rpw)
 	})
 	v.Name = name
 	return v
+}
+
+// groupArgs are pq_rotq_group's arguments with the records and channel
+// scales from buffer set kr and everything else from set kx.
+func (b *producerBufs) groupArgs(kr, kx, rpw int) []any {
+	return []any{b.x.Add(kx * b.sx), b.idx.Add(kr * b.sidx), b.cs.Add(kr * b.scs), b.chs.Add(kr * b.schs),
+		b.codes.Add(kx * b.scodes), b.scale.Add(kx * b.sscale), b.rsum.Add(kx * b.srsum), uint32(b.M), uint32(b.K), uint32(rpw)}
+}
+
+// groupPDL is the decode-band producer under programmatic dependent launch:
+// each call's records and channel scales load while the previous call
+// finishes (as behind the previous layer in a decode step). false, after a
+// skip note, where the backend cannot.
+func (b *producerBufs) groupPDL() (Variant, bool) {
+	rpw := kernels.RowsPerWarp(b.M)
+	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
+	f, err := b.c.LauncherPDL("pq_rotq_group", grid, block, 0, func(k int) []any { return b.groupArgs(k, k, rpw) })
+	if err != nil {
+		b.c.Skipf("grpq M=%d K=%d P=%d: variant group-pdl: %v", b.M, b.K, b.P, err)
+		return Variant{}, false
+	}
+	return Variant{Name: "group-pdl", Enqueue: f}, true
 }
 
 func (b *producerBufs) passA() Variant { return b.passARPW(0) }

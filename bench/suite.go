@@ -150,6 +150,23 @@ func (c *Ctx) Measure(p Point) error {
 
 // Launcher returns an Enqueue-style function launching a registered kernel
 // with fixed geometry; args(copy) supplies the arguments for a buffer set.
+// LauncherPDL is Launcher with programmatic dependent launch (the kernel
+// must call grid_dep_wait before touching the previous kernel's data); an
+// error names why the device cannot (HIP, or a driver without the call).
+func (c *Ctx) LauncherPDL(kernel string, grid, block gpu.Dim3, shared int, args func(copy int) []any) (func(gpu.Stream, int) error, error) {
+	pd, ok := c.Dev.(gpu.PDLLauncher)
+	if !ok {
+		return nil, fmt.Errorf("%s: the %s backend has no programmatic dependent launch", kernel, c.Dev.Info().Backend)
+	}
+	f, err := c.Kernels.Function(kernel)
+	if err != nil {
+		return nil, err
+	}
+	return func(s gpu.Stream, copy int) error {
+		return pd.LaunchPDL(f, grid, block, shared, s, args(copy)...)
+	}, nil
+}
+
 func (c *Ctx) Launcher(kernel string, grid, block gpu.Dim3, shared int, args func(copy int) []any) (func(gpu.Stream, int) error, error) {
 	f, err := c.Kernels.Function(kernel)
 	if err != nil {

@@ -120,6 +120,34 @@ func (t *T) Launch(kernel string, grid, block gpu.Dim3, sharedBytes int, args ..
 	t.CheckCanaries(kernel)
 }
 
+// LaunchPDLPair launches kernel twice back to back on one stream, the
+// second with programmatic dependent launch (it may start while the first
+// finishes), then synchronizes and checks canaries. It reports false, after
+// a note, when the device has no PDL launch (HIP): the caller skips the check.
+func (t *T) LaunchPDLPair(kernel string, grid, block gpu.Dim3, sharedBytes int, first, second []any) bool {
+	dev := t.Device()
+	pd, ok := dev.(gpu.PDLLauncher)
+	if !ok {
+		t.Logf("%s: no programmatic dependent launch on the %s backend; PDL pair not run", kernel, dev.Info().Backend)
+		return false
+	}
+	if t.env.Kernels == nil {
+		t.Skipf("no kernel loader (no build directory)")
+	}
+	f, err := t.env.Kernels.Function(kernel)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	s, err := dev.NewStream()
+	t.Check(err, "stream for the PDL pair")
+	defer dev.DestroyStream(s)
+	t.Check(dev.Launch(f, grid, block, sharedBytes, s, first...), "launch "+kernel)
+	t.Check(pd.LaunchPDL(f, grid, block, sharedBytes, s, second...), "PDL launch "+kernel)
+	t.Check(dev.StreamSynchronize(s), "run "+kernel+" PDL pair")
+	t.CheckCanaries(kernel + " (PDL pair)")
+	return true
+}
+
 // CheckCanaries checks every buffer of the gate, and that every input
 // buffer still holds what was uploaded; after names the kernel.
 func (t *T) CheckCanaries(after string) {

@@ -300,6 +300,7 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 	if v1 := kernels.DecKernelV1(M); v1 != "" {
 		runs = append(runs, run{law, v1}) // the previous generation, while benches still time it
 	}
+	var plain []byte
 	for _, r := range runs {
 		S := r.S
 		t.Poison(out, 0xFF)
@@ -312,10 +313,41 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			tag += " (law)"
 		}
 		check(tag)
+		if r.kern == kernels.DecKernel(M) && S == law {
+			plain = t.Download(out) // the reference bits for the PDL pair below
+		}
 		for i, b := range t.Download(sema) {
 			if b != 0 {
 				t.Failf("%s %s: split-K counter byte %d is %#02x after the launch, want 0 (the last block resets it)", name, tag, i, b)
 				break
+			}
+		}
+	}
+	// Programmatic dependent launch: the same launch twice back to back on
+	// one stream, the second PDL-launched into a second output, sharing the
+	// split-K workspace and counters. The second kernel's weight stream may
+	// start before the first finishes; anything else it did before its
+	// grid_dep_wait would race with the first's split-K reduce. Both outputs
+	// must pass the checks and agree bit for bit with the plain launch.
+	if law > 1 {
+		out2 := t.Buffer("out-pdl", 2*(M+gemmRowsPast)*N)
+		t.Poison(out, 0xFF)
+		t.Poison(out2, 0xFF)
+		a := kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr()}
+		kern, grid, block, args1, err := kernels.DecLaunch(c.shape, M, law, a)
+		t.Check(err, name)
+		a.Out = out2.Ptr()
+		_, _, _, args2, _ := kernels.DecLaunch(c.shape, M, law, a)
+		if t.LaunchPDLPair(kern, grid, block, 0, args1, args2) {
+			tag := fmt.Sprintf("%s S=%d PDL pair", kern, law)
+			got1, got2 := t.Download(out), t.Download(out2)
+			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (first)", got1, M, N, rr))
+			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (second)", got2, M, N, rr))
+			for i := 0; i < 2*M*N; i++ {
+				if got1[i] != plain[i] || got2[i] != plain[i] {
+					t.Failf("%s %s: output byte %d differs from the plain launch (%#02x, %#02x, plain %#02x)", name, tag, i, got1[i], got2[i], plain[i])
+					break
+				}
 			}
 		}
 	}

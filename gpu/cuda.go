@@ -56,6 +56,9 @@ var (
 	cuMemsetD8 func(dst uint64, v uint8, n uint64) cuResult
 	// CUresult cuLaunchKernel(CUfunction f, unsigned gx, gy, gz, bx, by, bz, unsigned sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
 	cuLaunchKernel func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, s uintptr, params unsafe.Pointer, extra unsafe.Pointer) cuResult
+	// CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+	// (CUDA 12.0+; optional: only the PDL launch needs it)
+	cuLaunchKernelEx func(cfg *cuLaunchConfig, f uintptr, params unsafe.Pointer, extra unsafe.Pointer) cuResult
 	// CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 	cuStreamCreate func(s *uintptr, flags uint32) cuResult
 	// CUresult cuStreamDestroy_v2(CUstream hStream)
@@ -112,6 +115,7 @@ var cudaSymbols = []symbol{
 	{"cuMemcpyDtoH_v2", &cuMemcpyDtoH, false},
 	{"cuMemsetD8_v2", &cuMemsetD8, false},
 	{"cuLaunchKernel", &cuLaunchKernel, false},
+	{"cuLaunchKernelEx", &cuLaunchKernelEx, true},
 	{"cuStreamCreate", &cuStreamCreate, false},
 	{"cuStreamDestroy_v2", &cuStreamDestroy, false},
 	{"cuStreamSynchronize", &cuStreamSynchronize, false},
@@ -337,6 +341,61 @@ func (d *cudaDevice) Launch(f Function, grid, block Dim3, sharedBytes int, s Str
 		r := cuLaunchKernel(cf.h, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, uint32(sharedBytes), uintptr(s), params, nil)
 		if err := cuErr("cuLaunchKernel", r); err != nil {
 			return fmt.Errorf("launch %s grid %v block %v: %w", cf.name, grid, block, err)
+		}
+		return nil
+	})
+}
+
+// cuLaunchConfig is CUlaunchConfig (cuda.h): seven unsigned ints, then the
+// stream handle at offset 32, the attribute pointer at 40, the count at 48.
+type cuLaunchConfig struct {
+	gridX, gridY, gridZ    uint32
+	blockX, blockY, blockZ uint32
+	sharedBytes            uint32
+	_                      uint32
+	stream                 uintptr
+	attrs                  *cuLaunchAttribute
+	numAttrs               uint32
+	_                      uint32
+}
+
+// cuLaunchAttribute is CUlaunchAttribute: the id, 4 bytes of padding and the
+// 64-byte CUlaunchAttributeValue union (its first int32 carries the flag
+// values used here).
+type cuLaunchAttribute struct {
+	id    uint32
+	_     uint32
+	value [64]byte
+}
+
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (CUlaunchAttributeID):
+// the launch may overlap the previous kernel of its stream, resolving the
+// dependency itself with griddepcontrol.wait (PTX ISA, sm_90).
+const cuLaunchAttrProgrammaticStreamSerialization = 6
+
+// LaunchPDL enqueues f like Launch, with programmatic dependent launch: the
+// kernel may start while the previous kernel in the stream finishes, and
+// must execute griddepcontrol.wait (arch.h grid_dep_wait) before it touches
+// anything that kernel writes. Captured into graphs as a programmatic edge.
+func (d *cudaDevice) LaunchPDL(f Function, grid, block Dim3, sharedBytes int, s Stream, args ...any) error {
+	cf, ok := f.(*cudaFunction)
+	if !ok {
+		return fmt.Errorf("gpu: launch of %s: function is not from the CUDA backend", f.Name())
+	}
+	if cuLaunchKernelEx == nil {
+		return fmt.Errorf("gpu: PDL launch of %s: this driver has no cuLaunchKernelEx (CUDA 12.0+ needed)", cf.name)
+	}
+	attr := &cuLaunchAttribute{id: cuLaunchAttrProgrammaticStreamSerialization}
+	attr.value[0] = 1 // programmaticStreamSerializationAllowed
+	cfg := &cuLaunchConfig{gridX: grid.X, gridY: grid.Y, gridZ: grid.Z, blockX: block.X, blockY: block.Y, blockZ: block.Z,
+		sharedBytes: uint32(sharedBytes), stream: uintptr(s), attrs: attr, numAttrs: 1}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(attr)
+	pin.Pin(cfg)
+	return withKernelParams(args, func(params unsafe.Pointer) error {
+		if err := cuErr("cuLaunchKernelEx", cuLaunchKernelEx(cfg, cf.h, params, nil)); err != nil {
+			return fmt.Errorf("PDL launch %s grid %v block %v: %w", cf.name, grid, block, err)
 		}
 		return nil
 	})

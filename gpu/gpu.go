@@ -143,6 +143,13 @@ func (e *APIError) Error() string {
 	return s
 }
 
+// PDLLauncher is a Device that can launch with programmatic dependent
+// launch (CUDA on sm_90+: Device.LaunchPDL). HIP has no equivalent; callers
+// type-assert and say why a PDL variant is skipped.
+type PDLLauncher interface {
+	LaunchPDL(f Function, grid, block Dim3, sharedBytes int, s Stream, args ...any) error
+}
+
 // withKernelParams packs args, pins the values and the pointer array for
 // the duration of fn (kernelParams is void**: Go memory handed to the
 // driver must not move), and calls fn with the array (nil for no args).

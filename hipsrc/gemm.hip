@@ -303,6 +303,12 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
     ldg_u32_if(zb[i].x, znx, live), ldg_u32_if(zb[i].y, znx + 8u, live);
     wnx += 1024u, znx += N;
   }
+  // Everything above reads only weights and scale words (static); what
+  // follows reads activations, asg and rs, and writes ws, sema and out, which
+  // the previous kernel in the stream may produce or use: under a PDL launch
+  // the weight stream starts while that kernel finishes.
+  grid_dep_launch_dependents();
+  grid_dep_wait();
   // Rows M..8MT-1 of both activation buffers are zeros for the kernel's
   // lifetime (stored once here; staging never touches them).
   for (u32 i = M * (ROWB / 16u) + tid; i < ROWS * (ROWB / 16u); i += 32u * DEC_WARPS) {

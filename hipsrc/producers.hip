@@ -165,6 +165,10 @@ KERNEL LAUNCH_BOUNDS(256) void pq_rotq_group(const u16 *x, const u32 *ridx, cons
   Records rec;
   load_records(rec, ridx, rcs, p, g, G, lane);
   f4 chs4 = chs[((u64)p * K + (u64)g * GROUP) / 4u + lane];
+  // Records and channel scales are static: under a PDL launch they load while
+  // the previous kernel finishes; x and the outputs wait for it.
+  grid_dep_launch_dependents();
+  grid_dep_wait();
   u32 nw = bdim_x() >> 5; // warps per block: WARPS, or fewer for tiny M
   u32 m0 = bid_z() * nw * rpw;
   for (u32 m = m0 + warp; m < M && m < m0 + nw * rpw; m += nw) {

@@ -10,6 +10,7 @@
 //   qualifiers   KERNEL, DEVICE, SHARED, LAUNCH_BOUNDS(n)
 //   indices      tid_x(), bid_x/y/z(), bdim_x(), gdim_x(), lane_id()
 //   sync         block_sync(), warp_sync_all(), warp_sum_u32(), shfl_idx_u32()
+//   PDL          grid_dep_wait(), grid_dep_launch_dependents()
 //   atomics      atomic_add_u64(), atomic_min_u32()
 //   fp8          hw_e4m3x2_raw(lo, hi), hw_e4m3x2_sat(lo, hi), hw_e4m3_to_f32(c)
 #pragma once
@@ -41,6 +42,9 @@ DEVICE void block_sync() {
   __builtin_amdgcn_s_barrier();
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
+// No programmatic dependent launch on gfx12: stream order already holds.
+DEVICE void grid_dep_wait() {}
+DEVICE void grid_dep_launch_dependents() {}
 // Lane src's v to every lane.
 DEVICE u32 shfl_idx_u32(u32 v, u32 src) { return (u32)__builtin_amdgcn_ds_bpermute((int)(src << 2), (int)v); }
 // Warp-level barrier with memory ordering among the lanes (bar.warp.sync).
@@ -79,6 +83,12 @@ DEVICE u32 bdim_x() { return __nvvm_read_ptx_sreg_ntid_x(); }
 DEVICE u32 gdim_x() { return __nvvm_read_ptx_sreg_nctaid_x(); }
 DEVICE u32 lane_id() { return __nvvm_read_ptx_sreg_laneid(); }
 DEVICE void block_sync() { __nvvm_barrier_sync(0); }
+// Programmatic dependent launch (PTX griddepcontrol, sm_90): grid_dep_wait()
+// blocks until the grids this one depends on have completed and their writes
+// are visible; grid_dep_launch_dependents() lets the next PDL-launched grid
+// be scheduled. Both are no-ops when the launch was not a PDL launch.
+DEVICE void grid_dep_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+DEVICE void grid_dep_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 DEVICE u32 shfl_idx_u32(u32 v, u32 src) { return (u32)__nvvm_shfl_sync_idx_i32(0xffffffffu, (int)v, (int)src, 0x1f); }
 DEVICE void warp_sync_all() { __nvvm_bar_warp_sync(0xffffffffu); }
 DEVICE u32 shfl_down_u32(u32 v, u32 delta) {
