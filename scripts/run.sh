@@ -4,7 +4,8 @@
 #   scripts/run.sh --full  [gate flags]      quick gates plus exhaustive sweeps
 #   scripts/run.sh --bench2 SUITE [flags]    a bench suite sweep
 # Results JSON goes to results/<kind>-<date>.json unless --json is given.
-# Needs Go (CGO_ENABLED=0) and, for kernels, clang-19 (Debian: clang-19 lld-19 llvm-19).
+# Needs Go (CGO_ENABLED=0) and, for kernels, clang-19 (Debian: clang-19 lld-19 llvm-19);
+# without them it runs the bin/ and build/ already there, and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,7 +17,14 @@ if command -v clang++-19 >/dev/null 2>&1; then
 else
   echo "run.sh: clang++-19 not found: kernels not rebuilt (install clang-19 lld-19 llvm-19); device gates will report what is missing" >&2
 fi
-CGO_ENABLED=0 go build -buildvcs=auto -o bin/parharness ./cmd/parharness
+if command -v go >/dev/null 2>&1; then
+  CGO_ENABLED=0 go build -buildvcs=auto -o bin/parharness ./cmd/parharness
+elif [ -x bin/parharness ]; then
+  echo "run.sh: go not found: using the existing bin/parharness (built elsewhere, e.g. carried to a GPU machine)" >&2
+else
+  echo "run.sh: go not found and no bin/parharness: install Go (https://go.dev/dl) or build bin/parharness elsewhere with 'make bin'" >&2
+  exit 1
+fi
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 json=()
