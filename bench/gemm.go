@@ -159,17 +159,28 @@ func fillRandomBytes(c *Ctx, p gpu.Ptr, n int64, rng *rand.Rand) error {
 	return nil
 }
 
-// decVariant times one decode kernel at split S; pdl launches every call
-// with programmatic dependent launch (each call's weight stream starts while
-// the previous call finishes, as behind the producer in a decode step).
-func (b *gemmBufs) decVariant(s kernels.GemmShape, M, S int, kernel, name string, pdl bool) (Variant, error) {
+// decVariant times one decode kernel at split S, the staged kernels as
+// clusters of the S splits (kernels.DecLaunchOpts) where the device can; pdl
+// launches every call with programmatic dependent launch (each call's
+// weight stream starts while the previous call finishes, as behind the
+// producer in a decode step); plain forces a plain launch (ws reduce).
+func (b *gemmBufs) decVariant(s kernels.GemmShape, M, S int, kernel, name string, pdl, plain bool) (Variant, error) {
 	kern, grid, block, _, err := kernels.DecLaunch(s, M, S, kernels.DecArgs{Kernel: kernel})
 	if err != nil {
 		return Variant{}, err
 	}
+	opts := gpu.LaunchOpts{PDL: pdl}
+	if kernel == "" || kernel == kernels.DecKernel(M) || kernel == "pq_gemm_dec_memonly_m8" {
+		opts.Cluster = kernels.DecLaunchOpts(S).Cluster // the staged kernels' cluster reduce
+	}
+	if plain {
+		opts = gpu.LaunchOpts{}
+	}
 	launcher := b.c.Launcher
-	if pdl {
-		launcher = b.c.LauncherPDL
+	if opts != (gpu.LaunchOpts{}) {
+		launcher = func(kernel string, grid, block gpu.Dim3, shared int, args func(int) []any) (func(gpu.Stream, int) error, error) {
+			return b.c.LauncherEx(kernel, grid, block, shared, opts, args)
+		}
 	}
 	f, err := launcher(kern, grid, block, 0, func(k int) []any {
 		_, _, _, args, _ := kernels.DecLaunch(s, M, S, kernels.DecArgs{W: b.w.Add(k * b.sw), SZ: b.sz.Add(k * b.ssz),
@@ -272,7 +283,7 @@ func runDecSuite(c *Ctx) error {
 			}
 			var vs []Variant
 			for _, S := range Ss {
-				v, err := b.decVariant(s, M, S, "", fmt.Sprintf("S%d", S), false)
+				v, err := b.decVariant(s, M, S, "", fmt.Sprintf("S%d", S), false, false)
 				if err != nil {
 					c.FreeAll()
 					return err
@@ -280,10 +291,20 @@ func runDecSuite(c *Ctx) error {
 				vs = append(vs, v)
 			}
 			// The law's launch under programmatic dependent launch (CUDA).
-			if v, err := b.decVariant(s, M, law, "", "pdl", true); err == nil {
+			if v, err := b.decVariant(s, M, law, "", "pdl", true, false); err == nil {
 				vs = append(vs, v)
 			} else {
 				c.Skipf("dec %s M=%d: variant pdl: %v", names[si], M, err)
+			}
+			// The law's S reduced through ws and sema (plain launch): the
+			// A/B of the cluster reduce.
+			if kernels.DecLaunchOpts(law) != (gpu.LaunchOpts{}) {
+				v, err := b.decVariant(s, M, law, "", "ws", false, true)
+				if err != nil {
+					c.FreeAll()
+					return err
+				}
+				vs = append(vs, v)
 			}
 			// The other kernels that take M (previous generation, residency
 			// experiments) at the law's S and at 2x: the A/B of a change.
@@ -297,7 +318,7 @@ func runDecSuite(c *Ctx) error {
 					if S != law {
 						name = fmt.Sprintf("%s-S%d", tag, S)
 					}
-					v, err := b.decVariant(s, M, S, k, name, false)
+					v, err := b.decVariant(s, M, S, k, name, false, false)
 					if err != nil {
 						c.FreeAll()
 						return err

@@ -174,7 +174,7 @@ func (b *producerBufs) groupArgs(kr, kx, rpw int) []any {
 func (b *producerBufs) groupPDL() (Variant, bool) {
 	rpw := kernels.RowsPerWarp(b.M)
 	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
-	f, err := b.c.LauncherPDL("pq_rotq_group", grid, block, 0, func(k int) []any { return b.groupArgs(k, k, rpw) })
+	f, err := b.c.LauncherEx("pq_rotq_group", grid, block, 0, gpu.LaunchOpts{PDL: true}, func(k int) []any { return b.groupArgs(k, k, rpw) })
 	if err != nil {
 		b.c.Skipf("grpq M=%d K=%d P=%d: variant group-pdl: %v", b.M, b.K, b.P, err)
 		return Variant{}, false

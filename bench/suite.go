@@ -150,20 +150,20 @@ func (c *Ctx) Measure(p Point) error {
 
 // Launcher returns an Enqueue-style function launching a registered kernel
 // with fixed geometry; args(copy) supplies the arguments for a buffer set.
-// LauncherPDL is Launcher with programmatic dependent launch (the kernel
-// must call grid_dep_wait before touching the previous kernel's data); an
-// error names why the device cannot (HIP, or a driver without the call).
-func (c *Ctx) LauncherPDL(kernel string, grid, block gpu.Dim3, shared int, args func(copy int) []any) (func(gpu.Stream, int) error, error) {
-	pd, ok := c.Dev.(gpu.PDLLauncher)
+// LauncherEx is Launcher with launch options (clusters, programmatic
+// dependent launch); an error names why the device cannot (HIP, or a
+// driver without cuLaunchKernelEx).
+func (c *Ctx) LauncherEx(kernel string, grid, block gpu.Dim3, shared int, opts gpu.LaunchOpts, args func(copy int) []any) (func(gpu.Stream, int) error, error) {
+	ex, ok := c.Dev.(gpu.ExLauncher)
 	if !ok {
-		return nil, fmt.Errorf("%s: the %s backend has no programmatic dependent launch", kernel, c.Dev.Info().Backend)
+		return nil, fmt.Errorf("%s: the %s backend cannot launch with %v", kernel, c.Dev.Info().Backend, opts)
 	}
 	f, err := c.Kernels.Function(kernel)
 	if err != nil {
 		return nil, err
 	}
 	return func(s gpu.Stream, copy int) error {
-		return pd.LaunchPDL(f, grid, block, shared, s, args(copy)...)
+		return ex.LaunchEx(f, grid, block, shared, s, opts, args(copy)...)
 	}, nil
 }
 

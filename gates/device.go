@@ -120,15 +120,33 @@ func (t *T) Launch(kernel string, grid, block gpu.Dim3, sharedBytes int, args ..
 	t.CheckCanaries(kernel)
 }
 
-// LaunchPDLPair launches kernel twice back to back on one stream, the
-// second with programmatic dependent launch (it may start while the first
-// finishes), then synchronizes and checks canaries. It reports false, after
-// a note, when the device has no PDL launch (HIP): the caller skips the check.
-func (t *T) LaunchPDLPair(kernel string, grid, block gpu.Dim3, sharedBytes int, first, second []any) bool {
+// LaunchEx launches kernel with opts (clusters, PDL), synchronizes and
+// checks canaries. It reports false, after a note, when the device cannot
+// launch with options (HIP): the caller skips what needed them.
+func (t *T) LaunchEx(kernel string, grid, block gpu.Dim3, sharedBytes int, opts gpu.LaunchOpts, args ...any) bool {
+	return t.launchEx(kernel, grid, block, sharedBytes, opts, args)
+}
+
+// LaunchPDLPair launches kernel twice back to back on one stream with opts,
+// the second also with programmatic dependent launch (it may start while
+// the first finishes), then synchronizes and checks canaries; false, after a
+// note, when the device cannot.
+func (t *T) LaunchPDLPair(kernel string, grid, block gpu.Dim3, sharedBytes int, opts gpu.LaunchOpts, first, second []any) bool {
+	second2 := opts
+	second2.PDL = true
+	return t.launchEx(kernel, grid, block, sharedBytes, opts, first, launchArgs{second2, second})
+}
+
+type launchArgs struct {
+	opts gpu.LaunchOpts
+	args []any
+}
+
+func (t *T) launchEx(kernel string, grid, block gpu.Dim3, sharedBytes int, opts gpu.LaunchOpts, args []any, more ...launchArgs) bool {
 	dev := t.Device()
-	pd, ok := dev.(gpu.PDLLauncher)
+	ex, ok := dev.(gpu.ExLauncher)
 	if !ok {
-		t.Logf("%s: no programmatic dependent launch on the %s backend; PDL pair not run", kernel, dev.Info().Backend)
+		t.Logf("%s: the %s backend launches without %v; not run", kernel, dev.Info().Backend, opts)
 		return false
 	}
 	if t.env.Kernels == nil {
@@ -139,12 +157,14 @@ func (t *T) LaunchPDLPair(kernel string, grid, block gpu.Dim3, sharedBytes int, 
 		t.Fatalf("%v", err)
 	}
 	s, err := dev.NewStream()
-	t.Check(err, "stream for the PDL pair")
+	t.Check(err, "stream for "+kernel)
 	defer dev.DestroyStream(s)
-	t.Check(dev.Launch(f, grid, block, sharedBytes, s, first...), "launch "+kernel)
-	t.Check(pd.LaunchPDL(f, grid, block, sharedBytes, s, second...), "PDL launch "+kernel)
-	t.Check(dev.StreamSynchronize(s), "run "+kernel+" PDL pair")
-	t.CheckCanaries(kernel + " (PDL pair)")
+	t.Check(ex.LaunchEx(f, grid, block, sharedBytes, s, opts, args...), "launch "+kernel)
+	for _, m := range more {
+		t.Check(ex.LaunchEx(f, grid, block, sharedBytes, s, m.opts, m.args...), "launch "+kernel)
+	}
+	t.Check(dev.StreamSynchronize(s), "run "+kernel)
+	t.CheckCanaries(kernel)
 	return true
 }
 

@@ -1,12 +1,14 @@
 package gates
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
 
+	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 )
@@ -282,23 +284,28 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			Ss = append(Ss, s)
 		}
 	}
-	maxS := 0
+	maxS := kernels.DecClusterS
 	for _, s := range Ss {
 		maxS = max(maxS, s)
 	}
 	ws := t.Buffer("ws", max(4, kernels.DecWorkspaceBytes(M, N, maxS)))
 	sema := t.Buffer("sema", kernels.DecSemaBytes(N))
 	t.Poison(sema, 0)
+	// The law's S launches as the product does (kernels.DecLaunchOpts: a
+	// cluster launch where S = DecClusterS), the other S values plainly
+	// (split-K through ws and sema); then the previous generation at the
+	// law's S. Both reduce paths are also compared directly below.
 	type run struct {
-		S    int
-		kern string
+		S       int
+		kern    string
+		cluster bool
 	}
 	var runs []run
 	for _, S := range Ss {
-		runs = append(runs, run{S, kernels.DecKernel(M)})
+		runs = append(runs, run{S, kernels.DecKernel(M), S == law && kernels.DecLaunchOpts(S) != (gpu.LaunchOpts{})})
 	}
 	if v1 := kernels.DecKernelV1(M); v1 != "" {
-		runs = append(runs, run{law, v1}) // the previous generation, while benches still time it
+		runs = append(runs, run{law, v1, false}) // the previous generation, while benches still time it
 	}
 	var plain []byte
 	for _, r := range runs {
@@ -307,8 +314,15 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 		t.Poison(ws, 0xFF)
 		kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, S, kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr(), Kernel: r.kern})
 		t.Check(err, name)
-		t.Launch(kern, grid, block, 0, args...)
 		tag := fmt.Sprintf("%s S=%d", kern, S)
+		if r.cluster {
+			if !t.LaunchEx(kern, grid, block, 0, kernels.DecLaunchOpts(S), args...) {
+				continue
+			}
+			tag += " cluster"
+		} else {
+			t.Launch(kern, grid, block, 0, args...)
+		}
 		if S == law {
 			tag += " (law)"
 		}
@@ -321,6 +335,26 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 				t.Failf("%s %s: split-K counter byte %d is %#02x after the launch, want 0 (the last block resets it)", name, tag, i, b)
 				break
 			}
+		}
+	}
+	// Both split-K reduce paths at S = kernels.DecClusterS: the plain launch
+	// (ws and sema) and the cluster launch (distributed shared memory) must
+	// give the same bits (the same additions in the same order).
+	if cs := kernels.DecClusterS; cs <= G {
+		var bits [2][]byte
+		for i, opts := range []gpu.LaunchOpts{{}, kernels.DecLaunchOpts(cs)} {
+			t.Poison(out, 0xFF)
+			t.Poison(ws, 0xFF)
+			kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, cs, kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr()})
+			t.Check(err, name)
+			if !t.LaunchEx(kern, grid, block, 0, opts, args...) {
+				break
+			}
+			bits[i] = t.Download(out)
+			worst = max(worst, checkGEMMOut(t, fmt.Sprintf("%s %s S=%d %v", name, kern, cs, opts), bits[i], M, N, rr))
+		}
+		if bits[1] != nil && !bytes.Equal(bits[0][:2*M*N], bits[1][:2*M*N]) {
+			t.Failf("%s S=%d: the ws reduce and the cluster reduce differ in the output bits", name, cs)
 		}
 	}
 	// Programmatic dependent launch: the same launch twice back to back on
@@ -338,8 +372,8 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 		t.Check(err, name)
 		a.Out = out2.Ptr()
 		_, _, _, args2, _ := kernels.DecLaunch(c.shape, M, law, a)
-		if t.LaunchPDLPair(kern, grid, block, 0, args1, args2) {
-			tag := fmt.Sprintf("%s S=%d PDL pair", kern, law)
+		if t.LaunchPDLPair(kern, grid, block, 0, kernels.DecLaunchOpts(law), args1, args2) {
+			tag := fmt.Sprintf("%s S=%d PDL pair %v", kern, law, kernels.DecLaunchOpts(law))
 			got1, got2 := t.Download(out), t.Download(out2)
 			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (first)", got1, M, N, rr))
 			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (second)", got2, M, N, rr))

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -368,34 +369,51 @@ type cuLaunchAttribute struct {
 	value [64]byte
 }
 
-// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (CUlaunchAttributeID):
-// the launch may overlap the previous kernel of its stream, resolving the
-// dependency itself with griddepcontrol.wait (PTX ISA, sm_90).
-const cuLaunchAttrProgrammaticStreamSerialization = 6
+// CUlaunchAttributeID values (cuda.h) used by LaunchEx.
+const (
+	// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: value = three unsigned ints.
+	cuLaunchAttrClusterDimension = 4
+	// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: value = int,
+	// non-zero lets the launch overlap the previous kernel of its stream
+	// (the kernel resolves the dependency with griddepcontrol.wait).
+	cuLaunchAttrProgrammaticStreamSerialization = 6
+)
 
-// LaunchPDL enqueues f like Launch, with programmatic dependent launch: the
-// kernel may start while the previous kernel in the stream finishes, and
-// must execute griddepcontrol.wait (arch.h grid_dep_wait) before it touches
-// anything that kernel writes. Captured into graphs as a programmatic edge.
-func (d *cudaDevice) LaunchPDL(f Function, grid, block Dim3, sharedBytes int, s Stream, args ...any) error {
+// LaunchEx enqueues f like Launch with the options of opts (cuLaunchKernelEx):
+// a programmatic dependent launch, and/or thread block clusters.
+func (d *cudaDevice) LaunchEx(f Function, grid, block Dim3, sharedBytes int, s Stream, opts LaunchOpts, args ...any) error {
 	cf, ok := f.(*cudaFunction)
 	if !ok {
 		return fmt.Errorf("gpu: launch of %s: function is not from the CUDA backend", f.Name())
 	}
 	if cuLaunchKernelEx == nil {
-		return fmt.Errorf("gpu: PDL launch of %s: this driver has no cuLaunchKernelEx (CUDA 12.0+ needed)", cf.name)
+		return fmt.Errorf("gpu: launch of %s with %v: this driver has no cuLaunchKernelEx (CUDA 12.0+ needed)", cf.name, opts)
 	}
-	attr := &cuLaunchAttribute{id: cuLaunchAttrProgrammaticStreamSerialization}
-	attr.value[0] = 1 // programmaticStreamSerializationAllowed
+	attrs := make([]cuLaunchAttribute, 0, 2)
+	if opts.PDL {
+		a := cuLaunchAttribute{id: cuLaunchAttrProgrammaticStreamSerialization}
+		binary.LittleEndian.PutUint32(a.value[0:], 1)
+		attrs = append(attrs, a)
+	}
+	if opts.Cluster != (Dim3{}) {
+		a := cuLaunchAttribute{id: cuLaunchAttrClusterDimension}
+		binary.LittleEndian.PutUint32(a.value[0:], opts.Cluster.X)
+		binary.LittleEndian.PutUint32(a.value[4:], opts.Cluster.Y)
+		binary.LittleEndian.PutUint32(a.value[8:], opts.Cluster.Z)
+		attrs = append(attrs, a)
+	}
 	cfg := &cuLaunchConfig{gridX: grid.X, gridY: grid.Y, gridZ: grid.Z, blockX: block.X, blockY: block.Y, blockZ: block.Z,
-		sharedBytes: uint32(sharedBytes), stream: uintptr(s), attrs: attr, numAttrs: 1}
+		sharedBytes: uint32(sharedBytes), stream: uintptr(s), numAttrs: uint32(len(attrs))}
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	pin.Pin(attr)
+	if len(attrs) > 0 {
+		cfg.attrs = &attrs[0]
+		pin.Pin(&attrs[0])
+	}
 	pin.Pin(cfg)
 	return withKernelParams(args, func(params unsafe.Pointer) error {
 		if err := cuErr("cuLaunchKernelEx", cuLaunchKernelEx(cfg, cf.h, params, nil)); err != nil {
-			return fmt.Errorf("PDL launch %s grid %v block %v: %w", cf.name, grid, block, err)
+			return fmt.Errorf("launch %s grid %v block %v %v: %w", cf.name, grid, block, opts, err)
 		}
 		return nil
 	})

@@ -143,11 +143,36 @@ func (e *APIError) Error() string {
 	return s
 }
 
-// PDLLauncher is a Device that can launch with programmatic dependent
-// launch (CUDA on sm_90+: Device.LaunchPDL). HIP has no equivalent; callers
-// type-assert and say why a PDL variant is skipped.
-type PDLLauncher interface {
-	LaunchPDL(f Function, grid, block Dim3, sharedBytes int, s Stream, args ...any) error
+// LaunchOpts are launch options beyond grid, block and shared memory.
+type LaunchOpts struct {
+	// PDL: programmatic dependent launch. The kernel may start while the
+	// previous kernel of its stream finishes, and must execute
+	// griddepcontrol.wait (arch.h grid_dep_wait) before it touches anything
+	// that kernel writes. Graph capture keeps it as a programmatic edge.
+	PDL bool
+	// Cluster: thread block cluster dimensions (zero: none); the grid must
+	// be a multiple of it.
+	Cluster Dim3
+}
+
+func (o LaunchOpts) String() string {
+	s := "opts{"
+	if o.PDL {
+		s += "pdl"
+	}
+	if o.Cluster != (Dim3{}) {
+		if o.PDL {
+			s += " "
+		}
+		s += fmt.Sprintf("cluster %dx%dx%d", o.Cluster.X, o.Cluster.Y, o.Cluster.Z)
+	}
+	return s + "}"
+}
+
+// ExLauncher is a Device that launches with LaunchOpts (CUDA, sm_90+). HIP
+// has neither option; callers type-assert and say why they go without.
+type ExLauncher interface {
+	LaunchEx(f Function, grid, block Dim3, sharedBytes int, s Stream, opts LaunchOpts, args ...any) error
 }
 
 // withKernelParams packs args, pins the values and the pointer array for

@@ -272,8 +272,9 @@ DEVICE void dec_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u3
 //   - each group's 4 k32 steps alternate between two accumulators (chains
 //     of 4 ops instead of 8), summed at the fold;
 //   - the int4 -> f16 conversion is 9 ops per 8 codes (w4_afrag_lop3).
-// Same grid and fold as the per-warp body; split-K per warp
-// (dec_epilogue_warp: counters per 16-column tile).
+// Same grid and fold as the per-warp body; split-K through a cluster's
+// distributed shared memory when launched as clusters of the S splits, else
+// per warp through ws (dec_epilogue_warp: counters per 16-column tile).
 template <int MT, int PF, int CH, bool MEMONLY = false>
 DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                             float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
@@ -403,6 +404,42 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
     for (int i = 0; i < PF; i++) // the last chunk's partial round
       if (g + i < cend) group(i, g + i, g + i - c0, buf);
     block_sync(); // every warp is done with buffer buf before it is restaged
+  }
+  if (S > 1 && cluster_nctarank() == S) {
+    // The S splits of this column block are one cluster (launched with
+    // cluster dims 1 x S, kernels.DecLaunchOpts): each CTA parks its partial
+    // tile in its own shared memory (the activation buffers, free now), and
+    // rank 0 sums ranks 0..S-1 in order through distributed shared memory:
+    // the same additions, in the same order, as the ws path, with no global
+    // round trip, fence or counter. The second cluster_sync keeps every
+    // CTA's shared memory alive until rank 0 has read it.
+    static_assert(sizeof(s_act) >= DEC_WARPS * 4 * MT * 32 * sizeof(float), "partials fit the activation buffers");
+    float *s_red = (float *)&s_act[0][0][0]; // [warp][4MT][lane]
+    block_sync(); // the last chunk's (or the zeroing's) shared accesses are done
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) s_red[(warp * 4u * MT + 4u * mt + j) * 32u + lane] = acc[mt][j];
+    cluster_sync();
+    if (cluster_ctarank() == 0) {
+      float sum[MT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
+      for (u32 r = 0; r < S; r++) {
+        float v[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+          for (int j = 0; j < 4; j++) v[mt][j] = ld_dsmem_f32(&s_red[(warp * 4u * MT + 4u * mt + j) * 32u + lane], r);
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+          for (int j = 0; j < 4; j++) sum[mt][j] += v[mt][j];
+      }
+      dec_epilogue_warp<MT>(sum, out, ws, sema, M, N, 1u, j16, 0u, lane, gid, tig);
+    }
+    cluster_sync();
+    return;
   }
   dec_epilogue_warp<MT>(acc, out, ws, sema, M, N, S, j16, split, lane, gid, tig);
 }

@@ -227,6 +227,26 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 	return
 }
 
+// DecClusterS is the split count the staged decode kernels reduce through a
+// thread block cluster's distributed shared memory instead of ws and sema.
+// Measured on the H200 (bench2 dec variant "ws", 2026-11-29): clusters of 2
+// (the law's S at M > 16 on qkv, gate_up, in_proj) -9..-11% at M = 64;
+// clusters of 4 (S = 4 at M <= 16) -3..-5% on qkv and down but +8% on
+// gate_up and +25% on in_proj (512+ CTAs placed in 4-CTA clusters), so only
+// S = 2 launches as clusters.
+const DecClusterS = 2
+
+// DecLaunchOpts are the launch options of a decode launch at split S: for
+// S = DecClusterS, the splits of a column block as one cluster (1 x S). The
+// kernels take the same arguments either way (a plain launch reduces
+// through ws and sema) and give the same bits.
+func DecLaunchOpts(S int) gpu.LaunchOpts {
+	if S != DecClusterS {
+		return gpu.LaunchOpts{}
+	}
+	return gpu.LaunchOpts{Cluster: gpu.Dim3{X: 1, Y: uint32(S), Z: 1}}
+}
+
 // PreArgs are the prefill kernel's buffers.
 type PreArgs struct {
 	W, SZ           gpu.Ptr // repacked weights, scale words

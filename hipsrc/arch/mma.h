@@ -18,6 +18,7 @@
 //                ldg_cg_f32 (L2, coherent)
 //   async copy   cp_async16/8/4 (zero-fill), cp_async_commit, cp_async_wait<n>
 //   ordering     fence_gpu(), atomic_add_u32_gpu(), st_u32_gpu()
+//   clusters     cluster_ctarank(), cluster_nctarank(), cluster_sync(), ld_dsmem_f32(p, rank)
 //   bf16         pack_bf16x2
 //
 // The k32 step's operand contract is the PTX mma.m16n8k32 (.e4m3, = .s8)
@@ -276,6 +277,31 @@ DEVICE u32 smem_u32(const void *p) {
   asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
   return (u32)a;
 }
+// Thread block clusters (sm_90): the CTA's rank in its cluster and the
+// cluster's size; cluster_sync() is barrier.cluster with release/acquire
+// (every thread of every CTA of the cluster arrives); ld_dsmem_f32 reads
+// the same shared variable in CTA `rank` of the cluster (mapa + distributed
+// shared memory).
+DEVICE u32 cluster_ctarank() {
+  u32 r;
+  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+DEVICE u32 cluster_nctarank() {
+  u32 r;
+  asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
+  return r;
+}
+DEVICE void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+DEVICE float ld_dsmem_f32(const float *local, u32 rank) {
+  u32 remote;
+  float v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_u32(local)), "r"(rank));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
 // cp.async with zero fill: bytes past src_bytes (0 or the size) are zeros,
 // and nothing is read when src_bytes is 0.
 DEVICE void cp_async16(void *dst, const void *src, u32 src_bytes) {
@@ -319,6 +345,11 @@ DEVICE void fence_gpu() { __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "agent"); }
 DEVICE u32 atomic_add_u32_gpu(u32 *p, u32 v) { return __scoped_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE); }
 DEVICE void st_u32_gpu(u32 *p, u32 v) { __scoped_atomic_store_n(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE); }
 
+// No thread block clusters on gfx12: every CTA is a cluster of one.
+DEVICE u32 cluster_ctarank() { return 0; }
+DEVICE u32 cluster_nctarank() { return 1; }
+DEVICE void cluster_sync() { block_sync(); }
+DEVICE float ld_dsmem_f32(const float *local, u32) { return *local; }
 // No asynchronous copy on gfx12: a synchronous copy with the same zero fill
 // (correct, not fast; the native path stages through LDS with its own loop).
 DEVICE void cp_async16(void *dst, const void *src, u32 src_bytes) {
