@@ -135,19 +135,22 @@ func (s GemmShape) Check(align int) error {
 }
 
 // DecSplitK is the decode band's split-K law, fitted on the H200 (bench2
-// dec, 2026-11-29, staged kernels, results/h200-2026-11-29/dec.json): 4
-// splits up to M = 16 (the weight stream needs the parallelism; S = 4 was
-// the argmin at M = 16 on all four shapes, by 6-10% over S = 2), 2 above,
-// doubled while the grid has fewer than 1.5 blocks per SM (narrow N:
-// o_proj, down), at least 4 groups per split and at most DecMaxS.
+// dec, 2026-11-29, results/h200-2026-11-29/dec.json): S = 4 up to M = 16
+// (the weight stream needs the parallelism; S = 4 was the argmin at M = 16
+// on all four shapes, by 6-10% over S = 2), doubled while the grid has
+// fewer than 1.5 blocks per SM (narrow N); S = 2 above M = 16, where the
+// S = 2 cluster reduce (DecLaunchOpts) beats wider ws reduces (down, M =
+// 40..64: S = 2 -8..-14% against S = 4 and 8). At least 4 groups per split
+// and at most DecMaxS. Regret on that run's table: 0.3% time-weighted,
+// worst cell gate_up M = 2 (+4.4% against S = 1).
 func DecSplitK(M, N, K, sms int) int {
 	G := K / Group
 	s := 2
 	if M <= 16 {
 		s = 4
-	}
-	for (N/DecBN)*s*2 < 3*sms && s < DecMaxS {
-		s *= 2
+		for (N/DecBN)*s*2 < 3*sms && s < DecMaxS {
+			s *= 2
+		}
 	}
 	s = min(s, max(1, G/4), DecMaxS)
 	// Even out the splits: the smallest S with the same groups per split.
@@ -160,7 +163,7 @@ const H200SMs = 132
 
 // WriteDecSplitKTable prints the law over shapes and an M ladder.
 func WriteDecSplitKTable(w io.Writer, names []string, shapes []GemmShape, Ms []int, sms int) {
-	fmt.Fprintf(w, "decode split-K law (SMs=%d: S=4 for M<=16 else 2, doubled below 1.5 blocks/SM, >= 4 groups per split)\n", sms)
+	fmt.Fprintf(w, "decode split-K law (SMs=%d: S=4 for M<=16, doubled below 1.5 blocks/SM; S=2 above; >= 4 groups per split)\n", sms)
 	fmt.Fprintf(w, "%-10s %6s %6s", "shape", "K", "N")
 	for _, m := range Ms {
 		fmt.Fprintf(w, " %5s", fmt.Sprintf("M=%d", m))
