@@ -26,3 +26,19 @@ func TestLaunchConfigLayout(t *testing.T) {
 		}
 	}
 }
+
+func TestLaunchOptsString(t *testing.T) {
+	for _, c := range []struct {
+		o    LaunchOpts
+		want string
+	}{
+		{LaunchOpts{}, "opts{}"},
+		{LaunchOpts{PDL: true}, "opts{pdl}"},
+		{LaunchOpts{Cluster: Dim3{1, 2, 1}}, "opts{cluster 1x2x1}"},
+		{LaunchOpts{PDL: true, Cluster: Dim3{1, 4, 1}}, "opts{pdl cluster 1x4x1}"},
+	} {
+		if got := c.o.String(); got != c.want {
+			t.Errorf("%#v.String() = %q, want %q", c.o, got, c.want)
+		}
+	}
+}

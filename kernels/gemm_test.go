@@ -1,0 +1,100 @@
+package kernels
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/golden"
+)
+
+// The split-K law as a table over both TP files' GEMM shapes and the decode
+// ladder: a change to DecSplitK shows up as a reviewed golden diff.
+func TestDecSplitKTableGolden(t *testing.T) {
+	var buf bytes.Buffer
+	for _, set := range []string{"qwen38-27b-tp2", "qwen38-27b-tp1"} {
+		names, shs, err := GemmShapes(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.WriteString(set + "\n")
+		WriteDecSplitKTable(&buf, names, shs, []int{1, 2, 5, 8, 16, 24, 40, 48, 64}, H200SMs)
+	}
+	golden.Check(t, filepath.Join("testdata", "dec_splitk_h200.txt"), buf.Bytes())
+}
+
+// The law's invariants on any (M, N, K): 1 <= S <= min(DecMaxS, G), every
+// split has at least one group, and no split is empty at the chosen S.
+func TestDecSplitKInvariants(t *testing.T) {
+	for _, K := range []int{128, 256, 1024, 3072, 5120, 8704, 17408} {
+		G := K / Group
+		for _, N := range []int{64, 512, 5120, 7168, 17408} {
+			for M := 1; M <= DecMaxM; M++ {
+				S := DecSplitK(M, N, K, H200SMs)
+				if S < 1 || S > DecMaxS || S > G {
+					t.Fatalf("M=%d N=%d K=%d: S=%d outside 1..min(%d, G=%d)", M, N, K, S, DecMaxS, G)
+				}
+				gps := (G + S - 1) / S
+				if (S-1)*gps >= G {
+					t.Fatalf("M=%d N=%d K=%d: S=%d leaves split %d empty (%d groups per split)", M, N, K, S, S-1, gps)
+				}
+			}
+		}
+	}
+}
+
+func TestDecLaunchOpts(t *testing.T) {
+	for S := 1; S <= DecMaxS; S++ {
+		o := DecLaunchOpts(S)
+		if S == DecClusterS {
+			if o.Cluster != (gpu.Dim3{X: 1, Y: uint32(S), Z: 1}) || o.PDL {
+				t.Errorf("S=%d: %v, want a 1x%d cluster", S, o, S)
+			}
+		} else if o != (gpu.LaunchOpts{}) {
+			t.Errorf("S=%d: %v, want a plain launch", S, o)
+		}
+	}
+}
+
+// Every decode kernel a launch can name is registered, DecKernel first.
+func TestDecKernelsFor(t *testing.T) {
+	reg := map[string]bool{}
+	for _, k := range All() {
+		reg[k.Name] = true
+	}
+	for M := 1; M <= DecMaxM; M++ {
+		ks := DecKernelsFor(M)
+		if ks[0] != DecKernel(M) {
+			t.Fatalf("M=%d: DecKernelsFor starts with %s, want %s", M, ks[0], DecKernel(M))
+		}
+		for _, k := range ks {
+			if !reg[k] {
+				t.Errorf("M=%d: %s is not registered", M, k)
+			}
+			if _, _, _, _, err := DecLaunch(GemmShape{K: 5120, Parts: []int{1024}}, M, 4, DecArgs{Kernel: k}); err != nil {
+				t.Errorf("M=%d kernel %s: %v", M, k, err)
+			}
+		}
+	}
+	if _, _, _, _, err := DecLaunch(GemmShape{K: 5120, Parts: []int{1024}}, 1, 4, DecArgs{Kernel: "pq_gemm_dec_m64"}); err == nil {
+		t.Errorf("DecLaunch accepted the M<=64 kernel for M=1")
+	}
+}
+
+// Every registered kernel is defined in its module's source on both
+// targets' paths: its name appears as a token there (an entry point or an
+// entry macro's first argument).
+func TestRegisteredKernelsInSource(t *testing.T) {
+	for _, k := range All() {
+		src, err := os.ReadFile(filepath.Join("..", "hipsrc", k.Module+".hip"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(k.Name) + `\b`).Match(src) {
+			t.Errorf("kernel %s is registered but hipsrc/%s.hip never names it", k.Name, k.Module)
+		}
+	}
+}
