@@ -22,7 +22,8 @@ import (
 //   dec  decode band on gate_up, qkv, down, in_proj, M ladder 1..64:
 //        the kernel at the split-K law's S (baseline) against fixed S = 1, 2,
 //        4, 8, the law's launch under programmatic dependent launch ("pdl":
-//        the weight stream starts while the previous call finishes), the
+//        the weight stream starts while the previous call finishes), its
+//        plain launch where the law's launch is a cluster ("ws"), the
 //        previous kernel generation ("v1") and the memory-side attribution
 //        ("memonly", M <= 8) at the law's S; then a regret table of the law against the per-cell argmin,
 //        and a cuBLASLt fp8 row at the same (M, N, K) (fp8 weights, 2x the
@@ -160,7 +161,8 @@ func fillRandomBytes(c *Ctx, p gpu.Ptr, n int64, rng *rand.Rand) error {
 }
 
 // decVariant times one decode kernel at split S, the staged kernels as
-// clusters of the S splits (kernels.DecLaunchOpts) where the device can; pdl
+// clusters of the S splits (kernels.DecLaunchOpts) where the device can
+// (elsewhere plainly: the same bits through ws); pdl
 // launches every call with programmatic dependent launch (each call's
 // weight stream starts while the previous call finishes, as behind the
 // producer in a decode step); plain forces a plain launch (ws reduce).
@@ -169,12 +171,13 @@ func (b *gemmBufs) decVariant(s kernels.GemmShape, M, S int, kernel, name string
 	if err != nil {
 		return Variant{}, err
 	}
-	opts := gpu.LaunchOpts{PDL: pdl}
-	if kernel == "" || kernel == kernels.DecKernel(M) || kernel == "pq_gemm_dec_memonly_m8" {
-		opts.Cluster = kernels.DecLaunchOpts(S).Cluster // the staged kernels' cluster reduce
+	staged := kernel == "" || kernel == kernels.DecKernel(M) || kernel == "pq_gemm_dec_memonly_m8"
+	if pdl && !staged {
+		return Variant{}, fmt.Errorf("%s has no grid_dep_wait: a PDL launch would race with the previous kernel", kernel)
 	}
-	if plain {
-		opts = gpu.LaunchOpts{}
+	opts := gpu.LaunchOpts{PDL: pdl}
+	if _, ok := b.c.Dev.(gpu.ExLauncher); ok && staged && !plain {
+		opts.Cluster = kernels.DecLaunchOpts(S).Cluster // the staged kernels' cluster reduce (same bits)
 	}
 	launcher := b.c.Launcher
 	if opts != (gpu.LaunchOpts{}) {
@@ -306,8 +309,9 @@ func runDecSuite(c *Ctx) error {
 				}
 				vs = append(vs, v)
 			}
-			// The other kernels that take M (previous generation, residency
-			// experiments) at the law's S and at 2x: the A/B of a change.
+			// The other kernels that take M (previous generation, attribution)
+			// at the law's S: the A/B of a change. On gfx1201 "v1" and
+			// "memonly" are the same body as the default (one gfx1201 body).
 			for _, k := range kernels.DecKernelsFor(M)[1:] {
 				tag, _, _ := strings.Cut(strings.TrimPrefix(k, "pq_gemm_dec_"), "_") // "v1", "o6", ...
 				for _, S := range []int{law} {

@@ -167,6 +167,8 @@ func (c *Ctx) LauncherEx(kernel string, grid, block gpu.Dim3, shared int, opts g
 	}, nil
 }
 
+// Launcher returns an Enqueue for kernel with fixed geometry and per-copy
+// arguments (args(copy) picks the buffer set of the cold rotation).
 func (c *Ctx) Launcher(kernel string, grid, block gpu.Dim3, shared int, args func(copy int) []any) (func(gpu.Stream, int) error, error) {
 	f, err := c.Kernels.Function(kernel)
 	if err != nil {

@@ -156,6 +156,9 @@ func (t *T) launchEx(kernel string, grid, block gpu.Dim3, sharedBytes int, opts 
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
+	// Uploads and poisons went to the legacy default stream, which a
+	// non-blocking stream does not wait for: finish them first.
+	t.Check(dev.Synchronize(), "uploads before "+kernel)
 	s, err := dev.NewStream()
 	t.Check(err, "stream for "+kernel)
 	defer dev.DestroyStream(s)

@@ -279,7 +279,7 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 	}
 	law := kernels.DecSplitK(M, N, K, t.Device().Info().SMs)
 	Ss := []int{law}
-	for _, s := range []int{1, 3} {
+	for _, s := range []int{1, 3, 8} { // 8: two rounds of the 4-at-a-time reduce
 		if s != law && s <= G {
 			Ss = append(Ss, s)
 		}
@@ -315,13 +315,12 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 		kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, S, kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr(), Kernel: r.kern})
 		t.Check(err, name)
 		tag := fmt.Sprintf("%s S=%d", kern, S)
-		if r.cluster {
-			if !t.LaunchEx(kern, grid, block, 0, kernels.DecLaunchOpts(S), args...) {
-				continue
-			}
+		clustered := r.cluster && t.LaunchEx(kern, grid, block, 0, kernels.DecLaunchOpts(S), args...)
+		if clustered {
 			tag += " cluster"
+			requireUntouched(t, name+" "+tag, ws, 0xFF) // proof the cluster reduce ran: ws is never written
 		} else {
-			t.Launch(kern, grid, block, 0, args...)
+			t.Launch(kern, grid, block, 0, args...) // (also where the backend has no cluster launch)
 		}
 		if S == law {
 			tag += " (law)"
@@ -351,41 +350,101 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 				break
 			}
 			bits[i] = t.Download(out)
-			worst = max(worst, checkGEMMOut(t, fmt.Sprintf("%s %s S=%d %v", name, kern, cs, opts), bits[i], M, N, rr))
+			what := fmt.Sprintf("%s %s S=%d %v", name, kern, cs, opts)
+			worst = max(worst, checkGEMMOut(t, what, bits[i], M, N, rr))
+			if i == 1 {
+				requireUntouched(t, what, ws, 0xFF)
+			}
 		}
 		if bits[1] != nil && !bytes.Equal(bits[0][:2*M*N], bits[1][:2*M*N]) {
 			t.Failf("%s S=%d: the ws reduce and the cluster reduce differ in the output bits", name, cs)
 		}
 	}
-	// Programmatic dependent launch: the same launch twice back to back on
-	// one stream, the second PDL-launched into a second output, sharing the
-	// split-K workspace and counters. The second kernel's weight stream may
-	// start before the first finishes; anything else it did before its
-	// grid_dep_wait would race with the first's split-K reduce. Both outputs
-	// must pass the checks and agree bit for bit with the plain launch.
-	if law > 1 {
+	// Programmatic dependent launch: two launches back to back on one stream,
+	// the second PDL-launched, sharing the split-K workspace and counters.
+	// The second reads negated activations (codes with the sign bit flipped,
+	// negated row sums), so every intermediate it writes is the exact
+	// negation of the first's (RNE is symmetric): if anything it did before
+	// its grid_dep_wait touched ws, sema or out, the first output would take
+	// in wrong partials. The first output must equal the plain launch's bits,
+	// the second their negation (zeros either sign), the counters end at 0.
+	// Run at the law's launch (a cluster where S = DecClusterS) and plainly
+	// at S = 3 (the ws reduce) when that differs.
+	if law > 1 && plain != nil {
+		negCodes := make([]byte, len(codes))
+		for i, b := range codes {
+			negCodes[i] = b ^ 0x80
+		}
+		negRS := make([]float32, len(rsums))
+		for i, v := range rsums {
+			negRS[i] = -v
+		}
+		bact2 := t.Buffer("act-neg", len(negCodes))
+		brs2 := t.Buffer("rsum-neg", 4*len(negRS))
+		t.Upload(bact2, negCodes)
+		t.Upload(brs2, f32Bytes(negRS))
 		out2 := t.Buffer("out-pdl", 2*(M+gemmRowsPast)*N)
-		t.Poison(out, 0xFF)
-		t.Poison(out2, 0xFF)
-		a := kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr()}
-		kern, grid, block, args1, err := kernels.DecLaunch(c.shape, M, law, a)
-		t.Check(err, name)
-		a.Out = out2.Ptr()
-		_, _, _, args2, _ := kernels.DecLaunch(c.shape, M, law, a)
-		if t.LaunchPDLPair(kern, grid, block, 0, kernels.DecLaunchOpts(law), args1, args2) {
-			tag := fmt.Sprintf("%s S=%d PDL pair %v", kern, law, kernels.DecLaunchOpts(law))
+		type pair struct {
+			S    int
+			opts gpu.LaunchOpts
+		}
+		pairs := []pair{{law, kernels.DecLaunchOpts(law)}}
+		if kernels.DecLaunchOpts(law) != (gpu.LaunchOpts{}) && 3 <= G {
+			pairs = append(pairs, pair{3, gpu.LaunchOpts{}})
+		}
+		for _, pr := range pairs {
+			ref := plain
+			if pr.S != law {
+				t.Poison(out, 0xFF)
+				t.Poison(ws, 0xFF)
+				kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, pr.S, kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr()})
+				t.Check(err, name)
+				t.Launch(kern, grid, block, 0, args...)
+				ref = t.Download(out)
+			}
+			t.Poison(out, 0xFF)
+			t.Poison(out2, 0xFF)
+			t.Poison(ws, 0xFF)
+			a := kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr()}
+			kern, grid, block, args1, err := kernels.DecLaunch(c.shape, M, pr.S, a)
+			t.Check(err, name)
+			a.Act, a.RS, a.Out = bact2.Ptr(), brs2.Ptr(), out2.Ptr()
+			_, _, _, args2, _ := kernels.DecLaunch(c.shape, M, pr.S, a)
+			if !t.LaunchPDLPair(kern, grid, block, 0, pr.opts, args1, args2) {
+				break
+			}
+			tag := fmt.Sprintf("%s S=%d PDL pair %v", kern, pr.S, pr.opts)
 			got1, got2 := t.Download(out), t.Download(out2)
 			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (first)", got1, M, N, rr))
-			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (second)", got2, M, N, rr))
-			for i := 0; i < 2*M*N; i++ {
-				if got1[i] != plain[i] || got2[i] != plain[i] {
-					t.Failf("%s %s: output byte %d differs from the plain launch (%#02x, %#02x, plain %#02x)", name, tag, i, got1[i], got2[i], plain[i])
+			for i := 0; i < M*N; i++ {
+				b1 := uint16(got1[2*i]) | uint16(got1[2*i+1])<<8
+				b2 := uint16(got2[2*i]) | uint16(got2[2*i+1])<<8
+				br := uint16(ref[2*i]) | uint16(ref[2*i+1])<<8
+				zero := b1&0x7FFF == 0 && b2&0x7FFF == 0
+				if b1 != br || (b2 != b1^0x8000 && !zero) {
+					t.Failf("%s %s: element m=%d n=%d: first %#04x (plain %#04x), second %#04x (want the first negated)", name, tag, i/N, i%N, b1, br, b2)
+					break
+				}
+			}
+			for i, b := range t.Download(sema) {
+				if b != 0 {
+					t.Failf("%s %s: split-K counter byte %d is %#02x after the pair, want 0", name, tag, i, b)
 					break
 				}
 			}
 		}
 	}
 	return worst
+}
+
+// requireUntouched fails the gate unless every byte of b is still fill.
+func requireUntouched(t *T, what string, b *Buffer, fill byte) {
+	for i, v := range t.Download(b) {
+		if v != fill {
+			t.Failf("%s: buffer %s was written at byte %d (%#02x) by a launch that must not touch it", what, b.Name, i, v)
+			return
+		}
+	}
 }
 
 // gemmReference computes the fp64 reference (same codes and scales) with its

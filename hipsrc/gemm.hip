@@ -38,14 +38,21 @@
 // fills the op's n8 side. Block = 4 warps = 64 columns, warp = one 16-column
 // tile over the block's k range; grid (N/64, S). Split s owns groups
 // [s*ceil(G/S), (s+1)*ceil(G/S)) ∩ [0, G). S = 1: bf16 straight from the
-// registers. S > 1: each block writes its fp32 partial tile to ws[s, m, n],
-// fences, and counts itself in sema[column block]; the last of the S blocks
-// sums ws[0..S-1] in that fixed order (deterministic: bits do not depend on
-// which block came last), writes bf16 and resets the counter to 0 (sema
-// must be zero before the first launch; it is zero again after each).
-// Latency: each warp keeps PF groups of weights and scale words in flight,
-// the next group's activation codes load while this one computes (M ≤ 16),
-// and the block's asg and rs sit in shared memory (when M·groups ≤ 2048).
+// registers. S > 1, three protocols, one result (the partials are summed in
+// split order 0..S-1 by every protocol, so the bits are the same and do not
+// depend on which block came last):
+//   - staged sm_90 body (gemm_dec_staged, every pq_gemm_dec_m*) launched as
+//     1 x S clusters (S = 2, kernels.DecLaunchOpts): rank 0 sums the CTAs'
+//     partial tiles through distributed shared memory; ws and sema unused;
+//   - staged body, plain launch: each warp writes its partial 16-column tile
+//     to ws[s, m, n], lane 0 fences and counts in sema[16-column tile]; the
+//     warp that completes the count sums ws and resets the counter;
+//   - per-warp body (pq_gemm_dec_v1_*, and gfx1201): the same per 64-column
+//     block, counting in sema[column block].
+// sema must be zero before the first launch; it is zero again after each.
+// Latency: see gemm_dec_staged (activation chunks by cp.async, a PF-deep
+// weight stream, PDL: only weights and scale words are read before
+// grid_dep_wait).
 //
 // Prefill kernel. 256 threads = 8 warps as 2 (M) x 4 (N), warp tile 64 x 32
 // (4 m16 x 4 n8 op tiles), block tile 128 x 128, k stage 64 (two op steps),
@@ -405,7 +412,7 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
       if (g + i < cend) group(i, g + i, g + i - c0, buf);
     block_sync(); // every warp is done with buffer buf before it is restaged
   }
-  if (S > 1 && cluster_nctarank() == S) {
+  if (S > 1 && cluster_nctarank() == S && cluster_nctaid_y() == S) { // a 1 x S cluster: rank = split
     // The S splits of this column block are one cluster (launched with
     // cluster dims 1 x S, kernels.DecLaunchOpts): each CTA parks its partial
     // tile in its own shared memory (the activation buffers, free now), and

@@ -184,7 +184,7 @@ type DecArgs struct {
 	Act, ASG, RS gpu.Ptr // codes [P,M,K], group scales and row sums [P,M,G]
 	Out          gpu.Ptr // bf16 [M,N]
 	WS           gpu.Ptr // fp32 [S,M,N] (unused when S = 1)
-	Sema         gpu.Ptr // u32 [N/64], zero before the first launch
+	Sema         gpu.Ptr // u32 [N/16] (DecSemaBytes), zero before the first launch
 	Kernel       string  // "" = DecKernel(M); else a decode kernel of the same contract (DecKernelV1)
 }
 

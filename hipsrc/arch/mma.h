@@ -18,7 +18,7 @@
 //                ldg_cg_f32 (L2, coherent)
 //   async copy   cp_async16/8/4 (zero-fill), cp_async_commit, cp_async_wait<n>
 //   ordering     fence_gpu(), atomic_add_u32_gpu(), st_u32_gpu()
-//   clusters     cluster_ctarank(), cluster_nctarank(), cluster_sync(), ld_dsmem_f32(p, rank)
+//   clusters     cluster_ctarank(), cluster_nctarank(), cluster_nctaid_y(), cluster_sync(), ld_dsmem_f32(p, rank)
 //   bf16         pack_bf16x2
 //
 // The k32 step's operand contract is the PTX mma.m16n8k32 (.e4m3, = .s8)
@@ -292,6 +292,11 @@ DEVICE u32 cluster_nctarank() {
   asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
   return r;
 }
+DEVICE u32 cluster_nctaid_y() { // the cluster's extent along y
+  u32 r;
+  asm("mov.u32 %0, %%cluster_nctaid.y;" : "=r"(r));
+  return r;
+}
 DEVICE void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
@@ -348,6 +353,7 @@ DEVICE void st_u32_gpu(u32 *p, u32 v) { __scoped_atomic_store_n(p, v, __ATOMIC_R
 // No thread block clusters on gfx12: every CTA is a cluster of one.
 DEVICE u32 cluster_ctarank() { return 0; }
 DEVICE u32 cluster_nctarank() { return 1; }
+DEVICE u32 cluster_nctaid_y() { return 1; }
 DEVICE void cluster_sync() { block_sync(); }
 DEVICE float ld_dsmem_f32(const float *local, u32) { return *local; }
 // No asynchronous copy on gfx12: a synchronous copy with the same zero fill
