@@ -217,14 +217,11 @@ func (l *blasLtLib) err(fn string, s cublasStatus) error {
 	if s == cublasStatusSuccess {
 		return nil
 	}
-	e := &APIError{Func: fn, Code: int(s), Name: cublasStatusNames[s]}
-	if e.Name == "" {
-		e.Name = fmt.Sprintf("cublasStatus_t %d", s)
-	}
+	var msg func(cublasStatus) string
 	if l != nil && l.cublasLtGetStatusString != nil {
-		e.Msg = cString(l.cublasLtGetStatusString(s))
+		msg = func(s cublasStatus) string { return cString(l.cublasLtGetStatusString(s)) }
 	}
-	return e
+	return newAPIError(fn, "cublasStatus_t", s, cublasStatusNames, msg)
 }
 
 // CUBLASLtEnv names the variable holding a full path to libcublasLt, tried

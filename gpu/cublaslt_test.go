@@ -84,10 +84,28 @@ func TestCUBLASLtCandidateOrder(t *testing.T) {
 	}
 }
 
-// checkSymbolTable checks a symbol table: names unique and non-empty, each
-// entry a pointer to a distinct func variable.
-func checkSymbolTable(t *testing.T, what string, syms []symbol) {
+// checkSymbolTable checks a library's symbol table: names unique and
+// non-empty, each entry a pointer to a distinct func field of lib (a
+// pointer to the binding struct), and every func field of lib in the table.
+func checkSymbolTable(t *testing.T, what string, lib any, syms []symbol) {
 	t.Helper()
+	fields := map[uintptr]string{}
+	lv := reflect.ValueOf(lib).Elem()
+	for i := 0; i < lv.NumField(); i++ {
+		if f := lv.Field(i); f.Kind() == reflect.Func {
+			fields[f.Addr().Pointer()] = lv.Type().Field(i).Name
+		}
+	}
+	for _, s := range syms {
+		if v := reflect.ValueOf(s.fn); v.Kind() == reflect.Pointer {
+			if _, ok := fields[v.Pointer()]; !ok {
+				t.Errorf("%s: %s binds a variable that is not a func field of %T", what, s.name, lib)
+			}
+		}
+	}
+	if len(fields) != len(syms) {
+		t.Errorf("%s: %T has %d func fields, the table %d entries", what, lib, len(fields), len(syms))
+	}
 	names := map[string]bool{}
 	fns := map[uintptr]string{}
 	for _, s := range syms {
@@ -112,19 +130,7 @@ func checkSymbolTable(t *testing.T, what string, syms []symbol) {
 
 func TestCUBLASLtSymbolTable(t *testing.T) {
 	l := &blasLtLib{}
-	syms := l.symbols()
-	checkSymbolTable(t, "cuBLASLt", syms)
-	// Every func field of the struct is in the table, and only they.
-	ty := reflect.TypeOf(*l)
-	nfunc := 0
-	for i := 0; i < ty.NumField(); i++ {
-		if ty.Field(i).Type.Kind() == reflect.Func {
-			nfunc++
-		}
-	}
-	if nfunc != len(syms) {
-		t.Errorf("blasLtLib has %d func fields, the table %d entries", nfunc, len(syms))
-	}
+	checkSymbolTable(t, "cuBLASLt", l, l.symbols())
 }
 
 func TestHeuristicResultLayout(t *testing.T) {
@@ -333,26 +339,37 @@ func checkY(y []byte, want []float64, N int) error {
 	return nil
 }
 
-func TestBLASLtGEMMOnDevice(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+// openCUDABLASLt opens the CUDA device, cuBLASLt and a stream on the
+// calling (locked) OS thread, or skips saying which is missing; done
+// releases them in reverse order, on the same thread.
+func openCUDABLASLt(t *testing.T) (d Device, b *BLASLt, s Stream, done func()) {
+	t.Helper()
 	d, err := Open("cuda")
 	if err != nil {
 		t.Skipf("no CUDA device: %v", err)
 	}
-	defer d.Close()
-	b, err := OpenBLASLt()
-	if err != nil {
+	if b, err = OpenBLASLt(); err != nil {
+		d.Close()
 		t.Skipf("no cuBLASLt: %v", err)
 	}
-	defer b.Close()
-	t.Logf("%s: %s, cuBLASLt %d from %s", d.Info().Name, d.Info().Arch, b.Version(), b.Path())
-
-	stream, err := d.NewStream()
-	if err != nil {
+	if s, err = d.NewStream(); err != nil {
+		b.Close()
+		d.Close()
 		t.Fatal(err)
 	}
-	defer d.DestroyStream(stream)
+	return d, b, s, func() {
+		d.DestroyStream(s)
+		b.Close()
+		d.Close()
+	}
+}
+
+func TestBLASLtGEMMOnDevice(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	d, b, stream, done := openCUDABLASLt(t)
+	defer done()
+	t.Logf("%s: %s, cuBLASLt %d from %s", d.Info().Name, d.Info().Arch, b.Version(), b.Path())
 
 	// No t.Run: a subtest runs on another goroutine, hence another OS
 	// thread, where the CUDA context is not current.
@@ -376,21 +393,8 @@ func TestBLASLtPeakOnDevice(t *testing.T) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	d, err := Open("cuda")
-	if err != nil {
-		t.Skipf("no CUDA device: %v", err)
-	}
-	defer d.Close()
-	b, err := OpenBLASLt()
-	if err != nil {
-		t.Skipf("no cuBLASLt: %v", err)
-	}
-	defer b.Close()
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.DestroyStream(s)
+	d, b, s, done := openCUDABLASLt(t)
+	defer done()
 	start, _ := d.NewEvent()
 	end, _ := d.NewEvent()
 	defer d.DestroyEvent(start)

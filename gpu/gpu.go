@@ -143,6 +143,21 @@ func (e *APIError) Error() string {
 	return s
 }
 
+// newAPIError is the *APIError of a failed call fn returning code: the name
+// from the library's table (or "<kind> <code>" for a code not in it), the
+// message from msg where the library has a describing function (nil where
+// it has none). Callers return nil themselves on success.
+func newAPIError[C ~int32](fn, kind string, code C, names map[C]string, msg func(C) string) *APIError {
+	e := &APIError{Func: fn, Code: int(code), Name: names[code]}
+	if e.Name == "" {
+		e.Name = fmt.Sprintf("%s %d", kind, code)
+	}
+	if msg != nil {
+		e.Msg = msg(code)
+	}
+	return e
+}
+
 // LaunchOpts are launch options beyond grid, block and shared memory.
 type LaunchOpts struct {
 	// PDL: programmatic dependent launch. The kernel may start while the

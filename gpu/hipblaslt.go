@@ -250,11 +250,7 @@ func hipblasErr(fn string, s hipblasStatus) error {
 	if s == hipblasStatusSuccess {
 		return nil
 	}
-	e := &APIError{Func: fn, Code: int(s), Name: hipblasStatusNames[s]}
-	if e.Name == "" {
-		e.Name = fmt.Sprintf("hipblasStatus_t %d", s)
-	}
-	return e
+	return newAPIError(fn, "hipblasStatus_t", s, hipblasStatusNames, nil)
 }
 
 // HipBLASLtEnv names the variable holding a full path to libhipblaslt,

@@ -111,14 +111,11 @@ func (l *nvmlLib) err(fn string, r nvmlReturn) error {
 	if r == nvmlSuccess {
 		return nil
 	}
-	e := &APIError{Func: fn, Code: int(r), Name: nvmlReturnNames[r]}
-	if e.Name == "" {
-		e.Name = fmt.Sprintf("nvmlReturn_t %d", r)
-	}
+	var msg func(nvmlReturn) string
 	if l != nil && l.nvmlErrorString != nil {
-		e.Msg = cString(l.nvmlErrorString(r))
+		msg = func(r nvmlReturn) string { return cString(l.nvmlErrorString(r)) }
 	}
-	return e
+	return newAPIError(fn, "nvmlReturn_t", r, nvmlReturnNames, msg)
 }
 
 // NVMLLibraries are the names tried for libnvidia-ml, through the dynamic
