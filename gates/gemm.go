@@ -304,9 +304,7 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 	for _, S := range Ss {
 		runs = append(runs, run{S, kernels.DecKernel(M), S == law && kernels.DecLaunchOpts(S) != (gpu.LaunchOpts{})})
 	}
-	if v1 := kernels.DecKernelV1(M); v1 != "" {
-		runs = append(runs, run{law, v1, false}) // the previous generation, while benches still time it
-	}
+	runs = append(runs, run{law, kernels.DecKernelV1(M), false}) // the previous generation, while benches still time it
 	var plain []byte
 	for _, r := range runs {
 		S := r.S

@@ -41,45 +41,36 @@ const (
 	PreThreads = 256
 )
 
-// DecKernel names the decode kernel of an M class.
-func DecKernel(M int) string {
+// decClass is the decode M class of M: the kernel's row capacity 8, 16, 32
+// or 64 (8-row op tiles: 1, 2, 4, 8).
+func decClass(M int) int {
 	switch {
 	case M <= 8:
-		return "pq_gemm_dec_m8"
+		return 8
 	case M <= 16:
-		return "pq_gemm_dec_m16"
+		return 16
 	case M <= 32:
-		return "pq_gemm_dec_m32"
-	default:
-		return "pq_gemm_dec_m64"
+		return 32
 	}
+	return 64
 }
+
+// DecKernel names the decode kernel of an M class.
+func DecKernel(M int) string { return fmt.Sprintf("pq_gemm_dec_m%d", decClass(M)) }
 
 // DecKernelV1 names the previous decode generation's kernel of an M class
 // (per-warp activation reads from L2, per-block split-K), which benches time
-// beside DecKernel's and the gate checks like it; "" once a class has none.
-func DecKernelV1(M int) string {
-	switch {
-	case M <= 8:
-		return "pq_gemm_dec_v1_m8"
-	case M <= 16:
-		return "pq_gemm_dec_v1_m16"
-	case M <= 32:
-		return "pq_gemm_dec_v1_m32"
-	}
-	return "pq_gemm_dec_v1_m64"
-}
+// beside DecKernel's and the gate checks like it.
+func DecKernelV1(M int) string { return fmt.Sprintf("pq_gemm_dec_v1_m%d", decClass(M)) }
 
 // DecKernelsFor lists every decode kernel that takes M: DecKernel(M) first,
-// then the previous generation. Experiments add their kernels
-// here to be timed beside the default by bench2 dec.
+// then the previous generation, then (M <= 8) the memory-side attribution
+// kernel, whose output is not a GEMM. Experiments add their kernels here to
+// be timed beside the default by bench2 dec.
 func DecKernelsFor(M int) []string {
-	ks := []string{DecKernel(M)}
-	if v1 := DecKernelV1(M); v1 != "" {
-		ks = append(ks, v1)
-	}
+	ks := []string{DecKernel(M), DecKernelV1(M)}
 	if M <= 8 {
-		ks = append(ks, "pq_gemm_dec_memonly_m8") // attribution: output is not a GEMM
+		ks = append(ks, "pq_gemm_dec_memonly_m8")
 	}
 	return ks
 }

@@ -15,7 +15,6 @@ package kernels
 
 import (
 	"bytes"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -47,8 +46,6 @@ func Register(k Kernel) {
 	registry[k.Name] = k
 }
 
-// Lookup returns a registered kernel.
-func Lookup(name string) (Kernel, bool) { k, ok := registry[name]; return k, ok }
 
 // All returns the registry in name order.
 func All() []Kernel {
@@ -182,7 +179,7 @@ func CheckArch(img []byte, codeArch string) error {
 	if !isELF {
 		return fmt.Errorf("is not an ELF code object, but this device (%s) needs one", codeArch)
 	}
-	got, err := AMDGPUArch(img)
+	got, err := amdgpu.Arch(img)
 	if err != nil {
 		return err
 	}
@@ -192,24 +189,3 @@ func CheckArch(img []byte, codeArch string) error {
 	return nil
 }
 
-const emAMDGPU = 224
-
-// AMDGPUArch reads the gfx target from an AMDGPU ELF header.
-func AMDGPUArch(img []byte) (string, error) {
-	f, err := elf.NewFile(bytes.NewReader(img))
-	if err != nil {
-		return "", fmt.Errorf("is not a readable ELF file: %v", err)
-	}
-	if f.Machine != emAMDGPU {
-		return "", fmt.Errorf("is an ELF file for machine %v, not AMDGPU", f.Machine)
-	}
-	// e_flags sits at offset 48 in an ELF64 header.
-	if len(img) < 52 {
-		return "", fmt.Errorf("ELF header truncated")
-	}
-	flags := uint32(img[48]) | uint32(img[49])<<8 | uint32(img[50])<<16 | uint32(img[51])<<24
-	if name := amdgpu.MachName(flags & 0xff); name != "" {
-		return name, nil
-	}
-	return fmt.Sprintf("gfx(EF_AMDGPU_MACH %#x)", flags&0xff), nil
-}

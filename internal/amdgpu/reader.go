@@ -74,20 +74,53 @@ var errPanic = errors.New("internal error while parsing")
 // returns its target and per-kernel resource metadata, read from the
 // NT_AMDGPU_METADATA note. Every error is one line that says what is wrong
 // with the input. It never panics.
-func ReadKernels(img []byte) (co *CodeObject, err error) {
+func ReadKernels(img []byte) (*CodeObject, error) {
+	return guarded(func() (*CodeObject, error) { return readKernels(img) })
+}
+
+// Arch returns the processor (e.g. "gfx1201") an AMDGPU code object is
+// built for, from the ELF header's EF_AMDGPU_MACH. Every error is one line
+// that says what is wrong with the input. It never panics.
+func Arch(img []byte) (string, error) {
+	return guarded(func() (string, error) {
+		if _, err := openAMDGPU(img); err != nil {
+			return "", err
+		}
+		_, arch, err := headerArch(img)
+		return arch, err
+	})
+}
+
+// guarded runs a parser, turning a panic (a parser bug: the fuzz tests fail
+// on errPanic) into a one-line malformed-input error.
+func guarded[T any](parse func() (T, error)) (v T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			co, err = nil, fmt.Errorf("amdgpu: malformed code object (%w: %v)", errPanic, r)
+			var zero T
+			v, err = zero, fmt.Errorf("amdgpu: malformed code object (%w: %v)", errPanic, r)
 		}
 	}()
+	return parse()
+}
+
+// headerArch reads EF_AMDGPU_MACH from the ELF64 header of an image
+// openAMDGPU accepted.
+func headerArch(img []byte) (mach uint32, arch string, err error) {
+	mach = binary.LittleEndian.Uint32(img[48:52]) & efAMDGPUMach // ELF64 e_flags
+	if arch = MachName(mach); arch == "" {
+		return mach, "", fmt.Errorf("amdgpu: e_flags processor EF_AMDGPU_MACH 0x%03x is not a known AMDGCN processor", mach)
+	}
+	return mach, arch, nil
+}
+
+func readKernels(img []byte) (*CodeObject, error) {
 	f, err := openAMDGPU(img)
 	if err != nil {
 		return nil, err
 	}
-	mach := binary.LittleEndian.Uint32(img[48:52]) & efAMDGPUMach // ELF64 e_flags
-	arch := MachName(mach)
-	if arch == "" {
-		return nil, fmt.Errorf("amdgpu: e_flags processor EF_AMDGPU_MACH 0x%03x is not a known AMDGCN processor", mach)
+	mach, arch, err := headerArch(img)
+	if err != nil {
+		return nil, err
 	}
 	desc, err := metadataNote(f, img)
 	if err != nil {
@@ -97,7 +130,7 @@ func ReadKernels(img []byte) (co *CodeObject, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("amdgpu: malformed msgpack in NT_AMDGPU_METADATA note: %v", err)
 	}
-	co, err = parseMetadata(raw)
+	co, err := parseMetadata(raw)
 	if err != nil {
 		return nil, fmt.Errorf("amdgpu: metadata: %v", err)
 	}
@@ -119,31 +152,6 @@ func ReadKernels(img []byte) (co *CodeObject, err error) {
 	return co, nil
 }
 
-// TextSection returns a copy of the .text section (the kernels' machine
-// code) of an AMDGPU code object.
-func TextSection(img []byte) (text []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			text, err = nil, fmt.Errorf("amdgpu: malformed code object (%w: %v)", errPanic, r)
-		}
-	}()
-	f, err := openAMDGPU(img)
-	if err != nil {
-		return nil, err
-	}
-	s := f.Section(".text")
-	if s == nil {
-		return nil, errors.New("amdgpu: code object has no .text section")
-	}
-	if s.Type != elf.SHT_PROGBITS {
-		return nil, fmt.Errorf("amdgpu: .text section has type %v, want SHT_PROGBITS", s.Type)
-	}
-	if s.Flags&elf.SHF_COMPRESSED != 0 {
-		return nil, errors.New("amdgpu: .text section is compressed; AMDGPU code objects never are")
-	}
-	// openAMDGPU checked the section lies within img.
-	return bytes.Clone(img[s.Offset : s.Offset+s.FileSize]), nil
-}
 
 // openAMDGPU checks that img is a complete 64-bit little-endian AMDGPU HSA
 // ELF file and opens it.

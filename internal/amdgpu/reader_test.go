@@ -174,31 +174,17 @@ func stripSectionHeaders(img []byte) []byte {
 	return b
 }
 
-func TestTextSection(t *testing.T) {
+func TestArch(t *testing.T) {
 	img := readCO(t)
-	text, err := TextSection(img)
-	if err != nil {
-		t.Fatal(err)
+	if arch, err := Arch(img); err != nil || arch != "gfx1201" {
+		t.Fatalf("Arch(testdata code object) = %q, %v; want gfx1201", arch, err)
 	}
-	f, err := elf.NewFile(bytes.NewReader(img))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := f.Section(".text")
-	if uint64(len(text)) != s.Size || len(text) == 0 || len(text)%4 != 0 {
-		t.Fatalf(".text is %d bytes, section header says %d", len(text), s.Size)
-	}
-	// The copy must not alias the input.
-	text[0] ^= 0xff
-	if again, _ := TextSection(img); again[0] == text[0] {
-		t.Fatal("TextSection returned a slice of its input")
-	}
-	if _, err := TextSection([]byte("not an elf")); err == nil || !strings.Contains(err.Error(), "not an ELF") {
+	if _, err := Arch([]byte("not an elf")); err == nil || !strings.Contains(err.Error(), "not an ELF") {
 		t.Fatalf("non-ELF: %v", err)
 	}
-	if _, err := TextSection(buildELF(elf.EM_AMDGPU, elfOSABIAMDGPUHSA, 3, MachGFX1201, nil)); err == nil ||
-		!strings.Contains(err.Error(), "no .text section") {
-		t.Fatalf("no .text: %v", err)
+	if _, err := Arch(buildELF(elf.EM_AMDGPU, elfOSABIAMDGPUHSA, 3, 0x0ff, nil)); err == nil ||
+		!strings.Contains(err.Error(), "not a known AMDGCN processor") {
+		t.Fatalf("unknown mach: %v", err)
 	}
 }
 
