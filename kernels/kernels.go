@@ -46,7 +46,6 @@ func Register(k Kernel) {
 	registry[k.Name] = k
 }
 
-
 // All returns the registry in name order.
 func All() []Kernel {
 	out := make([]Kernel, 0, len(registry))
@@ -188,4 +187,3 @@ func CheckArch(img []byte, codeArch string) error {
 	}
 	return nil
 }
-

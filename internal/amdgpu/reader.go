@@ -152,7 +152,6 @@ func readKernels(img []byte) (*CodeObject, error) {
 	return co, nil
 }
 
-
 // openAMDGPU checks that img is a complete 64-bit little-endian AMDGPU HSA
 // ELF file and opens it.
 func openAMDGPU(img []byte) (*elf.File, error) {
