@@ -235,12 +235,16 @@ func diffRecords(old, new []Record, minNoise float64) []DiffRow {
 		newBy[new[i].Key()] = &new[i]
 	}
 
+	// The identical-code control is measured once per rung and stored on
+	// the rung's baseline record; every variant of the rung is judged
+	// against it (the noise is a property of the rung, not of the record).
+	oldCtl, newCtl := rungControls(old), rungControls(new)
 	var rows []DiffRow
 	var onlyOld, onlyNew []*Record
 	for i := range new {
 		n := &new[i]
 		if o, ok := oldBy[n.Key()]; ok {
-			rows = append(rows, compareRow(o, n, minNoise))
+			rows = append(rows, compareRow(o, n, max(minNoise, oldCtl[o.rungKey()], newCtl[n.rungKey()])))
 		} else {
 			onlyNew = append(onlyNew, n)
 		}
@@ -320,6 +324,19 @@ func compareRow(o, n *Record, minNoise float64) DiffRow {
 	return r
 }
 
+// rungControls maps each rung (suite, kernel, shape, M, regime) of recs to
+// the spread of the identical-code control measured on it (0 where none).
+func rungControls(recs []Record) map[string]float64 {
+	m := map[string]float64{}
+	for i := range recs {
+		if c := recs[i].Control; c != nil {
+			k := recs[i].rungKey()
+			m[k] = max(m[k], c.SpreadPct)
+		}
+	}
+	return m
+}
+
 // compareFigures fills the figures of r and returns its verdict; notes
 // that explain the verdict go first.
 func compareFigures(r *DiffRow, o, n *Record, notes *[]string, minNoise float64) string {
@@ -331,14 +348,17 @@ func compareFigures(r *DiffRow, o, n *Record, notes *[]string, minNoise float64)
 		*notes = append([]string{what}, *notes...)
 		return VerdictMismatch
 	}
-	control := minNoise
-	if o.Control != nil {
-		control = max(control, o.Control.SpreadPct)
+	// The noise threshold: the larger of the floor passed in (minNoise
+	// raised to the rungs' control spreads) and the records' own sample
+	// spreads. A floor must never lower the threshold below what the
+	// samples themselves show.
+	noise := minNoise
+	sa, errA := stats.Spread(o.SamplesUS)
+	sb, errB := stats.Spread(n.SamplesUS)
+	if errA == nil && errB == nil {
+		noise = max(noise, sa, sb)
 	}
-	if n.Control != nil {
-		control = max(control, n.Control.SpreadPct)
-	}
-	v, err := stats.Compare(o.SamplesUS, n.SamplesUS, control)
+	v, err := stats.Compare(o.SamplesUS, n.SamplesUS, noise)
 	if err != nil {
 		// Too few (or no) raw samples: report the stored figures, no verdict.
 		if o.TrimmedMeanUS > 0 && n.TrimmedMeanUS > 0 {

@@ -254,3 +254,30 @@ func TestPlot(t *testing.T) {
 		t.Error("Plot of an invalid document: no error")
 	}
 }
+
+// A noise floor must only ever raise the threshold: noisy samples (±8%)
+// 6% apart are "~" with or without --noise 2, and a variant without a
+// control of its own is judged against its rung's control.
+func TestDiffNoiseFloorNeverLowers(t *testing.T) {
+	mk := func(variant string, center float64, phase int) Record {
+		return record("dec", "k", "s", 1, variant, Cold, 1_000_000, samples(12, center, 0.08, phase))
+	}
+	for _, floor := range []float64{0, 2} {
+		rows := diffRecords([]Record{mk("v", 10, 0)}, []Record{mk("v", 10.6, 1)}, floor)
+		if len(rows) != 1 || rows[0].Verdict != VerdictSame {
+			t.Errorf("floor %v: verdict %q for a 6%% change inside ±8%% samples, want %q", floor, rows[0].Verdict, VerdictSame)
+		}
+	}
+	tight := func(variant string, center float64, phase int) Record {
+		return record("dec", "k", "s", 1, variant, Cold, 1_000_000, samples(8, center, 0.002, phase))
+	}
+	ob, nb := tight("base", 10, 0), tight("base", 10, 1)
+	nb.Control = &Control{Of: "base", ASamplesUS: samples(4, 10, 0.01, 0), BSamplesUS: samples(4, 10.4, 0.01, 1), Ratio: 1.04, SpreadPct: 4}
+	ov, nv := tight("other", 10, 2), tight("other", 10.3, 3) // 3% slower, tight, but the rung's control spread 4%
+	rows := diffRecords([]Record{ob, ov}, []Record{nb, nv}, 0)
+	for _, r := range rows {
+		if r.Variant == "other" && r.Verdict != VerdictSame {
+			t.Errorf("variant without its own control: verdict %q, want %q (the rung's control spread 4%%)", r.Verdict, VerdictSame)
+		}
+	}
+}

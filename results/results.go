@@ -184,6 +184,12 @@ func (r *Record) baseKey() string {
 	return fmt.Sprintf("%s/%s/shape=%s/M=%d/variant=%s", r.Suite, r.Kernel, r.Shape, r.M, r.Variant)
 }
 
+// rungKey identifies the rung a record was measured on: its key without
+// the variant (the variants of a point share the point's control).
+func (r *Record) rungKey() string {
+	return fmt.Sprintf("%s/%s/shape=%s/M=%d/%s", r.Suite, r.Kernel, r.Shape, r.M, r.Regime)
+}
+
 // compareRecords orders records by (suite, kernel, shape, M, variant, regime).
 func compareRecords(a, b Record) int {
 	return cmp.Or(
