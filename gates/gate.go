@@ -11,8 +11,10 @@
 //     what is missing and how to get it;
 //   - t.Metric records a figure that goes into the results JSON;
 //   - t.Device returns the GPU or skips the gate with the reason none was
-//     opened; t.Buffer hands out canary-guarded device buffers that t.Launch
-//     poisons, checks and verifies after every launch.
+//     opened; t.Buffer hands out canary-guarded device buffers. The gate
+//     poisons every output with t.Poison before each launch (t.Launch does
+//     not); t.Launch checks every buffer's canaries and re-verifies the
+//     uploaded inputs after the launch.
 //
 // Rules every gate keeps (shared/DESIGN.md §6): poisoned outputs, every
 // output cleared between variants, canaries, fresh seeded inputs with the
@@ -22,6 +24,7 @@ package gates
 import (
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"runtime/debug"
 	"sort"
@@ -122,11 +125,10 @@ type Result struct {
 
 // T is the handle a gate body works through.
 type T struct {
-	env     *Env
-	gate    Gate
-	res     *Result
-	bufs    []*Buffer
-	modules []gpu.Module
+	env  *Env
+	gate Gate
+	res  *Result
+	bufs []*Buffer
 }
 
 type skipSignal struct{}
@@ -181,7 +183,14 @@ func (t *T) Logf(format string, args ...any) {
 }
 
 // Metric records a named figure in the gate's result.
+// A value that is not finite (a NaN from an unwritten, poisoned output)
+// cannot go into the results JSON, which must stay readable: it is logged
+// instead, and the check that saw it fails the gate.
 func (t *T) Metric(name string, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		t.Logf("metric %s = %v: not finite, left out of the results", name, v)
+		return
+	}
 	if t.res.Metrics == nil {
 		t.res.Metrics = map[string]float64{}
 	}

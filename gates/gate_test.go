@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -49,5 +50,22 @@ func TestRegistryHasProofs(t *testing.T) {
 		if g.Proves == "" || g.Suites == 0 {
 			t.Errorf("gate %s lacks Proves or Suites", g.Name)
 		}
+	}
+}
+
+// A NaN metric (an unwritten, poisoned output) must not make the results
+// document unwritable: it is logged, the failure stands, the JSON is valid.
+func TestNonFiniteMetricKeepsResultsWritable(t *testing.T) {
+	r := RunGate(&Env{Seed: 1}, Gate{Name: "nan", Run: func(t *T) {
+		t.Metric("rel", math.NaN())
+		t.Metric("worst", math.Inf(1))
+		t.Metric("ok", 1)
+		t.Failf("output unwritten")
+	}})
+	if r.Status != Fail {
+		t.Fatalf("status %s, want FAIL", r.Status)
+	}
+	if _, ok := r.Metrics["rel"]; ok || len(r.Metrics) != 1 {
+		t.Errorf("metrics %v: non-finite values kept", r.Metrics)
 	}
 }

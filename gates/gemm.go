@@ -290,7 +290,8 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 	}
 	ws := t.Buffer("ws", max(4, kernels.DecWorkspaceBytes(M, N, maxS)))
 	sema := t.Buffer("sema", kernels.DecSemaBytes(N))
-	t.Poison(sema, 0)
+	t.Init(sema, make([]byte, kernels.DecSemaBytes(N)))                                                                                                 // the counters' required start (and end) state
+	base := kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr()} // every decode launch's buffers; copies vary Out, Act, RS, Kernel
 	// The law's S launches as the product does (kernels.DecLaunchOpts: a
 	// cluster launch where S = DecClusterS), the other S values plainly
 	// (split-K through ws and sema); then the previous generation at the
@@ -306,17 +307,19 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 	}
 	runs = append(runs, run{law, kernels.DecKernelV1(M), false}) // the previous generation, while benches still time it
 	var plain []byte
+	clusterLaunches := 0
 	for _, r := range runs {
 		S := r.S
 		t.Poison(out, 0xFF)
 		t.Poison(ws, 0xFF)
-		kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, S, kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr(), Kernel: r.kern})
+		kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, S, withKernel(base, r.kern))
 		t.Check(err, name)
 		tag := fmt.Sprintf("%s S=%d", kern, S)
 		clustered := r.cluster && t.LaunchEx(kern, grid, block, 0, kernels.DecLaunchOpts(S), args...)
 		if clustered {
+			clusterLaunches++
 			tag += " cluster"
-			requireUntouched(t, name+" "+tag, ws, 0xFF) // proof the cluster reduce ran: ws is never written
+			requireFilled(t, name+" "+tag, ws, 0xFF, "the cluster reduce never writes ws (proof it ran)")
 		} else {
 			t.Launch(kern, grid, block, 0, args...) // (also where the backend has no cluster launch)
 		}
@@ -327,12 +330,7 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 		if r.kern == kernels.DecKernel(M) && S == law {
 			plain = t.Download(out) // the reference bits for the PDL pair below
 		}
-		for i, b := range t.Download(sema) {
-			if b != 0 {
-				t.Failf("%s %s: split-K counter byte %d is %#02x after the launch, want 0 (the last block resets it)", name, tag, i, b)
-				break
-			}
-		}
+		requireFilled(t, name+" "+tag, sema, 0, "the split-K counters must be back at 0 (the last block resets them)")
 	}
 	// Both split-K reduce paths at S = kernels.DecClusterS: the plain launch
 	// (ws and sema) and the cluster launch (distributed shared memory) must
@@ -342,7 +340,7 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 		for i, opts := range []gpu.LaunchOpts{{}, kernels.DecLaunchOpts(cs)} {
 			t.Poison(out, 0xFF)
 			t.Poison(ws, 0xFF)
-			kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, cs, kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr()})
+			kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, cs, base)
 			t.Check(err, name)
 			if !t.LaunchEx(kern, grid, block, 0, opts, args...) {
 				break
@@ -350,8 +348,12 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			bits[i] = t.Download(out)
 			what := fmt.Sprintf("%s %s S=%d %v", name, kern, cs, opts)
 			worst = max(worst, checkGEMMOut(t, what, bits[i], M, N, rr))
+			if w := t.Download(ws); i == 0 && bytes.Count(w, []byte{0xFF}) == len(w) {
+				t.Failf("%s: the plain launch left ws untouched: its split-K reduce did not go through ws", what)
+			}
 			if i == 1 {
-				requireUntouched(t, what, ws, 0xFF)
+				clusterLaunches++
+				requireFilled(t, what, ws, 0xFF, "the cluster reduce never writes ws (proof it ran)")
 			}
 		}
 		if bits[1] != nil && !bytes.Equal(bits[0][:2*M*N], bits[1][:2*M*N]) {
@@ -368,6 +370,7 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 	// the second their negation (zeros either sign), the counters end at 0.
 	// Run at the law's launch (a cluster where S = DecClusterS) and plainly
 	// at S = 3 (the ws reduce) when that differs.
+	pdlPairs := 0
 	if law > 1 && plain != nil {
 		negCodes := make([]byte, len(codes))
 		for i, b := range codes {
@@ -395,7 +398,7 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			if pr.S != law {
 				t.Poison(out, 0xFF)
 				t.Poison(ws, 0xFF)
-				kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, pr.S, kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr()})
+				kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, pr.S, base)
 				t.Check(err, name)
 				t.Launch(kern, grid, block, 0, args...)
 				ref = t.Download(out)
@@ -403,7 +406,7 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			t.Poison(out, 0xFF)
 			t.Poison(out2, 0xFF)
 			t.Poison(ws, 0xFF)
-			a := kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr()}
+			a := base
 			kern, grid, block, args1, err := kernels.DecLaunch(c.shape, M, pr.S, a)
 			t.Check(err, name)
 			a.Act, a.RS, a.Out = bact2.Ptr(), brs2.Ptr(), out2.Ptr()
@@ -414,35 +417,61 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			tag := fmt.Sprintf("%s S=%d PDL pair %v", kern, pr.S, pr.opts)
 			got1, got2 := t.Download(out), t.Download(out2)
 			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (first)", got1, M, N, rr))
+			bad, first := 0, ""
 			for i := 0; i < M*N; i++ {
 				b1 := uint16(got1[2*i]) | uint16(got1[2*i+1])<<8
 				b2 := uint16(got2[2*i]) | uint16(got2[2*i+1])<<8
 				br := uint16(ref[2*i]) | uint16(ref[2*i+1])<<8
 				zero := b1&0x7FFF == 0 && b2&0x7FFF == 0
 				if b1 != br || (b2 != b1^0x8000 && !zero) {
-					t.Failf("%s %s: element m=%d n=%d: first %#04x (plain %#04x), second %#04x (want the first negated)", name, tag, i/N, i%N, b1, br, b2)
+					if bad == 0 {
+						first = fmt.Sprintf("m=%d n=%d: first %#04x (plain %#04x), second %#04x", i/N, i%N, b1, br, b2)
+					}
+					bad++
+				}
+			}
+			if bad > 0 {
+				t.Failf("%s %s: %d of %d elements: first output not the plain launch's bits or second not its negation (first: %s)", name, tag, bad, M*N, first)
+			}
+			for i := 2 * M * N; i < len(got2); i++ {
+				if got2[i] != 0xFF {
+					t.Failf("%s %s (second): row %d (past M=%d) was written", name, tag, i/(2*N), M)
 					break
 				}
 			}
-			for i, b := range t.Download(sema) {
-				if b != 0 {
-					t.Failf("%s %s: split-K counter byte %d is %#02x after the pair, want 0", name, tag, i, b)
-					break
-				}
-			}
+			pdlPairs++
+			requireFilled(t, name+" "+tag, sema, 0, "the split-K counters must be back at 0 after the pair")
 		}
 	}
+	// How many PDL pairs ran (0 where the backend has no PDL launch: HIP),
+	// so a results file shows what was and was not exercised.
+	t.Metric("pdl_pairs."+name, float64(pdlPairs))
+	t.Metric("cluster_launches."+name, float64(clusterLaunches))
 	return worst
 }
 
-// requireUntouched fails the gate unless every byte of b is still fill.
-func requireUntouched(t *T, what string, b *Buffer, fill byte) {
+// requireFilled fails the gate unless every byte of b is fill; rule says
+// why it must be (the message names the first byte that is not and the
+// count).
+func requireFilled(t *T, what string, b *Buffer, fill byte, rule string) {
+	bad, first := 0, -1
 	for i, v := range t.Download(b) {
 		if v != fill {
-			t.Failf("%s: buffer %s was written at byte %d (%#02x) by a launch that must not touch it", what, b.Name, i, v)
-			return
+			if bad == 0 {
+				first = i
+			}
+			bad++
 		}
 	}
+	if bad > 0 {
+		t.Failf("%s: buffer %s: %d bytes are not %#02x, first at byte %d: %s", what, b.Name, bad, fill, first, rule)
+	}
+}
+
+// withKernel is a decode launch's buffers for an explicit kernel.
+func withKernel(a kernels.DecArgs, kernel string) kernels.DecArgs {
+	a.Kernel = kernel
+	return a
 }
 
 // gemmReference computes the fp64 reference (same codes and scales) with its
