@@ -43,7 +43,8 @@ func init() {
 	Register(Gate{
 		Name: "identity",
 		Proves: "y = rot(x ⊙ channel_scales)·dequant(Q)ᵀ equals x·W_effᵀ to rel ≤ 1e-12 in fp64 on every W4A8 linear " +
-			"of the TP=1 and TP=2 shapes: rotation, inverse, channel scales, AWQ unpack, zeros and partitions agree",
+			"of the TP=1 and TP=2 shapes (synthetic weights; with --checkpoint, the checkpoint's linears at the TP=1 shapes, every partition of a merged linear required): " +
+			"rotation, inverse, channel scales, AWQ unpack, zeros and partitions agree",
 		Suites: Quick | Full,
 		Device: false,
 		Run:    runIdentity,
@@ -233,10 +234,15 @@ func identityCheckpoint(t *T, dir string, plan identityPlan) {
 			parts = append(parts, lin)
 			found = append(found, prefix)
 		}
-		if len(missing) > 0 {
-			t.Logf("%s: no tensors for %s in the checkpoint", l.Name, strings.Join(missing, ", "))
-		}
 		if len(parts) == 0 {
+			t.Logf("%s: no tensors for %s in the checkpoint", l.Name, strings.Join(missing, ", "))
+			continue
+		}
+		if len(parts) != len(l.Parts) {
+			// A merged linear checked on some of its partitions would prove
+			// nothing about the merge: refuse it.
+			t.Failf("%s: the checkpoint has %s but not %s (or they failed to load): a partial merge is not checked",
+				l.Name, strings.Join(found, " + "), strings.Join(missing, ", "))
 			continue
 		}
 		t.Logf("%s: checking %s", l.Name, strings.Join(found, " + "))

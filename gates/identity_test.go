@@ -89,29 +89,41 @@ func dot(a, b []float64) float64 {
 
 func TestIdentityGateCheckpoint(t *testing.T) {
 	dir := t.TempDir()
-	// k_proj and v_proj of the TP=1 attention at their real size, in two
-	// layers (the gate takes the lowest), under a VLM-style prefix.
-	var ts []*checkpoint.Tensor
-	for i, name := range []string{
+	// q, k and v of the TP=1 attention at their real size, k in two layers
+	// (the gate takes the lowest), under a VLM-style prefix.
+	write := func(dir string, names []string, widths []int) {
+		var ts []*checkpoint.Tensor
+		for i, name := range names {
+			l := checkpoint.Synthetic(5120, widths[i], uint64(i))
+			l.Prefix = name
+			ts = append(ts, l.Tensors()...)
+		}
+		if err := checkpoint.Write(filepath.Join(dir, "model-00001-of-00001.safetensors"), ts, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(dir, []string{
 		"model.language_model.layers.11.self_attn.k_proj.",
+		"model.language_model.layers.3.self_attn.q_proj.",
 		"model.language_model.layers.3.self_attn.k_proj.",
 		"model.language_model.layers.3.self_attn.v_proj.",
-	} {
-		l := checkpoint.Synthetic(5120, 1024, uint64(i))
-		l.Prefix = name
-		ts = append(ts, l.Tensors()...)
-	}
-	if err := checkpoint.Write(filepath.Join(dir, "model-00001-of-00001.safetensors"), ts, nil); err != nil {
-		t.Fatal(err)
-	}
+	}, []int{1024, 12288, 1024, 1024})
 	res := RunGate(&Env{Seed: 1, Checkpoint: dir}, identityGate(t))
 	if res.Status != Pass || len(res.Metrics) != 1 || res.Metrics["rel/checkpoint/attn_qkv"] > identityTol {
 		t.Fatalf("status %s %s %v metrics %v", res.Status, res.Reason, res.Failures, res.Metrics)
 	}
 	notes := strings.Join(res.Notes, "\n")
-	if !strings.Contains(notes, "layers.3.self_attn.k_proj. + model.language_model.layers.3.self_attn.v_proj.") ||
-		!strings.Contains(notes, "no tensors for self_attn.q_proj") {
+	if !strings.Contains(notes, "layers.3.self_attn.q_proj. + model.language_model.layers.3.self_attn.k_proj. + model.language_model.layers.3.self_attn.v_proj.") {
 		t.Errorf("notes do not say what was checked:\n%s", notes)
+	}
+
+	// A merged linear with a partition missing fails, naming it (a partial
+	// merge proves nothing about the merge).
+	partial := t.TempDir()
+	write(partial, []string{"model.layers.3.self_attn.k_proj.", "model.layers.3.self_attn.v_proj."}, []int{1024, 1024})
+	res = RunGate(&Env{Seed: 1, Checkpoint: partial}, identityGate(t))
+	if res.Status != Fail || !strings.Contains(res.Reason, "but not self_attn.q_proj") {
+		t.Errorf("partial merge: %s %s", res.Status, res.Reason)
 	}
 
 	// A linear whose shape disagrees with the shapes file fails, naming it.

@@ -406,9 +406,13 @@ func gateProducerSemantics(t *T) {
 						d := float64(v[m*c.K+k]) - exact[k]
 						diff += d * d
 					}
-					// 2e-6: float32 rounding over 8 layers (measured 2.4e-7..2.7e-6 on
-					// normal groups); 2e-43 absolute: the float32 subnormal grid
-					// (2^-149 per op, ~20 ops per value, 128 values) for tiny groups.
+					// 2e-6 relative: each layer rounds every output once after a
+					// rounded product, |err| <= 2u(|cos v_i| + |sin v_j|) with u =
+					// 2^-24, whose vector norm is <= 2u·sqrt(2)·|v|; the layers are
+					// orthogonal, so 8 layers add up to <= 16·sqrt(2)·u = 1.35e-6,
+					// plus one rounding u of the channel-scale product.
+					// 2e-43 absolute: the float32 subnormal grid (2^-149 per op,
+					// ~20 ops per value, 128 values) for tiny groups.
 					if math.Sqrt(diff) > 2e-6*math.Sqrt(norm)+2e-43 {
 						t.Failf("K=%d p=%d m=%d g=%d (%s): float32 mirror rotation vs fp64: |diff| %.3g > 2e-6 |exact| %.3g + 2e-43 (records wrong?)", c.K, p, m, g, c.dist, math.Sqrt(diff), math.Sqrt(norm))
 					}
@@ -435,7 +439,7 @@ func gateProducerSemantics(t *T) {
 				rots[p].Forward(exact)
 				for mode, q := range []*refimpl.QuantAct{pm.groupQ[p], pm.tokQ[p]} {
 					for g := 0; g < G; g++ {
-						var amax, sum float64
+						var amax float64
 						for k := g * 128; k < (g+1)*128; k++ {
 							amax = math.Max(amax, math.Abs(exact[k]))
 						}
@@ -443,6 +447,14 @@ func gateProducerSemantics(t *T) {
 							y := exact[k]
 							s := q.Scale(m, k)
 							got := q.CodeValue(m, k) * s
+							// e4m3 rounding: 2^-4 relative on normals, half the
+							// subnormal step (2^-10 of the scale) below; plus the
+							// float32 mirror's rotation error, 1e-5·amax: a margin
+							// that held on the H200 (worst err/tol 0.94-0.97,
+							// results/h200-2026-11-29/quick.json). The rigorous
+							// alternative, (1+2^-4)·(2e-6·|group| + 2e-43) from the
+							// check above, can be tighter on peaked groups and has
+							// not run on a device yet.
 							tol := math.Max(math.Ldexp(math.Abs(y), -4), math.Ldexp(s, -10)) + 1e-5*amax
 							if mode == 1 {
 								// bf16 rounding of pass A: 2^-9 relative on normals (2^-8
@@ -454,11 +466,8 @@ func gateProducerSemantics(t *T) {
 							} else if tol > 0 {
 								worst = math.Max(worst, d/tol)
 							}
-							sum += q.CodeValue(m, k)
 						}
-						if rs := float64(q.RowSums[m*G+g]); rs != float64(float32(sum)) {
-							t.Failf("K=%d P=%d m=%d g=%d: row sum %g, decoded codes sum to %g", c.K, p, m, g, rs, sum)
-						}
+						// (Row sums: checked exactly by refimpl.CheckActQuant above.)
 					}
 				}
 			}

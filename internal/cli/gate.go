@@ -109,7 +109,7 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	suite := gates.Quick
 	if *full {
-		suite = gates.Full
+		suite = gates.Quick | gates.Full // --full is the quick gates plus the exhaustive sweeps
 	}
 	var re *regexp.Regexp
 	if *only != "" {
