@@ -252,12 +252,12 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 	xr := t.Buffer("xr", 2*(P*M*K+rowsPastM*K))
 	gamax := t.Buffer("gamax", 4*(P*M*G+rowsPastM*G))
 	outs := []*Buffer{codes, scale, rsum, xr, gamax}
-	clear := func() {
+	poisonOutputs := func() {
 		for _, b := range outs {
 			t.Poison(b, 0xFF)
 		}
 	}
-	at := func(rowLen, elemPerRow int) func(int) string {
+	at := func(elemPerRow int) func(int) string {
 		return func(i int) string {
 			row := i / elemPerRow
 			return fmt.Sprintf("p=%d m=%d i=%d", row/M, row%M, i%elemPerRow)
@@ -267,17 +267,12 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 	// (every byte must still be the poison).
 	untouched := func(kernel string, bs ...*Buffer) {
 		for _, b := range bs {
-			for i, v := range t.Download(b) {
-				if v != 0xFF {
-					t.Failf("%s %s: wrote into %s (not its output) at byte %d", kernel, name, b.Name, i)
-					break
-				}
-			}
+			requireFilled(t, kernel+" "+name, b, 0xFF, "not this kernel's output: every byte must still be the poison")
 		}
 	}
 	M32, K32 := uint32(M), uint32(K)
 	if withGroup {
-		clear()
+		poisonOutputs()
 		rpw := kernels.RowsPerWarp(M)
 		grid, block := kernels.GroupWiseGrid(M, K, P, rpw)
 		t.Launch("pq_rotq_group", grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), codes.Ptr(), scale.Ptr(), rsum.Ptr(), M32, K32, uint32(rpw))
@@ -288,25 +283,25 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 			ws = append(ws, pm.groupQ[p].GroupScale...)
 			wr = append(wr, pm.groupQ[p].RowSums...)
 		}
-		compareOut(t, "pq_rotq_group codes "+name, t.Download(codes), wc, 1, at(K, K))
-		compareOut(t, "pq_rotq_group scales "+name, t.Download(scale), f32Bytes(ws), 4, at(G, G))
-		compareOut(t, "pq_rotq_group row sums "+name, t.Download(rsum), f32Bytes(wr), 4, at(G, G))
+		compareOut(t, "pq_rotq_group codes "+name, t.Download(codes), wc, 1, at(K))
+		compareOut(t, "pq_rotq_group scales "+name, t.Download(scale), f32Bytes(ws), 4, at(G))
+		compareOut(t, "pq_rotq_group row sums "+name, t.Download(rsum), f32Bytes(wr), 4, at(G))
 		untouched("pq_rotq_group", xr, gamax)
 	}
 	// Pass A.
-	clear()
+	poisonOutputs()
 	rpw := kernels.RowsPerWarp(M)
 	grid, block := kernels.GroupWiseGrid(M, K, P, rpw)
 	t.Launch("pq_rot_bf16", grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), xr.Ptr(), gamax.Ptr(), M32, K32, uint32(rpw))
-	compareOut(t, "pq_rot_bf16 rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K, K))
-	compareOut(t, "pq_rot_bf16 group amax "+name, t.Download(gamax), f32Bytes(pm.gamax), 4, at(G, G))
+	compareOut(t, "pq_rot_bf16 rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K))
+	compareOut(t, "pq_rot_bf16 group amax "+name, t.Download(gamax), f32Bytes(pm.gamax), 4, at(G))
 	untouched("pq_rot_bf16", codes, scale, rsum)
 	// Pass A, lanes = rows: the same outputs.
-	clear()
+	poisonOutputs()
 	grid, block = kernels.LaneRowGrid(M, K, P)
 	t.Launch("pq_rot_bf16_lr", grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), xr.Ptr(), gamax.Ptr(), M32, K32)
-	compareOut(t, "pq_rot_bf16_lr rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K, K))
-	compareOut(t, "pq_rot_bf16_lr group amax "+name, t.Download(gamax), f32Bytes(pm.gamax), 4, at(G, G))
+	compareOut(t, "pq_rot_bf16_lr rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K))
+	compareOut(t, "pq_rot_bf16_lr group amax "+name, t.Download(gamax), f32Bytes(pm.gamax), 4, at(G))
 	untouched("pq_rot_bf16_lr", codes, scale, rsum)
 	var wts, wrs []float32
 	for p := 0; p < P; p++ {
@@ -341,14 +336,14 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 				return fmt.Sprintf("p=%d tiled byte %d", i/(Mpad*K), i%(Mpad*K))
 			})
 		} else {
-			compareOut(t, label+" codes", got, pm.codesRow, 1, at(K, K))
+			compareOut(t, label+" codes", got, pm.codesRow, 1, at(K))
 		}
 		ts, rs := t.Download(scale), t.Download(rsum)
 		compareOut(t, label+" token scales", ts, f32Bytes(wts), 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
-		compareOut(t, label+" row sums", rs, f32Bytes(wrs), 4, at(G, G))
+		compareOut(t, label+" row sums", rs, f32Bytes(wrs), 4, at(G))
 		// Pass A's rows are pass C's input and nobody's output here.
-		compareOut(t, label+" (pass A rows left as they were)", t.Download(xr), u16Bytes(pm.xrBits), 2, at(K, K))
-		compareOut(t, label+" (pass A amax left as they were)", t.Download(gamax), f32Bytes(pm.gamax), 4, at(G, G))
+		compareOut(t, label+" (pass A rows left as they were)", t.Download(xr), u16Bytes(pm.xrBits), 2, at(K))
+		compareOut(t, label+" (pass A amax left as they were)", t.Download(gamax), f32Bytes(pm.gamax), 4, at(G))
 		// Fused against two-pass, directly: the same bytes, layout by layout.
 		key := map[bool]string{false: "row", true: "tiled"}[v.tiled]
 		if v.kernel == "pq_tokq" {
