@@ -19,8 +19,8 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -45,6 +45,10 @@ type Variant struct {
 	// Enqueue puts one call on stream s, using buffer set copy in
 	// [0, Point.Copies). It must be capturable: no allocation, no sync.
 	Enqueue func(s gpu.Stream, copy int) error
+	// Regime overrides the point's regime in this variant's record ("":
+	// the point's): attribution variants that pin some buffers to one set
+	// are not cold, and must not be flagged or diffed as if they were.
+	Regime string
 }
 
 // Sequence is one variant that runs vs one after another per call (a
@@ -94,7 +98,6 @@ type Engine struct {
 	Dev    gpu.Device
 	Stream gpu.Stream
 	Cfg    Config
-	Log    io.Writer
 }
 
 // NewEngine makes an engine with its own non-blocking stream.
@@ -184,7 +187,8 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 	}
 	var recs []results.Record
 	for i, v := range p.Variants {
-		r := results.Record{Suite: p.Suite, Kernel: p.Kernel, Variant: v.Name, Shape: p.Shape, M: p.M, Regime: p.Regime,
+		regime := cmp.Or(v.Regime, p.Regime)
+		r := results.Record{Suite: p.Suite, Kernel: p.Kernel, Variant: v.Name, Shape: p.Shape, M: p.M, Regime: regime,
 			SamplesUS: graphs[i].samples, Bytes: p.Bytes, Flops: p.Flops, Extra: p.Extra}
 		if err := r.Derive(); err != nil {
 			return nil, err

@@ -28,7 +28,7 @@ import (
 //        ("memonly", M <= 8) at the law's S; then a regret table of the law against the per-cell argmin,
 //        and a cuBLASLt fp8 row at the same (M, N, K) (fp8 weights, 2x the
 //        bytes of int4: the peer a W4A8 decode has to beat on time).
-//   pre  per-token prefill on every TP=2 shape at M = 2048, 8192, with the
+//   pre  per-token prefill on every shape of --shapes (default TP=2) at M = 2048, 8192, with the
 //        cuBLASLt fp8 row.
 //
 // Bytes per call = the weight stream (N·K/2 + 4·G·N for the scale words) +
@@ -48,7 +48,7 @@ func init() {
 		return fmt.Sprintf("S%d", kernels.DecSplitK(c.M, s.N(), s.K, decLawSMs))
 	}}
 	RegisterSuite(Suite{Name: "dec", Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: []Law{law}})
-	RegisterSuite(Suite{Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every TP=2 shape at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite})
+	RegisterSuite(Suite{Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite})
 }
 
 // DecFixedS are the fixed split-K counts the dec suite times beside the law.
@@ -239,7 +239,7 @@ func peerRow(c *Ctx, lt gpu.VendorGEMM, ltErr error, suite, label string, s kern
 }
 
 func runDecSuite(c *Ctx) error {
-	names, shs, err := kernels.GemmShapes("qwen38-27b-tp2", "gate_up", "qkv", "down", "in_proj")
+	names, shs, err := kernels.GemmShapesOf(c.Shapes, "gate_up", "qkv", "down", "in_proj")
 	if err != nil {
 		return err
 	}
@@ -301,7 +301,7 @@ func runDecSuite(c *Ctx) error {
 			}
 			// The law's S reduced through ws and sema (plain launch): the
 			// A/B of the cluster reduce.
-			if kernels.DecLaunchOpts(law) != (gpu.LaunchOpts{}) {
+			if _, ex := c.Dev.(gpu.ExLauncher); ex && kernels.DecLaunchOpts(law) != (gpu.LaunchOpts{}) { // else the baseline already is the plain launch
 				v, err := b.decVariant(s, M, law, "", "ws", false, true)
 				if err != nil {
 					c.FreeAll()
@@ -313,22 +313,13 @@ func runDecSuite(c *Ctx) error {
 			// at the law's S: the A/B of a change. On gfx1201 "v1" and
 			// "memonly" are the same body as the default (one gfx1201 body).
 			for _, k := range kernels.DecKernelsFor(M)[1:] {
-				tag, _, _ := strings.Cut(strings.TrimPrefix(k, "pq_gemm_dec_"), "_") // "v1", "o6", ...
-				for _, S := range []int{law} {
-					if S > min(s.G(), kernels.DecMaxS) {
-						continue
-					}
-					name := tag
-					if S != law {
-						name = fmt.Sprintf("%s-S%d", tag, S)
-					}
-					v, err := b.decVariant(s, M, S, k, name, false, false)
-					if err != nil {
-						c.FreeAll()
-						return err
-					}
-					vs = append(vs, v)
+				tag, _, _ := strings.Cut(strings.TrimPrefix(k, "pq_gemm_dec_"), "_") // "v1", "memonly"
+				v, err := b.decVariant(s, M, law, k, tag, false, false)
+				if err != nil {
+					c.FreeAll()
+					return err
 				}
+				vs = append(vs, v)
 			}
 			p := Point{Suite: "dec", Kernel: "pq_gemm_dec", Shape: names[si], M: M, Regime: Cold,
 				Bytes: gemmPointBytes(s, M, false), Flops: 2 * int64(M) * int64(s.N()) * int64(s.K),
@@ -346,7 +337,7 @@ func runDecSuite(c *Ctx) error {
 }
 
 func runPreSuite(c *Ctx) error {
-	names, shs, err := kernels.GemmShapes("qwen38-27b-tp2")
+	names, shs, err := kernels.GemmShapesOf(c.Shapes)
 	if err != nil {
 		return err
 	}

@@ -157,6 +157,9 @@ func (b *producerBufs) groupAttr(name string, hotRecords, hotAll bool) Variant {
 		return b.groupArgs(kr, kx, rpw)
 	})
 	v.Name = name
+	if hotRecords || hotAll {
+		v.Regime = Hot // some inputs pinned to buffer set 0: cache-resident
+	}
 	return v
 }
 

@@ -286,6 +286,14 @@ func GemmShapes(set string, only ...string) ([]string, []GemmShape, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return GemmShapesOf(s, only...)
+}
+
+// GemmShapesOf is GemmShapes for a loaded shapes set (a built-in one or a
+// --shapes file). Every shape must meet the prefill contract (the stricter
+// of the two), so a shapes file the kernels cannot take fails here, naming
+// the linear, not at a launch.
+func GemmShapesOf(s *shapes.Set, only ...string) ([]string, []GemmShape, error) {
 	var names []string
 	var out []GemmShape
 	for _, l := range GemmLabels {
@@ -294,10 +302,14 @@ func GemmShapes(set string, only ...string) ([]string, []GemmShape, error) {
 		}
 		lin, ok := s.Linear(l.Linear)
 		if !ok {
-			return nil, nil, fmt.Errorf("gemm: shapes set %s has no linear %s", set, l.Linear)
+			return nil, nil, fmt.Errorf("gemm: shapes set %s has no linear %s", s.Name, l.Linear)
+		}
+		gs := GemmShape{K: lin.K, Parts: lin.Widths()}
+		if err := gs.Check(PreBN); err != nil {
+			return nil, nil, fmt.Errorf("gemm: shapes set %s, linear %s: %v", s.Name, l.Linear, err)
 		}
 		names = append(names, l.Label)
-		out = append(out, GemmShape{K: lin.K, Parts: lin.Widths()})
+		out = append(out, gs)
 	}
 	return names, out, nil
 }

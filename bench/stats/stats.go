@@ -8,9 +8,10 @@
 //
 // A rung of an A/B comparison is measured like this:
 //
-//  1. Interleave the reps: A, B, A, B, ... (Interleave), at least
-//     MinSamples (4) of each, so that drift of clocks or temperature
-//     lands on both arms alike instead of on whichever ran second.
+//  1. Interleave the reps: A, B, A, B, ... (the bench engine queues every
+//     variant's graph once per round), at least MinSamples (4) of each, so
+//     that drift of clocks or temperature lands on both arms alike instead
+//     of on whichever ran second.
 //  2. Each rep yields one per-call time (graph replay time / calls).
 //  3. Summarise each arm with the trimmed mean (TrimmedMean): drop the
 //     single highest and single lowest rep and average the rest. One
@@ -198,44 +199,6 @@ func Compare(a, b []float64, controlSpreadPct float64) (Verdict, error) {
 		v.Call = Slower
 	}
 	return v, nil
-}
-
-// Arm names one side of an interleaved A/B schedule.
-type Arm uint8
-
-const (
-	A Arm = iota
-	B
-)
-
-func (a Arm) String() string {
-	if a == A {
-		return "A"
-	}
-	return "B"
-}
-
-// Interleave returns the order in which to run nA reps of A and nB reps
-// of B: alternating A, B, A, B, ... starting with A while both have reps
-// left, then the remainder of the longer arm. It panics on a negative
-// count (a programming error). It does not enforce MinSamples: that is
-// checked where the samples are summarised.
-func Interleave(nA, nB int) []Arm {
-	if nA < 0 || nB < 0 {
-		panic(fmt.Sprintf("stats: Interleave(%d, %d): negative count", nA, nB))
-	}
-	out := make([]Arm, 0, nA+nB)
-	for nA > 0 || nB > 0 {
-		if nA > 0 {
-			out = append(out, A)
-			nA--
-		}
-		if nB > 0 {
-			out = append(out, B)
-			nB--
-		}
-	}
-	return out
 }
 
 // Summary holds the figures a results record keeps for one sample.

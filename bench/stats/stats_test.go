@@ -152,36 +152,6 @@ func TestCompareDoesNotReorder(t *testing.T) {
 	}
 }
 
-func TestInterleave(t *testing.T) {
-	str := func(s []Arm) string {
-		var b strings.Builder
-		for _, a := range s {
-			b.WriteString(a.String())
-		}
-		return b.String()
-	}
-	for _, tc := range []struct {
-		a, b int
-		want string
-	}{
-		{4, 4, "ABABABAB"},
-		{5, 3, "ABABABAA"},
-		{2, 4, "ABABBB"},
-		{0, 2, "BB"},
-		{0, 0, ""},
-	} {
-		if got := str(Interleave(tc.a, tc.b)); got != tc.want {
-			t.Errorf("Interleave(%d, %d) = %s, want %s", tc.a, tc.b, got, tc.want)
-		}
-	}
-	defer func() {
-		if recover() == nil {
-			t.Error("Interleave(-1, 2) did not panic")
-		}
-	}()
-	Interleave(-1, 2)
-}
-
 func TestSummarize(t *testing.T) {
 	s, err := Summarize([]float64{5, 1, 4, 2, 3})
 	if err != nil {

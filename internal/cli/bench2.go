@@ -43,6 +43,13 @@ func suiteList() string {
 	return strings.Join(names, ", ")
 }
 
+// rooflineSlackPct is how far above the measured copy ceiling a cold record
+// may read before it is flagged as a leaked cold regime: the ceiling is a
+// read+write copy, which a read-mostly stream (a decode GEMM's weights) can
+// beat by a few percent, and it moves 1.7% between runs (README, bench2
+// copy); 5% keeps both out of the flag.
+const rooflineSlackPct = 5
+
 func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return ExitUsage, usagef("usage: parharness bench2 SUITE [flags]; suites: %s", suiteList())
@@ -152,7 +159,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintln(stderr)
 	}
 	doc.Records = ctx.Records
-	flagged, _ := doc.FlagAboveRoofline(5)
+	flagged, _ := doc.FlagAboveRoofline(rooflineSlackPct)
 	printBenchTable(stdout, doc)
 	for _, k := range flagged {
 		fmt.Fprintf(stdout, "FLAG above-roofline (cold regime leaked?): %s\n", k)

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
-	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -147,8 +146,6 @@ func defaultBuildDir() string {
 	}
 	return "build"
 }
-
-func joinArgs(args []string) string { return strings.Join(args, " ") }
 
 // newTable is a person-readable table with the headers as written (the
 // library's default upper-cases and splits them: "VGPRs" became "VGP RS").
