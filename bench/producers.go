@@ -3,7 +3,6 @@ package bench
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/parharness/parharness/bench/regret"
@@ -337,18 +336,7 @@ func newProducerBufs(c *Ctx, M, K, P int) (*producerBufs, error) {
 	for i := 0; i < M*K; i++ {
 		binary.LittleEndian.PutUint16(x[2*i:], refimpl.F64ToBF16(rng.NormFloat64()))
 	}
-	idx := make([]byte, 4*len(rr.Idx))
-	for i, w := range rr.Idx {
-		binary.LittleEndian.PutUint32(idx[4*i:], w)
-	}
-	cs := make([]byte, 4*len(rr.CS))
-	for i, f := range rr.CS {
-		binary.LittleEndian.PutUint32(cs[4*i:], math.Float32bits(f))
-	}
-	chs := make([]byte, 4*len(rr.ChS))
-	for i, f := range rr.ChS {
-		binary.LittleEndian.PutUint32(chs[4*i:], math.Float32bits(f))
-	}
+	idx, cs, chs := rr.Bytes()
 	for k := 0; k < b.copies; k++ {
 		for _, u := range []struct {
 			p    gpu.Ptr

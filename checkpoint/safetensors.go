@@ -134,18 +134,6 @@ func (t *Tensor) Bits16(d DType) ([]uint16, error) {
 	return out, nil
 }
 
-// Float32s decodes an F32 tensor.
-func (t *Tensor) Float32s() ([]float32, error) {
-	if err := t.want(F32); err != nil {
-		return nil, err
-	}
-	out := make([]float32, t.Elements())
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
-	}
-	return out, nil
-}
-
 // NewInt32 builds an I32 tensor.
 func NewInt32(name string, shape []int, v []int32) *Tensor {
 	b := make([]byte, 4*len(v))

@@ -242,9 +242,10 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 	bcs := t.Buffer("rot_cs", 4*len(rr.CS))
 	bchs := t.Buffer("chs", 4*len(rr.ChS))
 	t.Upload(bx, u16Bytes(x))
-	t.Upload(bidx, u32Bytes(rr.Idx))
-	t.Upload(bcs, f32Bytes(rr.CS))
-	t.Upload(bchs, f32Bytes(rr.ChS))
+	idx, cs, chs := rr.Bytes()
+	t.Upload(bidx, idx)
+	t.Upload(bcs, cs)
+	t.Upload(bchs, chs)
 	// Outputs, each with room for rows past M that must stay poisoned.
 	codes := t.Buffer("codes", P*Mpad*K+rowsPastM*K)
 	scale := t.Buffer("scale", 4*(P*M*G+rowsPastM*G))

@@ -182,57 +182,6 @@ func (w *QWeight) DequantRow(n int, dst []float64) {
 	}
 }
 
-// DequantKN writes the dequantized block of columns n0..n0+nb as a [K, nb]
-// matrix: dst[k*nb + j] = w[n0+j, k]. When n0 and nb are multiples of 8 the
-// words are unpacked whole (fast path); otherwise element by element.
-func (w *QWeight) DequantKN(n0, nb int, dst []float64) {
-	if n0 < 0 || nb < 0 || n0+nb > w.N || len(dst) < w.K*nb {
-		panic(fmt.Sprintf("refimpl: DequantKN columns [%d, %d) of N=%d into %d values", n0, n0+nb, w.N, len(dst)))
-	}
-	if n0%8 != 0 || nb%8 != 0 {
-		for k := 0; k < w.K; k++ {
-			for j := 0; j < nb; j++ {
-				dst[k*nb+j] = w.Dequant(n0+j, k)
-			}
-		}
-		return
-	}
-	wpr := w.N / 8
-	zs := make([]float64, nb) // z*s per column of the current group
-	sc := make([]float64, nb)
-	lut := make([]float64, 32*nb) // (q - z) * s per (column, code)
-	for g := 0; g < w.Groups(); g++ {
-		for j := 0; j < nb; j++ {
-			sc[j] = w.Scales[g*w.N+n0+j]
-			zs[j] = float64(w.Zero(g, n0+j))
-		}
-		for j := 0; j < nb; j++ {
-			for q := 0; q < 32; q++ {
-				lut[j*32+q] = (float64(q) - zs[j]) * sc[j]
-			}
-		}
-		for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
-			row := w.QWeight[k*wpr+n0/8 : k*wpr+(n0+nb)/8]
-			out := dst[k*nb : (k+1)*nb]
-			var hi []int32
-			if w.Bits == 5 {
-				hi = w.QHigh[k*(w.N/32):]
-			}
-			for c, word := range row {
-				u := uint32(word)
-				for i := 0; i < 8; i++ {
-					j := 8*c + AWQOrder[i]
-					q := u >> (4 * i) & 0xF
-					if hi != nil {
-						q |= uint32(PlaneBit(hi, n0+j)) << 4
-					}
-					out[j] = lut[j*32+int(q)]
-				}
-			}
-		}
-	}
-}
-
 // MergeQWeights concatenates weights with the same K and Bits along N, as a
 // loader merges q/k/v or gate/up into one launch. A single weight is
 // returned as is (validated), not copied.

@@ -155,35 +155,6 @@ func TestDequantHandCase(t *testing.T) {
 	}
 }
 
-func TestDequantKNMatchesElementwise(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	for _, bits := range []int{4, 5} {
-		w := randQWeight(rng, 256, 96, bits)
-		if err := w.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		for _, blk := range [][2]int{{0, 96}, {8, 16}, {3, 13}, {88, 8}} {
-			n0, nb := blk[0], blk[1]
-			dst := make([]float64, w.K*nb)
-			w.DequantKN(n0, nb, dst)
-			for k := 0; k < w.K; k++ {
-				for j := 0; j < nb; j++ {
-					if want := w.Dequant(n0+j, k); dst[k*nb+j] != want {
-						t.Fatalf("%d-bit DequantKN(%d,%d)[k=%d, j=%d] = %g, want %g", bits, n0, nb, k, j, dst[k*nb+j], want)
-					}
-				}
-			}
-		}
-		row := make([]float64, w.K)
-		w.DequantRow(50, row)
-		for k := range row {
-			if row[k] != w.Dequant(50, k) {
-				t.Fatalf("DequantRow differs at k=%d", k)
-			}
-		}
-	}
-}
-
 func TestMergeQWeights(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, bits := range []int{4, 5} {

@@ -355,15 +355,6 @@ func RelErr(got, ref []float64) float64 {
 	return num / den
 }
 
-// RelErrF32 is RelErr for a float32 output.
-func RelErrF32(got []float32, ref []float64) float64 {
-	g := make([]float64, len(got))
-	for i, v := range got {
-		g[i] = float64(v)
-	}
-	return RelErr(g, ref)
-}
-
 // RelErrBF16 is RelErr for a bf16 output given as its bits.
 func RelErrBF16(got []uint16, ref []float64) float64 {
 	g := make([]float64, len(got))

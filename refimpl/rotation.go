@@ -1,7 +1,6 @@
 package refimpl
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -308,63 +307,6 @@ func partitionOf(parts []int, n int) int {
 		n -= w
 	}
 	panic(fmt.Sprintf("refimpl: column past the partitions %v", parts))
-}
-
-// RotRecord is one Givens pair as a kernel reads it: group-local indices
-// and float32 cos and sin, computed in float64 from the fp16 angle and
-// rounded once to float32.
-type RotRecord struct {
-	I, J     uint8
-	Cos, Sin float32
-}
-
-// RotRecordBytes is the size of one record in RotTable.Bytes.
-const RotRecordBytes = 12
-
-// RotTable is a rotation prepared at load time for the kernels: the records
-// of every (layer, group, pair) at index (l*G + g)*64 + t, G = K/128, plus
-// the channel scales as float32 (exact: they are fp16 values).
-type RotTable struct {
-	K, Krot       int
-	Recs          []RotRecord
-	ChannelScales []float32
-}
-
-// Table prepares the kernel records of a validated rotation.
-func (r *Rotation) Table() *RotTable {
-	G := r.K / GroupSize
-	t := &RotTable{K: r.K, Krot: r.Krot, Recs: make([]RotRecord, r.Krot*G*PairsPerGroup), ChannelScales: make([]float32, r.K)}
-	for l := 0; l < r.Krot; l++ {
-		for g := 0; g < G; g++ {
-			for p := 0; p < PairsPerGroup; p++ {
-				th := r.Theta[l*r.K/2+g*PairsPerGroup+p]
-				s, c := math.Sincos(th)
-				base := l*r.K + g*GroupSize + 2*p
-				t.Recs[(l*G+g)*PairsPerGroup+p] = RotRecord{
-					I: uint8(r.Pairs[base]), J: uint8(r.Pairs[base+1]),
-					Cos: float32(c), Sin: float32(s),
-				}
-			}
-		}
-	}
-	for k, s := range r.ChannelScales {
-		t.ChannelScales[k] = float32(s)
-	}
-	return t
-}
-
-// Bytes serializes the records for upload, little-endian, 12 bytes each in
-// table order: uint16 i | j<<8, uint16 0 (reserved), float32 cos, float32
-// sin. The channel scales are not included (upload them as float32).
-func (t *RotTable) Bytes() []byte {
-	b := make([]byte, len(t.Recs)*RotRecordBytes)
-	for n, r := range t.Recs {
-		o := b[n*RotRecordBytes:]
-		binary.LittleEndian.PutUint16(o, uint16(r.I)|uint16(r.J)<<8)
-		binary.LittleEndian.PutUint32(o[4:], math.Float32bits(r.Cos))
-		binary.LittleEndian.PutUint32(o[8:], math.Float32bits(r.Sin))
-	}
-	return b
 }
 
 // RandomRotation draws a ParoQuant-like rotation for tests and benches:

@@ -1,7 +1,6 @@
 package refimpl
 
 import (
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -195,28 +194,6 @@ func TestForwardPartitions(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-func TestRotTable(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 5))
-	r := randRotation(rng, 256, 8)
-	tab := r.Table()
-	// layer 5, group 1, pair 7
-	idx := (5*2+1)*PairsPerGroup + 7
-	rec := tab.Recs[idx]
-	base := 5*256 + 128 + 14
-	th := r.Theta[5*128+64+7]
-	if int16(rec.I) != r.Pairs[base] || int16(rec.J) != r.Pairs[base+1] ||
-		rec.Cos != float32(math.Cos(th)) || rec.Sin != float32(math.Sin(th)) {
-		t.Fatalf("record %+v for pair (%d,%d) angle %g", rec, r.Pairs[base], r.Pairs[base+1], th)
-	}
-	b := tab.Bytes()
-	o := b[idx*RotRecordBytes:]
-	if binary.LittleEndian.Uint16(o) != uint16(rec.I)|uint16(rec.J)<<8 || binary.LittleEndian.Uint16(o[2:]) != 0 ||
-		math.Float32frombits(binary.LittleEndian.Uint32(o[4:])) != rec.Cos ||
-		math.Float32frombits(binary.LittleEndian.Uint32(o[8:])) != rec.Sin {
-		t.Fatal("record bytes do not match the documented layout")
 	}
 }
 

@@ -29,6 +29,13 @@ type RotRecords struct {
 	ChS        []float32 // [P][K]: channel scales (fp16 values, exact in float32)
 }
 
+// Bytes are the records as the kernels' three buffers take them, little
+// endian: the pair indices (u32 each), the cos/sin quadruples and the
+// channel scales (float32 each).
+func (rr *RotRecords) Bytes() (idx, cs, chs []byte) {
+	return u32LE(rr.Idx), f32LE(rr.CS), f32LE(rr.ChS)
+}
+
 // LanePairs is the number of pairs a lane owns per layer and group.
 const LanePairs = PairsPerGroup / 32
 

@@ -1,6 +1,7 @@
 package refimpl
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -85,5 +86,33 @@ func TestBuildRotRecordsRejects(t *testing.T) {
 	a.Pairs[5] = a.Pairs[6]
 	if _, err := BuildRotRecords([]*Rotation{a}); err == nil {
 		t.Errorf("non-permutation layer accepted")
+	}
+}
+
+// RotRecords.Bytes is what the producers' buffers hold: each u32 index word
+// and each float32, little endian, in slice order.
+func TestRotRecordsBytes(t *testing.T) {
+	rr, err := BuildRotRecords([]*Rotation{RandomRotation(rand.New(rand.NewPCG(3, 4)), 256)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, cs, chs := rr.Bytes()
+	if len(idx) != 4*len(rr.Idx) || len(cs) != 4*len(rr.CS) || len(chs) != 4*len(rr.ChS) {
+		t.Fatalf("lengths %d %d %d", len(idx), len(cs), len(chs))
+	}
+	for i, w := range rr.Idx {
+		if got := binary.LittleEndian.Uint32(idx[4*i:]); got != w {
+			t.Fatalf("idx[%d] = %#x, want %#x", i, got, w)
+		}
+	}
+	for i, f := range rr.CS {
+		if got := math.Float32frombits(binary.LittleEndian.Uint32(cs[4*i:])); got != f {
+			t.Fatalf("cs[%d] = %g, want %g", i, got, f)
+		}
+	}
+	for i, f := range rr.ChS {
+		if got := math.Float32frombits(binary.LittleEndian.Uint32(chs[4*i:])); got != f {
+			t.Fatalf("chs[%d] = %g, want %g", i, got, f)
+		}
 	}
 }

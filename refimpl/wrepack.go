@@ -1,6 +1,7 @@
 package refimpl
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -128,6 +129,15 @@ func (p *W4Packed) SZBytes() []byte { return u32LE(p.SZ) }
 
 // WordBytes is the little-endian byte image of the repacked codes.
 func (p *W4Packed) WordBytes() []byte { return u32LE(p.Words) }
+
+// f32LE is v as little-endian float32 bits.
+func f32LE(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
 
 func u32LE(v []uint32) []byte {
 	b := make([]byte, 4*len(v))
