@@ -142,7 +142,7 @@ func identityRel(parts []*checkpoint.Linear, plan identityPlan, seed uint64) (fl
 	x := identityActivations(plan.M, K, seed)
 
 	// Left: rotate the activations of each partition, then the quantized GEMM.
-	sel := refimpl.Subset{Cols: cols, Seed: seed}
+	sel := refimpl.Subset{Cols: cols, Seed: seed} // base seed: partition p's columns were drawn with seed+p
 	left := refimpl.GEMMRef(refimpl.ForwardPartitions(x, plan.M, rots), plan.M, w, widths, sel)
 
 	// Right: unrotate each selected weight row, scale it, and multiply x.
