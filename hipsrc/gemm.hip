@@ -14,9 +14,16 @@
 // epilogue. Rows ≥ M are never written.
 //
 // Entry points:
-//   pq_gemm_dec_m8/_m16/_m32/_m64   decode band (M ≤ 8/16/32/64; one template,
-//                   one register budget per M class), per-group scales,
-//                   split-K across blocks, one launch for all partitions
+//   pq_gemm_dec_m8/_m16/_m32/_m64   decode band (M ≤ 8/16/32/64, one
+//                   register budget per M class), per-group scales, split-K
+//                   across blocks, one launch for all partitions. sm_90:
+//                   gemm_dec_staged (activations staged, PDL, cluster reduce
+//                   at S = 2); gfx1201: gemm_dec (per-warp reads).
+//   pq_gemm_dec_v1_m8/_m16/_m32/_m64   the previous decode generation
+//                   (gemm_dec on both targets), kept for bench2 dec's A/B
+//   pq_gemm_dec_memonly_m8   sm_90: attribution only, gemm_dec_staged's
+//                   loads and stores without the op (not a GEMM, never
+//                   gated); gfx1201: the same body as pq_gemm_dec_m8
 //   pq_gemm_pre     per-token prefill: fragment-tiled activation codes,
 //                   weights staged through shared memory, 128x128 tiles
 //
@@ -262,8 +269,8 @@ DEVICE void dec_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u3
   if (lane == 0) st_u32_gpu(sema + j16, 0u);
 }
 
-// Decode body with the activation codes staged through shared memory (the
-// M <= 16 classes). The per-warp body below re-reads every activation byte
+// Decode body with the activation codes staged through shared memory (every
+// sm_90 decode class). The per-warp body below re-reads every activation byte
 // from L2 once per warp (4x per block; at M = 16 that is 2 KiB of codes per
 // 1 KiB of weights), spends ~360 issued instructions per KiB of weights and
 // runs its 8 op steps per group as one dependent chain, group after group

@@ -15,7 +15,9 @@
 //                   the rotated row parked in shared memory; byte-identical
 //
 // The arithmetic contract (the Go mirror refimpl.RotateF32 and
-// refimpl.QuantizeAct* follow it op for op; contraction is off in this file):
+// refimpl.QuantizeAct* follow it op for op; no contraction: the Makefile
+// builds with -ffp-contract=off, so every fma is an explicit
+// __builtin_fmaf on both targets):
 //   v[c]  = float(x[c]) * chs[c]                      one rounded product
 //   per layer r = 0..7, per pair (i, j, cos, sin):
 //     v[i] = fmaf(cos, v[i], sin * v[j])             sin*v[j] rounded first
@@ -27,10 +29,16 @@
 // e4m3 is the contract-wrapped hardware convert (gate e4m3-device-sweep
 // proves it equals the software encoder on all 2^32 inputs).
 //
-// Work split: one warp per (group, partition, row): the group's 128 values
-// sit in the warp's own 128-float shared slice; lane l owns pairs l and
-// l+32 of each layer, their records (indices and cos/sin) held in registers
-// for the warp's lifetime; layers are separated by a warp-level sync only.
+// Work split. Group-wise kernels (pq_rotq_group, pq_rot_bf16): a warp per
+// (group, partition) walks kernels.RowsPerWarp rows; each row-group's 128
+// values sit in the warp's own 128-float shared slice; lane l owns pairs l
+// and l+32 of each layer, their records (indices and cos/sin) held in
+// registers for the warp's lifetime; layers are separated by a warp-level
+// sync only. Row-wise kernels (pq_tokq, pq_rotq_token): a 256-thread block
+// per (row, partition), its warps striding over the row's groups (the
+// launch geometry is kernels.RowWiseGrid; the stride is the WARPS
+// constant, so the block must have 256 threads). pq_rot_bf16_lr: lanes are
+// rows (see its own comment at the end of the file).
 #include "arch/e4m3.h"
 #include "arch/tiled.h"
 
@@ -42,22 +50,6 @@
 
 struct f4 { float x, y, z, w; };
 
-#if defined(__AMDGCN__)
-DEVICE void warp_sync() {
-  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
-  __builtin_amdgcn_wave_barrier();
-  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
-}
-DEVICE float shfl_xor_f32(float v, u32 m) {
-  u32 src = lane_id() ^ m;
-  return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((int)(src << 2), __builtin_bit_cast(int, v)));
-}
-DEVICE i32 shfl_xor_i32(i32 v, u32 m) { return __builtin_amdgcn_ds_bpermute((int)((lane_id() ^ m) << 2), v); }
-#else
-DEVICE void warp_sync() { __nvvm_bar_warp_sync(0xffffffffu); }
-DEVICE float shfl_xor_f32(float v, u32 m) { return __nvvm_shfl_sync_bfly_f32(0xffffffffu, v, (int)m, 0x1f); }
-DEVICE i32 shfl_xor_i32(i32 v, u32 m) { return __nvvm_shfl_sync_bfly_i32(0xffffffffu, v, (int)m, 0x1f); }
-#endif
 
 DEVICE float warp_max(float v) {
   for (u32 m = 16; m > 0; m >>= 1) v = __builtin_fmaxf(v, shfl_xor_f32(v, m));
@@ -68,12 +60,6 @@ DEVICE i32 warp_sum_i32(i32 v) {
   return v;
 }
 
-DEVICE float bf16_to_f32(u32 h) { return bits_f32(h << 16); }
-DEVICE u32 f32_to_bf16(float f) { // round to nearest even; NaN stays NaN
-  u32 u = f32_bits(f);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u >> 16) | 0x40u;
-  return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-}
 
 // 512 * the decoded value of a code, exactly, as an integer (NaN codes are
 // never produced by the encoder).
@@ -125,7 +111,7 @@ DEVICE void load_row_group(float *sv, const u16 *x, const f4 &chs4, u64 rowoff, 
 // disjoint, so all four loads go before the four stores (one shared-memory
 // latency per layer, not two); layers are separated by a warp-level sync.
 DEVICE void rotate_group(float *sv, const Records &rec) {
-  warp_sync();
+  warp_sync_all();
 #pragma unroll
   for (u32 r = 0; r < KROT; r++) {
     u32 w = rec.idx[r];
@@ -136,7 +122,7 @@ DEVICE void rotate_group(float *sv, const Records &rec) {
     sv[j0] = __builtin_fmaf(cs.x, b0, -(cs.y * a0));
     sv[i1] = __builtin_fmaf(cs.z, a1, cs.w * b1);
     sv[j1] = __builtin_fmaf(cs.z, b1, -(cs.w * a1));
-    warp_sync();
+    warp_sync_all();
   }
 }
 
@@ -148,7 +134,7 @@ DEVICE float amax4(f4 v) {
                          __builtin_fmaxf(__builtin_fabsf(v.z), __builtin_fabsf(v.w)));
 }
 DEVICE f4 round_bf16_4(f4 v, u32 &w0, u32 &w1) {
-  u32 a = f32_to_bf16(v.x), b = f32_to_bf16(v.y), c = f32_to_bf16(v.z), d = f32_to_bf16(v.w);
+  u32 a = bf16_rne(v.x), b = bf16_rne(v.y), c = bf16_rne(v.z), d = bf16_rne(v.w);
   w0 = a | (b << 16);
   w1 = c | (d << 16);
   return f4{bf16_to_f32(a), bf16_to_f32(b), bf16_to_f32(c), bf16_to_f32(d)};
@@ -184,7 +170,7 @@ KERNEL LAUNCH_BOUNDS(256) void pq_rotq_group(const u16 *x, const u32 *ridx, cons
       gscale[row * G + g] = scale;
       rsum[row * G + g] = (float)S / 512.0f;
     }
-    warp_sync();
+    warp_sync_all();
   }
 }
 
@@ -212,7 +198,7 @@ KERNEL LAUNCH_BOUNDS(256) void pq_rot_bf16(const u16 *x, const u32 *ridx, const 
     out[1] = w1;
     float a = warp_max(amax4(v));
     if (lane == 0) gamax[row * G + g] = a;
-    warp_sync();
+    warp_sync_all();
   }
 }
 
@@ -298,7 +284,7 @@ KERNEL LAUNCH_BOUNDS(256) void pq_rotq_token(const u16 *x, const u32 *ridx, cons
     srow[(g * GROUP) / 2 + 2 * lane + 1] = w1;
     float a = warp_max(amax4(v));
     if (lane == 0) sam[g] = a;
-    warp_sync();
+    warp_sync_all();
   }
   block_sync();
   u64 row = (u64)p * M + m;
@@ -387,8 +373,8 @@ KERNEL LAUNCH_BOUNDS(64) void pq_rot_bf16_lr(const u16 *x, const u32 *ridx, cons
     u32 w[4];
 #pragma unroll
     for (u32 j = 0; j < 8; j += 2) {
-      u32 lo = f32_to_bf16(*(float *)(col + (8u * q + j) * LR_STRIDE * 4u));
-      u32 hi = f32_to_bf16(*(float *)(col + (8u * q + j + 1u) * LR_STRIDE * 4u));
+      u32 lo = bf16_rne(*(float *)(col + (8u * q + j) * LR_STRIDE * 4u));
+      u32 hi = bf16_rne(*(float *)(col + (8u * q + j + 1u) * LR_STRIDE * 4u));
       amax = __builtin_fmaxf(amax, __builtin_fmaxf(__builtin_fabsf(bf16_to_f32(lo)), __builtin_fabsf(bf16_to_f32(hi))));
       w[j >> 1] = lo | (hi << 16);
     }

@@ -2,14 +2,17 @@
 // headers. It maps one vocabulary onto the two targets clang-19 builds:
 //   AMD gfx1201 (RDNA4, wave32)   -- __AMDGCN__, HIP language mode
 //   NVIDIA sm_90a (Hopper, warp32) -- __NVPTX__, CUDA language mode
-// Kernel bodies above this layer are shared; anything whose form differs
-// between the targets (fragment layouts, hardware converts, the matrix op)
-// lives here or in a per-target header beside it.
+// Kernel sources use this vocabulary on both targets. Where a kernel's
+// algorithm itself differs (the GEMMs' matrix-op fragments, sm_90-only
+// staging and clusters) the source has a body per target; what differs only
+// in form (indices, syncs, shuffles, converts) lives here or in mma.h.
 //
 // Index:
 //   qualifiers   KERNEL, DEVICE, SHARED, LAUNCH_BOUNDS(n)
 //   indices      tid_x(), bid_x/y/z(), bdim_x(), gdim_x(), lane_id()
-//   sync         block_sync(), warp_sync_all(), warp_sum_u32(), shfl_idx_u32()
+//   sync         block_sync(), warp_sync_all()
+//   shuffles     shfl_idx_u32(v, src), shfl_down_u32(v, d), shfl_xor_f32/i32(v, m), warp_sum_u32()
+//   bits         f32_bits(x), bits_f32(u), bf16_to_f32(h), bf16_rne(x)
 //   PDL          grid_dep_wait(), grid_dep_launch_dependents()
 //   atomics      atomic_add_u64(), atomic_min_u32()
 //   fp8          hw_e4m3x2_raw(lo, hi), hw_e4m3x2_sat(lo, hi), hw_e4m3_to_f32(c)
@@ -47,6 +50,12 @@ DEVICE void grid_dep_wait() {}
 DEVICE void grid_dep_launch_dependents() {}
 // Lane src's v to every lane.
 DEVICE u32 shfl_idx_u32(u32 v, u32 src) { return (u32)__builtin_amdgcn_ds_bpermute((int)(src << 2), (int)v); }
+// Lane (lane ^ m)'s v (butterfly).
+DEVICE float shfl_xor_f32(float v, u32 m) {
+  u32 src = lane_id() ^ m;
+  return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((int)(src << 2), __builtin_bit_cast(int, v)));
+}
+DEVICE i32 shfl_xor_i32(i32 v, u32 m) { return __builtin_amdgcn_ds_bpermute((int)((lane_id() ^ m) << 2), v); }
 // Warp-level barrier with memory ordering among the lanes (bar.warp.sync).
 DEVICE void warp_sync_all() {
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
@@ -91,6 +100,8 @@ DEVICE void grid_dep_wait() { asm volatile("griddepcontrol.wait;" ::: "memory");
 DEVICE void grid_dep_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 DEVICE u32 shfl_idx_u32(u32 v, u32 src) { return (u32)__nvvm_shfl_sync_idx_i32(0xffffffffu, (int)v, (int)src, 0x1f); }
 DEVICE void warp_sync_all() { __nvvm_bar_warp_sync(0xffffffffu); }
+DEVICE float shfl_xor_f32(float v, u32 m) { return __nvvm_shfl_sync_bfly_f32(0xffffffffu, v, (int)m, 0x1f); }
+DEVICE i32 shfl_xor_i32(i32 v, u32 m) { return __nvvm_shfl_sync_bfly_i32(0xffffffffu, v, (int)m, 0x1f); }
 DEVICE u32 shfl_down_u32(u32 v, u32 delta) {
   return (u32)__nvvm_shfl_sync_down_i32(0xffffffffu, (int)v, (int)delta, 0x1f);
 }
@@ -116,9 +127,16 @@ DEVICE float hw_e4m3_to_f32(u32 c) {
 
 DEVICE u32 f32_bits(float x) { return __builtin_bit_cast(u32, x); }
 DEVICE float bits_f32(u32 u) { return __builtin_bit_cast(float, u); }
+DEVICE float bf16_to_f32(u32 h) { return bits_f32(h << 16); }
+// float -> bf16 bits, round to nearest even; a NaN stays a (quiet) NaN.
+DEVICE u32 bf16_rne(float f) {
+  u32 u = f32_bits(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u >> 16) | 0x40u;
+  return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}
 
-// Sum over the 32 lanes of a warp/wave; every lane gets lane 0's... only
-// lane 0's result is meaningful.
+// Sum over the 32 lanes of a warp/wave; only lane 0's result is meaningful
+// (the other lanes hold partial sums).
 DEVICE u32 warp_sum_u32(u32 v) {
   for (u32 d = 16; d > 0; d >>= 1) v += shfl_down_u32(v, d);
   return v;

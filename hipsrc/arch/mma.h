@@ -13,13 +13,15 @@
 //   gfx1201 op   wmma_fp8(a, b, c)          D(16x16) = A(16x16) . B(16x16) + C, e4m3 in, fp32
 //                w4_wmma_step(wa, wb)       two weight words -> the operands of a k32 step's two WMMAs
 //                wmma_a_tiled(tile, lane, w) a WMMA A operand read from a tiled.h tile
-//   loads        ldg_u32, ldg_u32x2, ldg_u32x4 (gfx1201), ldg_stream_v4 (no L1 allocate),
-//                ldg_stream_v4_if / ldg_u32_if (predicated: no branch),
-//                ldg_cg_f32 (L2, coherent)
-//   async copy   cp_async16/8/4 (zero-fill), cp_async_commit, cp_async_wait<n>
+//   loads        ldg_u32, ldg_f32, ldg_stream_v4 (no L1 allocate), ldg_cg_f32 (L2, coherent);
+//                gfx1201: ldg_u32x2, ldg_u32x4
 //   ordering     fence_gpu(), atomic_add_u32_gpu(), st_u32_gpu()
+//   bf16 / f16   pack_bf16x2 (cvt on sm_90, arch.h bf16_rne on gfx1201), f16_to_f32
+// sm_90 only (the staged decode body and the sm_90 prefill; gfx1201 has no
+// counterpart, so nothing there calls them):
+//   loads        ldg_stream_v4_if / ldg_u32_if (predicated: no branch)
+//   async copy   cp_async16/8/4 (zero-fill), cp_async_commit, cp_async_wait<n>, smem_u32
 //   clusters     cluster_ctarank(), cluster_nctarank(), cluster_nctaid_y(), cluster_sync(), ld_dsmem_f32(p, rank)
-//   bf16         pack_bf16x2
 //
 // The k32 step's operand contract is the PTX mma.m16n8k32 (.e4m3, = .s8)
 // layout. Lane l, gid = l / 4, tig = l % 4:
@@ -58,8 +60,6 @@
 #pragma once
 #include "arch.h"
 
-// Nibble of local index l in a weight word.
-#define W4_NIB(l) (((l) >> 1) + 4 * ((l) & 1))
 
 #if defined(__NVPTX__)
 struct AFrag { u32 h[8]; }; // op 1: h[0..3] = a0..a3 (f16x2), op 2: h[4..7]
@@ -232,11 +232,6 @@ struct u32x2 { u32 x, y; };
 #if defined(__NVPTX__)
 DEVICE u32 ldg_u32(const void *p) { return __nvvm_ldg_ui((const unsigned int *)p); }
 DEVICE float ldg_f32(const float *p) { return __nvvm_ldg_f(p); }
-DEVICE u32x2 ldg_u32x2(const void *p) {
-  u32x2 r;
-  asm("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
-  return r;
-}
 // Weights stream once per call: read-only path, no L1 allocation.
 DEVICE u32x4 ldg_stream_v4(const void *p) {
   u32x4 r;
@@ -337,12 +332,6 @@ DEVICE u32x4 ldg_stream_v4(const void *p) {
   v4u32 v = __builtin_nontemporal_load((const v4u32 *)p);
   return u32x4{v.x, v.y, v.z, v.w};
 }
-DEVICE void ldg_stream_v4_if(u32x4 &r, const void *ptr, bool p) {
-  if (p) r = ldg_stream_v4(ptr);
-}
-DEVICE void ldg_u32_if(u32 &r, const void *ptr, bool p) {
-  if (p) r = *(const u32 *)ptr;
-}
 DEVICE float ldg_cg_f32(const float *p) {
   return bits_f32(__scoped_atomic_load_n((const u32 *)p, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE));
 }
@@ -350,29 +339,7 @@ DEVICE void fence_gpu() { __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "agent"); }
 DEVICE u32 atomic_add_u32_gpu(u32 *p, u32 v) { return __scoped_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE); }
 DEVICE void st_u32_gpu(u32 *p, u32 v) { __scoped_atomic_store_n(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE); }
 
-// No thread block clusters on gfx12: every CTA is a cluster of one.
-DEVICE u32 cluster_ctarank() { return 0; }
-DEVICE u32 cluster_nctarank() { return 1; }
-DEVICE u32 cluster_nctaid_y() { return 1; }
-DEVICE void cluster_sync() { block_sync(); }
-DEVICE float ld_dsmem_f32(const float *local, u32) { return *local; }
-// No asynchronous copy on gfx12: a synchronous copy with the same zero fill
-// (correct, not fast; the native path stages through LDS with its own loop).
-DEVICE void cp_async16(void *dst, const void *src, u32 src_bytes) {
-  *(u32x4 *)dst = src_bytes ? *(const u32x4 *)src : u32x4{0, 0, 0, 0};
-}
-DEVICE void cp_async8(void *dst, const void *src, u32 src_bytes) {
-  *(u32x2 *)dst = src_bytes ? *(const u32x2 *)src : u32x2{0, 0};
-}
-DEVICE void cp_async4(void *dst, const void *src, u32 src_bytes) { *(u32 *)dst = src_bytes ? *(const u32 *)src : 0u; }
-DEVICE void cp_async_commit() {}
-template <int N> DEVICE void cp_async_wait() {}
 
-DEVICE u32 bf16_rne(float f) {
-  u32 u = f32_bits(f);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u >> 16) | 0x40u;
-  return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-}
 DEVICE u32 pack_bf16x2(float lo, float hi) { return bf16_rne(lo) | (bf16_rne(hi) << 16); }
 #endif
 
