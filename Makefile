@@ -8,8 +8,8 @@ SRC     := $(wildcard hipsrc/*.hip)
 HDR     := $(wildcard hipsrc/arch/*.h)
 PTX     := $(patsubst hipsrc/%.hip,build/sm_90a/%.ptx,$(SRC))
 CO      := $(patsubst hipsrc/%.hip,build/gfx1201/%.co,$(SRC))
-NVFLAGS := -x cuda --cuda-gpu-arch=sm_90a --cuda-device-only -nocudainc -nocudalib --cuda-feature=+ptx84 -O3 -S -Ihipsrc -Wall -Werror
-AMDFLAGS:= -x hip --offload-arch=gfx1201 --cuda-device-only --no-gpu-bundle-output -nogpuinc -nogpulib -O3 -Ihipsrc -Wall -Werror
+NVFLAGS := -x cuda --cuda-gpu-arch=sm_90a --cuda-device-only -nocudainc -nocudalib --cuda-feature=+ptx84 -O3 -ffp-contract=off -S -Ihipsrc -Wall -Werror
+AMDFLAGS:= -x hip --offload-arch=gfx1201 --cuda-device-only --no-gpu-bundle-output -nogpuinc -nogpulib -O3 -ffp-contract=off -Ihipsrc -Wall -Werror
 
 .PHONY: all kernels bin test clean
 all: kernels bin
