@@ -73,6 +73,11 @@ func CopyPoint(c *Ctx, size int64, extraPct int) (Point, error) {
 	p := Point{Suite: "copy", Kernel: "copy_v4", Shape: fmt.Sprintf("%dMiB", size>>20), Regime: Cold,
 		Bytes: 2 * size, Footprint: footprint, Copies: copies,
 		Variants: []Variant{{Name: "copy", Enqueue: plain}}}
+	if extraPct > 100 {
+		// copy_v4_extra re-copies the first extra vectors: more than n would
+		// index past the buffers.
+		return Point{}, fmt.Errorf("copy: extra traffic %d%% above 100%%", extraPct)
+	}
 	if extraPct > 0 {
 		// The same code as the baseline under another name: the A/B verdict
 		// must come out "~" (the control measures the same thing as spread).

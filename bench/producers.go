@@ -267,8 +267,8 @@ func runProducerSuite(c *Ctx, s producerSuite) error {
 			c.Skipf("%s K=%d P=%d M=%d: the decode band stops at M=128", s.name, p.K, p.P, p.M)
 			continue
 		}
-		if p.K > kernels.ProducerMaxK {
-			c.Skipf("%s K=%d: above the fused producer's MAXK %d", s.name, p.K, kernels.ProducerMaxK)
+		if err := kernels.FusedTokenCheck(p.K); err != nil && (s.name == "tokq" || s.name == "tokqt") {
+			c.Skipf("%s K=%d P=%d: %v", s.name, p.K, p.P, err)
 			continue
 		}
 		b, err := newProducerBufs(c, p.M, p.K, p.P)

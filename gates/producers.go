@@ -327,6 +327,7 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 		if v.kernel == "pq_tokq" {
 			t.Launch(v.kernel, grid, block, 0, xr.Ptr(), gamax.Ptr(), codes.Ptr(), scale.Ptr(), rsum.Ptr(), M32, K32, tiled)
 		} else {
+			t.Check(kernels.FusedTokenCheck(K), name)
 			t.Launch(v.kernel, grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), codes.Ptr(), scale.Ptr(), rsum.Ptr(), M32, K32, tiled)
 		}
 		label := fmt.Sprintf("%s %s %s", v.kernel, map[bool]string{false: "row-major", true: "tiled"}[v.tiled], name)

@@ -1,6 +1,10 @@
 package kernels
 
-import "github.com/parharness/parharness/gpu"
+import (
+	"fmt"
+
+	"github.com/parharness/parharness/gpu"
+)
 
 // The rotate-and-quantize producers (hipsrc/producers.hip) and their launch
 // geometry. The arguments, in order, are those of the kernel signatures;
@@ -54,14 +58,26 @@ func GroupWiseGrid(M, K, P, rpw int) (grid, block gpu.Dim3) {
 	return gpu.Dim3{X: uint32(K / Group), Y: uint32(P), Z: uint32((M + rows - 1) / rows)}, gpu.D1(32 * warps)
 }
 
-// RowWiseGrid is the grid of pq_tokq and pq_rotq_token: one block per row
-// (per padded row when tiled) and partition.
+// RowWiseGrid is the grid of pq_tokq and pq_rotq_token: one block of
+// ProducerWarps warps per row (per padded row when tiled) and partition.
+// The kernels stride over the row's groups by that constant, so the block
+// must be exactly this size.
 func RowWiseGrid(M, P int, tiled bool) (grid, block gpu.Dim3) {
 	rows := M
 	if tiled {
 		rows = PadRows(M)
 	}
 	return gpu.Dim3{X: uint32(rows), Y: uint32(P), Z: 1}, gpu.D1(32 * ProducerWarps)
+}
+
+// FusedTokenCheck is the fused per-token producer's contract: it parks a
+// whole row in shared memory sized for ProducerMaxK, and the kernel does
+// not check K itself (a larger K would overrun shared memory).
+func FusedTokenCheck(K int) error {
+	if K <= 0 || K%Group != 0 || K > ProducerMaxK {
+		return fmt.Errorf("pq_rotq_token: K=%d, want a positive multiple of %d up to MAXK=%d", K, Group, ProducerMaxK)
+	}
+	return nil
 }
 
 // PadRows is M rounded up to the 16-row fragment tile.
