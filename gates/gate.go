@@ -33,6 +33,7 @@ import (
 
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/results"
 )
 
 // Suite says which runs include a gate.
@@ -43,13 +44,14 @@ const (
 	Full                    // exhaustive sweeps; --full runs Quick|Full gates
 )
 
-// Status of one gate run.
-type Status string
+// Status of one gate run: results.Pass, Fail or Skip (one vocabulary for
+// the gates and the results document).
+type Status = string
 
 const (
-	Pass Status = "PASS"
-	Fail Status = "FAIL"
-	Skip Status = "SKIP"
+	Pass Status = results.Pass
+	Fail Status = results.Fail
+	Skip Status = results.Skip
 )
 
 // Gate is one registered check.
@@ -111,17 +113,9 @@ type Env struct {
 	Log        io.Writer
 }
 
-// Result is one gate's outcome, as written to the results JSON.
-type Result struct {
-	Gate     string             `json:"gate"`
-	Status   Status             `json:"status"`
-	Reason   string             `json:"reason,omitempty"` // SKIP reason or first failure
-	Failures []string           `json:"failures,omitempty"`
-	Notes    []string           `json:"notes,omitempty"`
-	Metrics  map[string]float64 `json:"metrics,omitempty"`
-	Seed     uint64             `json:"seed"`
-	Seconds  float64            `json:"seconds"`
-}
+// Result is one gate's outcome: the results document's gate record, filled
+// in by RunGate and written as is.
+type Result = results.GateRecord
 
 // T is the handle a gate body works through.
 type T struct {

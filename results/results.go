@@ -119,7 +119,7 @@ type Ceiling struct {
 	How   string  `json:"how"`  // what was run to measure it
 }
 
-// GateRecord is one gate's outcome. Its JSON form is that of gates.Result.
+// GateRecord is one gate's outcome (gates.Result is this type).
 type GateRecord struct {
 	Gate     string             `json:"gate"`
 	Status   string             `json:"status"`           // Pass, Fail or Skip

@@ -84,11 +84,6 @@ func codeObjectHashes(buildDir string, dev gpu.Device) map[string]string {
 	return out
 }
 
-func toRecord(r gates.Result) results.GateRecord {
-	return results.GateRecord{Gate: r.Gate, Status: string(r.Status), Reason: r.Reason, Failures: r.Failures,
-		Notes: r.Notes, Metrics: r.Metrics, Seed: r.Seed, Seconds: r.Seconds}
-}
-
 func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("gate", stderr)
 	quick := fs.Bool("quick", false, "run the quick suite (the default)")
@@ -148,7 +143,7 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 	gpu.SetWatchdog(*watchdog, func(what string, after time.Duration) {
 		mu.Lock()
 		defer mu.Unlock()
-		doc.Gates = append(doc.Gates, results.GateRecord{Gate: current, Status: string(gates.Fail),
+		doc.Gates = append(doc.Gates, results.GateRecord{Gate: current, Status: gates.Fail,
 			Reason: fmt.Sprintf("hung: %s did not return within %s (watchdog)", what, after)})
 		fmt.Fprintf(stderr, "parharness gate: gate %s FAILED: hung in %s for %s\n", current, what, after)
 		if *jsonPath != "" {
@@ -175,7 +170,7 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "%-4s %-24s %6.2fs  %s\n", r.Status, r.Gate, r.Seconds, oneLine(r.Reason))
 		res = append(res, r)
 		mu.Lock()
-		doc.Gates = append(doc.Gates, toRecord(r))
+		doc.Gates = append(doc.Gates, r)
 		mu.Unlock()
 	}
 	printGateTable(stdout, res)
