@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/parharness/parharness/results"
 )
@@ -13,16 +15,15 @@ func init() {
 }
 
 // splitArgs separates positional arguments from flags so both orders work.
-func splitArgs(args []string, boolFlags map[string]bool) (pos, flags []string) {
+// Whether a flag takes the next argument as its value is read off fs (a
+// boolean flag does not), so a flag added to fs never swallows a path.
+func splitArgs(fs *flag.FlagSet, args []string) (pos, flags []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if len(a) > 1 && a[0] == '-' {
 			flags = append(flags, a)
-			name := a
-			for len(name) > 0 && name[0] == '-' {
-				name = name[1:]
-			}
-			if !boolFlags[name] && i+1 < len(args) && !containsEq(a) {
+			name := strings.TrimLeft(a, "-")
+			if f := fs.Lookup(name); f != nil && !isBoolFlag(f) && i+1 < len(args) && !strings.Contains(a, "=") {
 				flags = append(flags, args[i+1])
 				i++
 			}
@@ -33,13 +34,9 @@ func splitArgs(args []string, boolFlags map[string]bool) (pos, flags []string) {
 	return
 }
 
-func containsEq(s string) bool {
-	for _, c := range s {
-		if c == '=' {
-			return true
-		}
-	}
-	return false
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // runDiff prints per-row ratios with noise-aware verdicts. Exit 1 when a
@@ -49,7 +46,7 @@ func runDiff(args []string, stdout, stderr io.Writer) (int, error) {
 	md := fs.Bool("markdown", false, "print Markdown (for a pull request)")
 	changed := fs.Bool("changed", false, "list only rows whose verdict is not ~")
 	noise := fs.Float64("noise", 2, "least run-to-run noise in percent a difference must exceed (in-run controls only see in-run noise)")
-	pos, flags := splitArgs(args, map[string]bool{"markdown": true, "changed": true})
+	pos, flags := splitArgs(fs, args)
 	if err := parse(fs, flags); err != nil {
 		return ExitUsage, err
 	}
@@ -93,7 +90,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("report", stderr)
 	svg := fs.String("svg", "", "write one SVG plot per (suite, kernel) into this directory")
 	bf := fs.Bool("benchfmt", false, "print Go benchmark format (for benchstat)")
-	pos, flags := splitArgs(args, map[string]bool{"benchfmt": true})
+	pos, flags := splitArgs(fs, args)
 	if err := parse(fs, flags); err != nil {
 		return ExitUsage, err
 	}

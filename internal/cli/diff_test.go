@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,5 +52,17 @@ func TestDiffCommand(t *testing.T) {
 	code, out, _ = run(t, "report", slow, "--svg", filepath.Join(dir, "svg"))
 	if code != ExitOK || !strings.Contains(out, "wrote") {
 		t.Errorf("report: exit %d\n%s", code, out)
+	}
+}
+
+// splitArgs reads from the FlagSet which flags take a value, so every order
+// of flags and paths works and a boolean flag never swallows a path.
+func TestSplitArgs(t *testing.T) {
+	fs := newFlags("diff", io.Discard)
+	fs.Bool("markdown", false, "")
+	fs.Float64("noise", 2, "")
+	pos, flags := splitArgs(fs, []string{"--markdown", "old.json", "--noise", "3", "new.json", "--noise=4"})
+	if strings.Join(pos, " ") != "old.json new.json" || strings.Join(flags, " ") != "--markdown --noise 3 --noise=4" {
+		t.Errorf("pos %q flags %q", pos, flags)
 	}
 }

@@ -220,7 +220,7 @@ func printGateTable(w io.Writer, rs []gates.Result) {
 	t := newTable(w)
 	t.Header("gate", "status", "seconds", "key figures", "reason / first failure")
 	for _, r := range rs {
-		t.Append(r.Gate, string(r.Status), fmt.Sprintf("%.2f", r.Seconds), metricsLine(r.Metrics), clip(oneLine(r.Reason), 90))
+		t.Append(r.Gate, r.Status, fmt.Sprintf("%.2f", r.Seconds), metricsLine(r.Metrics), clip(oneLine(r.Reason), 90))
 	}
 	t.Render()
 	for _, r := range rs {
