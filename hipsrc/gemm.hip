@@ -89,6 +89,13 @@ DEVICE u32 partition_of(u32 n0, u32 nend0, u32 nend1) { return (n0 >= nend0 ? 1u
 #define DEC_BN (16 * DEC_WARPS)
 #define DEC_AR_CAP 2048 // (m, group) pairs of asg and rs staged in shared memory (16 KiB; else read from L2)
 
+// A scale word (header: fp16 bits of sc | d as int16 << 16) as the folds
+// use it: sc (exact f16 -> f32) and sc·d (exact in fp32: 11 + 4 bits).
+DEVICE void scale_word(u32 z, float &sc, float &zs) {
+  sc = f16_to_f32(z & 0xFFFFu);
+  zs = sc * (float)(int)(short)(z >> 16);
+}
+
 // The last block's split-K sum (per-block protocol): 64 columns x M rows
 // of ws[0..S-1] summed in split order (deterministic) to bf16, in batches
 // of 8 elements per thread (i = tid + 128j) whose loads (8 x 4 splits) are
@@ -122,6 +129,22 @@ DEVICE void dec_reduce_block(const float *ws, u16 *out, u32 M, u32 N, u32 S, u32
   }
 }
 
+// The per-block split-K handoff, after the block's partial tile is in ws:
+// release it (fence, then count in sema[column block]); the block that
+// completes the count acquires, sums ws in split order and resets the
+// counter. s_last is the block's shared broadcast word.
+DEVICE void dec_block_handoff(const float *ws, u16 *out, u32 *sema, u32 &s_last, u32 M, u32 N, u32 S, u32 nblk, u32 bx,
+                              u32 tid) {
+  fence_gpu();
+  block_sync();
+  if (tid == 0) s_last = atomic_add_u32_gpu(sema + bx, 1u) == S - 1u ? 1u : 0u;
+  block_sync();
+  if (!s_last) return;
+  fence_gpu();
+  dec_reduce_block(ws, out, M, N, S, nblk, tid);
+  if (tid == 0) st_u32_gpu(sema + bx, 0u);
+}
+
 
 #if defined(__NVPTX__)
 // Folds one group's op result into the accumulator (header: sc·MMA_g −
@@ -130,8 +153,8 @@ DEVICE void dec_reduce_block(const float *ws, u16 *out, u32 M, u32 N, u32 S, u32
 template <int MT>
 DEVICE void dec_fold(float (&acc)[MT][4], const float (&tmp)[MT][4], u32x2 z, bool ar_smem, const float (*s_ar)[2],
                      const float *asp, const float *rsp, u32 g, u32 gbeg, u32 M, u32 G, u32 tig) {
-  const float sc0 = f16_to_f32(z.x & 0xFFFFu), sc1 = f16_to_f32(z.y & 0xFFFFu);
-  const float zs0 = sc0 * (float)(int)(short)(z.x >> 16), zs1 = sc1 * (float)(int)(short)(z.y >> 16);
+  float sc0, zs0, sc1, zs1;
+  scale_word(z.x, sc0, zs0), scale_word(z.y, sc1, zs1);
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) {
     const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
@@ -187,14 +210,7 @@ DEVICE void dec_epilogue(const float (&acc)[MT][4], u16 *out, float *ws, u32 *se
       wsp[(u64)m1 * N + nb] = acc[mt][3];
     }
   }
-  fence_gpu();
-  block_sync();
-  if (tid == 0) s_last = atomic_add_u32_gpu(sema + bx, 1u) == S - 1u ? 1u : 0u;
-  block_sync();
-  if (!s_last) return;
-  fence_gpu();
-  dec_reduce_block(ws, out, M, N, S, nblk, tid);
-  if (tid == 0) st_u32_gpu(sema + bx, 0u);
+  dec_block_handoff(ws, out, sema, s_last, M, N, S, nblk, bx, tid);
 }
 
 // The staged body's store: per warp, not per block. S = 1: bf16 straight
@@ -385,8 +401,8 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
         mma_k32(t[s & 1][mt], af, make_bfrag_e4m3(*(const u32 *)r, *(const u32 *)(r + 16)));
       }
     }
-    const float sc0 = f16_to_f32(z.x & 0xFFFFu), sc1 = f16_to_f32(z.y & 0xFFFFu);
-    const float zs0 = sc0 * (float)(int)(short)(z.x >> 16), zs1 = sc1 * (float)(int)(short)(z.y >> 16);
+    float sc0, zs0, sc1, zs1;
+    scale_word(z.x, sc0, zs0), scale_word(z.y, sc1, zs1);
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) {
       const u32 m0 = 8u * mt + 2u * tig;
@@ -699,8 +715,7 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
         float sc[8], zs[8];
 #pragma unroll
         for (int i = 0; i < 8; i++) {
-          sc[i] = f16_to_f32(zw[i] & 0xFFFFu);
-          zs[i] = sc[i] * (float)(int)(short)(zw[i] >> 16);
+          scale_word(zw[i], sc[i], zs[i]);
         }
 #pragma unroll
         for (int mt = 0; mt < MT16; mt++) {
@@ -740,14 +755,7 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
       for (int i = 0; i < 8; i++) wsp[(u64)m * N + nl + i] = acc[mt][i];
     }
   }
-  fence_gpu();
-  block_sync();
-  if (tid == 0) s_last = atomic_add_u32_gpu(sema + bx, 1u) == S - 1u ? 1u : 0u;
-  block_sync();
-  if (!s_last) return;
-  fence_gpu();
-  dec_reduce_block(ws, out, M, N, S, nblk, tid);
-  if (tid == 0) st_u32_gpu(sema + bx, 0u);
+  dec_block_handoff(ws, out, sema, s_last, M, N, S, nblk, bx, tid);
 }
 #endif
 
@@ -914,9 +922,7 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
         const u32 col = 32u * wn + 8u * j + 2u * tig;
 #pragma unroll
         for (int e = 0; e < 2; e++) {
-          const u32 w = sm.sz[gp][col + e];
-          sc[j][e] = f16_to_f32(w & 0xFFFFu);
-          zs[j][e] = sc[j][e] * (float)(int)(short)(w >> 16);
+          scale_word(sm.sz[gp][col + e], sc[j][e], zs[j][e]);
         }
       }
 #pragma unroll
@@ -1073,9 +1079,7 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
         float sc[2], zs[2];
 #pragma unroll
         for (int j = 0; j < 2; j++) {
-          const u32 w = sm.sz[gp][32u * wn + 16u * j + r];
-          sc[j] = f16_to_f32(w & 0xFFFFu);
-          zs[j] = sc[j] * (float)(int)(short)(w >> 16);
+          scale_word(sm.sz[gp][32u * wn + 16u * j + r], sc[j], zs[j]);
         }
 #pragma unroll
         for (int mt = 0; mt < 4; mt++) {
