@@ -68,9 +68,11 @@
 // 128-group: acc += sc·tmp − (sc·d)·rs. Blocks are rasterized in groups of
 // 8 M-tiles so the weight column block stays in L2 while the M-tiles pass.
 //
-// gfx1201: both kernels have bodies of their own after the sm_90 ones (same
-// algorithm, geometry, memory formats and arguments; 16x16x16 WMMA
-// operands instead of the m16n8k32 fragments).
+// gfx1201: both kernels have bodies of their own after the sm_90 ones, with
+// the same geometry, memory formats and arguments and 16x16x16 WMMA operands
+// instead of the m16n8k32 fragments. The gfx1201 decode body is the per-warp
+// algorithm of the sm_90 v1 body (no activation staging, PDL or cluster
+// reduce); the prefill bodies share one algorithm.
 //
 // Contracts checked by the Go launcher (kernels/gemm.go): K % 128 == 0;
 // partition boundaries nend0 ≤ nend1 ≤ N multiples of 64 (decode) or 128
@@ -302,7 +304,8 @@ DEVICE void dec_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u3
 //   - each group's 4 k32 steps alternate between two accumulators (chains
 //     of 4 ops instead of 8), summed at the fold;
 //   - the int4 -> f16 conversion is 9 ops per 8 codes (w4_afrag_lop3).
-// Same grid and fold as the per-warp body; split-K through a cluster's
+// Same grid as the per-warp body; the fold sums the two accumulators first
+// (so its bits differ from v1's within the gate's bound); split-K through a cluster's
 // distributed shared memory when launched as clusters of the S splits, else
 // per warp through ws (dec_epilogue_warp: counters per 16-column tile).
 template <int MT, int PF, int CH, bool MEMONLY = false>
@@ -593,7 +596,7 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
 }
 
 #else // __AMDGCN__
-// gfx1201 decode body: the same algorithm, block geometry, split-K protocol
+// gfx1201 decode body: the sm_90 per-warp (v1) algorithm, block geometry, split-K protocol
 // and prefetch depth as above, on the 16x16x16 WMMA (arch/mma.h). Still
 // swapped: A = weights (M = the warp's 16 columns), B = activation rows
 // (N = 16 rows, so M <= 8 fills half the op). Lane L, r = L % 16,
