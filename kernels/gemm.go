@@ -15,7 +15,7 @@ import (
 // live in one place.
 func init() {
 	for _, k := range []Kernel{
-		{Name: "pq_gemm_dec_m8", Module: "gemm", Doc: "decode-band W4A8 GEMM, M <= 8: per-group scales, activations staged in shared memory, split-K with an in-kernel deterministic reduce, all partitions in one launch"},
+		{Name: "pq_gemm_dec_m8", Module: "gemm", Doc: "decode-band W4A8 GEMM, M <= 8: per-group scales, split-K with an in-kernel deterministic reduce, all partitions in one launch (sm_90: activations staged in shared memory, PDL, cluster reduce at S=2)"},
 		{Name: "pq_gemm_dec_m16", Module: "gemm", Doc: "decode-band W4A8 GEMM, 8 < M <= 16 (pq_gemm_dec_m8's template, two 8-row op tiles)"},
 		{Name: "pq_gemm_dec_m32", Module: "gemm", Doc: "decode-band W4A8 GEMM, 16 < M <= 32 (four 8-row op tiles, activation chunks of 4 groups)"},
 		{Name: "pq_gemm_dec_m64", Module: "gemm", Doc: "decode-band W4A8 GEMM, 32 < M <= 64 (eight 8-row op tiles, 2 groups in flight, chunks of 2 groups)"},
@@ -23,7 +23,7 @@ func init() {
 		{Name: "pq_gemm_dec_v1_m16", Module: "gemm", Doc: "previous decode generation, 8 < M <= 16 (kept for the bench2 dec A/B)"},
 		{Name: "pq_gemm_dec_v1_m32", Module: "gemm", Doc: "previous decode generation, 16 < M <= 32 (kept for the bench2 dec A/B)"},
 		{Name: "pq_gemm_dec_v1_m64", Module: "gemm", Doc: "previous decode generation, 32 < M <= 64 (kept for the bench2 dec A/B)"},
-		{Name: "pq_gemm_dec_memonly_m8", Module: "gemm", Doc: "attribution only (not a GEMM, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold"},
+		{Name: "pq_gemm_dec_memonly_m8", Module: "gemm", Doc: "attribution only (not a GEMM on sm_90, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold; on gfx1201 the same body as pq_gemm_dec_m8"},
 		{Name: "pq_gemm_pre", Module: "gemm", Doc: "per-token prefill W4A8 GEMM: fragment-tiled activations, weights through shared memory, 128x128 tiles, fold once per 128-group"},
 	} {
 		Register(k)
@@ -188,8 +188,8 @@ func DecWorkspaceBytes(M, N, S int) int {
 }
 
 // DecSemaBytes is the size of the split-K counters: one per 16-column warp
-// tile (the staged kernels count per warp; the per-warp v1 and M > 16
-// kernels per 64-column block use the first N/64).
+// tile (the sm_90 staged kernels count per warp; the v1 kernels and every
+// gfx1201 decode kernel count per 64-column block and use the first N/64).
 func DecSemaBytes(N int) int { return 4 * (N / 16) }
 
 // DecLaunch returns the kernel, grid, block and arguments of a decode launch.
