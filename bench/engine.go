@@ -36,7 +36,11 @@ const (
 )
 
 // ColdFactor is how many times the last-level cache the bytes of one cold
-// rotation must exceed.
+// rotation must exceed. With LRU-like replacement a buffer set comes back
+// after (copies-1) x footprint bytes of other traffic; at 3x the cache,
+// even an adaptive policy that protects a fraction of lines cannot keep a
+// useful share of a set resident (shared/DESIGN.md §7 sets the rule; the
+// H200 copy sweep reads 97-100% of its ceiling from 64 MiB up with it).
 const ColdFactor = 3
 
 // Variant is one implementation timed at a point.

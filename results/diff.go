@@ -78,9 +78,7 @@ type DiffRow struct {
 }
 
 // Key is the row's record key (for a regime mismatch, the new run's).
-func (r *DiffRow) Key() string {
-	return fmt.Sprintf("%s/%s/shape=%s/M=%d/variant=%s/regime=%s", r.Suite, r.Kernel, r.Shape, r.M, r.Variant, r.Regime)
-}
+func (r *DiffRow) Key() string { return recordKey(r.Suite, r.Kernel, r.Shape, r.M, r.Variant, r.Regime) }
 
 // DiffReport is the comparison of two runs.
 type DiffReport struct {

@@ -174,20 +174,27 @@ type Control struct {
 
 // Key identifies a record within a document and across documents, in the
 // form of a Go benchmark name: "suite/kernel/shape=S/M=8/variant=V/regime=cold".
-func (r *Record) Key() string {
-	return fmt.Sprintf("%s/%s/shape=%s/M=%d/variant=%s/regime=%s", r.Suite, r.Kernel, r.Shape, r.M, r.Variant, r.Regime)
-}
+func (r *Record) Key() string { return recordKey(r.Suite, r.Kernel, r.Shape, r.M, r.Variant, r.Regime) }
 
 // baseKey is Key without the regime: rows that match on it but not on Key
-// measured the same thing in different cache regimes.
-func (r *Record) baseKey() string {
-	return fmt.Sprintf("%s/%s/shape=%s/M=%d/variant=%s", r.Suite, r.Kernel, r.Shape, r.M, r.Variant)
-}
+// measured the same thing in a different regime.
+func (r *Record) baseKey() string { return recordKey(r.Suite, r.Kernel, r.Shape, r.M, r.Variant, "") }
 
 // rungKey identifies the rung a record was measured on: its key without
 // the variant (the variants of a point share the point's control).
-func (r *Record) rungKey() string {
-	return fmt.Sprintf("%s/%s/shape=%s/M=%d/%s", r.Suite, r.Kernel, r.Shape, r.M, r.Regime)
+func (r *Record) rungKey() string { return recordKey(r.Suite, r.Kernel, r.Shape, r.M, "", r.Regime) }
+
+// recordKey is the one spelling of a record's identity; an empty variant or
+// regime is left out (baseKey, rungKey).
+func recordKey(suite, kernel, shape string, m int, variant, regime string) string {
+	k := fmt.Sprintf("%s/%s/shape=%s/M=%d", suite, kernel, shape, m)
+	if variant != "" {
+		k += "/variant=" + variant
+	}
+	if regime != "" {
+		k += "/regime=" + regime
+	}
+	return k
 }
 
 // compareRecords orders records by (suite, kernel, shape, M, variant, regime).

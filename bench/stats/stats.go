@@ -52,7 +52,10 @@ import (
 // 2/C(8,4) = 0.029).
 const MinSamples = 4
 
-// Alpha is the significance level of the U test in Compare.
+// Alpha is the significance level of the U test in Compare: the usual 5%.
+// A diff tests many rows at once, so some false "p < Alpha" are expected
+// by chance; the noise threshold (a change must also exceed the control's
+// spread) is what keeps them from becoming verdicts, not Alpha.
 const Alpha = 0.05
 
 // Calls of Compare.
