@@ -78,7 +78,9 @@ type DiffRow struct {
 }
 
 // Key is the row's record key (for a regime mismatch, the new run's).
-func (r *DiffRow) Key() string { return recordKey(r.Suite, r.Kernel, r.Shape, r.M, r.Variant, r.Regime) }
+func (r *DiffRow) Key() string {
+	return recordKey(r.Suite, r.Kernel, r.Shape, r.M, r.Variant, r.Regime)
+}
 
 // DiffReport is the comparison of two runs.
 type DiffReport struct {
