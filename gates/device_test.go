@@ -1,0 +1,77 @@
+package gates
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/parharness/parharness/gpu"
+)
+
+// hostDevice is device memory in a host slice: enough of gpu.Device for the
+// guarded-buffer machinery (allocation, copies, memset). Anything else
+// panics through the nil embedded interface.
+type hostDevice struct {
+	gpu.Device
+	mem []byte
+}
+
+func (d *hostDevice) Malloc(n int) (gpu.Ptr, error) {
+	p := gpu.Ptr(len(d.mem) + 256) // never 0
+	d.mem = append(d.mem, make([]byte, n)...)
+	return p, nil
+}
+func (d *hostDevice) Free(gpu.Ptr) error { return nil }
+func (d *hostDevice) at(p gpu.Ptr, n int) []byte { return d.mem[int(p)-256 : int(p)-256+n] }
+func (d *hostDevice) HtoD(dst gpu.Ptr, src []byte) error {
+	copy(d.at(dst, len(src)), src)
+	return nil
+}
+func (d *hostDevice) DtoH(dst []byte, src gpu.Ptr) error {
+	copy(dst, d.at(src, len(dst)))
+	return nil
+}
+func (d *hostDevice) Memset(dst gpu.Ptr, v byte, n int) error {
+	b := d.at(dst, n)
+	for i := range b {
+		b[i] = v
+	}
+	return nil
+}
+
+// The guards every gate relies on, run through T on host memory: a write
+// into an uploaded input is caught after the launch, and so are one-byte
+// overruns on either side; a buffer that became an output (Poison) is no
+// longer compared with its upload.
+func TestGuardedBuffersThroughT(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		scribble   func(d *hostDevice, in, out *Buffer)
+	}{
+		{"input written", "input buffer in was written at byte offset 10", func(d *hostDevice, in, _ *Buffer) { d.at(in.Ptr(), 64)[10] ^= 1 }},
+		{"overrun", "out", func(d *hostDevice, _, out *Buffer) { d.at(out.Ptr(), out.N+1)[out.N] ^= 1 }},
+		{"underrun", "out", func(d *hostDevice, _, out *Buffer) { d.at(out.Ptr()-1, 1)[0] ^= 1 }},
+		{"output written", "", func(d *hostDevice, _, out *Buffer) { d.at(out.Ptr(), 8)[3] = 7 }},
+	} {
+		dev := &hostDevice{}
+		res := RunGate(&Env{Seed: 1, Dev: dev}, Gate{Name: c.name, Device: true, Run: func(t *T) {
+			in, out := t.Buffer("in", 64), t.Buffer("out", 32)
+			data := make([]byte, 64)
+			for i := range data {
+				data[i] = byte(i)
+			}
+			t.Upload(in, data)
+			t.Poison(out, 0xFF)
+			c.scribble(dev, in, out)
+			t.CheckCanaries("fake kernel")
+		}})
+		if c.want == "" {
+			if res.Status != Pass {
+				t.Errorf("%s: %s %s, want PASS (outputs may change)", c.name, res.Status, res.Reason)
+			}
+			continue
+		}
+		if res.Status != Fail || !strings.Contains(res.Reason, c.want) {
+			t.Errorf("%s: %s %q, want FAIL naming %q", c.name, res.Status, res.Reason, c.want)
+		}
+	}
+}
