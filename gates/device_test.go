@@ -20,7 +20,7 @@ func (d *hostDevice) Malloc(n int) (gpu.Ptr, error) {
 	d.mem = append(d.mem, make([]byte, n)...)
 	return p, nil
 }
-func (d *hostDevice) Free(gpu.Ptr) error { return nil }
+func (d *hostDevice) Free(gpu.Ptr) error         { return nil }
 func (d *hostDevice) at(p gpu.Ptr, n int) []byte { return d.mem[int(p)-256 : int(p)-256+n] }
 func (d *hostDevice) HtoD(dst gpu.Ptr, src []byte) error {
 	copy(d.at(dst, len(src)), src)
