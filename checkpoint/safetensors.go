@@ -100,63 +100,56 @@ func (t *Tensor) want(d DType) error {
 
 // Int32s decodes an I32 tensor.
 func (t *Tensor) Int32s() ([]int32, error) {
-	if err := t.want(I32); err != nil {
-		return nil, err
-	}
-	out := make([]int32, t.Elements())
-	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32(t.Data[4*i:]))
-	}
-	return out, nil
+	return decodeLE(t, I32, func(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) })
 }
 
 // Int16s decodes an I16 tensor.
 func (t *Tensor) Int16s() ([]int16, error) {
-	if err := t.want(I16); err != nil {
-		return nil, err
-	}
-	out := make([]int16, t.Elements())
-	for i := range out {
-		out[i] = int16(binary.LittleEndian.Uint16(t.Data[2*i:]))
-	}
-	return out, nil
+	return decodeLE(t, I16, func(b []byte) int16 { return int16(binary.LittleEndian.Uint16(b)) })
 }
 
 // Bits16 returns the raw 16-bit words of a tensor of dtype d (F16 or BF16).
 func (t *Tensor) Bits16(d DType) ([]uint16, error) {
+	if d != F16 && d != BF16 {
+		return nil, fmt.Errorf("checkpoint: %s: Bits16 reads F16 or BF16, not %s", t.Name, d)
+	}
+	return decodeLE(t, d, binary.LittleEndian.Uint16)
+}
+
+// decodeLE decodes a tensor of dtype d element by element (get reads one
+// little-endian element from the front of its slice).
+func decodeLE[T any](t *Tensor, d DType, get func([]byte) T) ([]T, error) {
 	if err := t.want(d); err != nil {
 		return nil, err
 	}
-	out := make([]uint16, t.Elements())
+	out := make([]T, t.Elements())
 	for i := range out {
-		out[i] = binary.LittleEndian.Uint16(t.Data[2*i:])
+		out[i] = get(t.Data[i*d.Size():])
 	}
 	return out, nil
 }
 
 // NewInt32 builds an I32 tensor.
 func NewInt32(name string, shape []int, v []int32) *Tensor {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
-	}
-	return &Tensor{Name: name, DType: I32, Shape: shape, Data: b}
+	return encodeLE(name, I32, shape, v, func(b []byte, x int32) { binary.LittleEndian.PutUint32(b, uint32(x)) })
 }
 
 // NewInt16 builds an I16 tensor.
 func NewInt16(name string, shape []int, v []int16) *Tensor {
-	b := make([]byte, 2*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint16(b[2*i:], uint16(x))
-	}
-	return &Tensor{Name: name, DType: I16, Shape: shape, Data: b}
+	return encodeLE(name, I16, shape, v, func(b []byte, x int16) { binary.LittleEndian.PutUint16(b, uint16(x)) })
 }
 
 // NewBits16 builds an F16 or BF16 tensor from raw 16-bit words.
 func NewBits16(name string, d DType, shape []int, v []uint16) *Tensor {
-	b := make([]byte, 2*len(v))
+	return encodeLE(name, d, shape, v, binary.LittleEndian.PutUint16)
+}
+
+// encodeLE builds a tensor of dtype d from v (put writes one element,
+// little endian, to the front of its slice).
+func encodeLE[T any](name string, d DType, shape []int, v []T, put func([]byte, T)) *Tensor {
+	b := make([]byte, d.Size()*len(v))
 	for i, x := range v {
-		binary.LittleEndian.PutUint16(b[2*i:], x)
+		put(b[i*d.Size():], x)
 	}
 	return &Tensor{Name: name, DType: d, Shape: shape, Data: b}
 }
