@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/refimpl"
 	"github.com/parharness/parharness/shapes"
 )
 
@@ -114,8 +115,8 @@ func (s GemmShape) Check(align int) error {
 	if s.K <= 0 || s.K%Group != 0 {
 		return fmt.Errorf("gemm: K=%d is not a positive multiple of %d", s.K, Group)
 	}
-	if len(s.Parts) < 1 || len(s.Parts) > 3 {
-		return fmt.Errorf("gemm: %d partitions, the kernels take 1..3", len(s.Parts))
+	if len(s.Parts) < 1 || len(s.Parts) > refimpl.MaxRotationsPerLaunch {
+		return fmt.Errorf("gemm: %d partitions, the kernels take 1..%d", len(s.Parts), refimpl.MaxRotationsPerLaunch)
 	}
 	for i, p := range s.Parts {
 		if p <= 0 || p%align != 0 {

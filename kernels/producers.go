@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/refimpl"
 )
 
 // The rotate-and-quantize producers (hipsrc/producers.hip) and their launch
@@ -28,7 +29,7 @@ const (
 	// DecodeSingleWarpM is the largest M launched with one-warp blocks
 	// (bench2 grpq on the H200, 2026-11-29).
 	DecodeSingleWarpM = 64
-	Group             = 128
+	Group             = refimpl.GroupSize
 )
 
 // RowsPerWarp picks how many rows a warp of the group-wise kernels
@@ -81,7 +82,7 @@ func FusedTokenCheck(K int) error {
 }
 
 // PadRows is M rounded up to the 16-row fragment tile.
-func PadRows(M int) int { return (M + 15) / 16 * 16 }
+func PadRows(M int) int { return refimpl.PadRows(M) }
 
 // LaneRowGrid is the grid of pq_rot_bf16_lr: (G, P, 64-row chunks), 64 threads.
 func LaneRowGrid(M, K, P int) (grid, block gpu.Dim3) {

@@ -153,10 +153,14 @@ func TiledOffset(m, k, K int) int {
 	return tile*512 + lane*16 + reg*4 + c%4
 }
 
+// PadRows is M rounded up to the 16-row fragment tile (rows past M are
+// zeros in a tiled buffer).
+func PadRows(M int) int { return (M + 15) / 16 * 16 }
+
 // TileRows rearranges row-major codes [Mpad, K] of one partition into the
 // tiled order; rows past M are zero.
 func TileRows(codes []uint8, M, K int) []uint8 {
-	Mpad := (M + 15) / 16 * 16
+	Mpad := PadRows(M)
 	out := make([]uint8, Mpad*K)
 	for m := 0; m < M; m++ {
 		for k := 0; k < K; k++ {
