@@ -202,26 +202,3 @@ func (t *Table) WriteText(w io.Writer) error {
 	return err
 }
 
-// WriteMarkdown writes the table as a Markdown table followed by the totals.
-func (t *Table) WriteMarkdown(w io.Writer) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "#### Regret of law `%s`\n\n", t.Law)
-	b.WriteString("| " + strings.Join(header, " | ") + " |\n")
-	b.WriteString("|---|--:|---|--:|---|--:|--:|\n")
-	for i, r := range t.Rows {
-		c := t.cells(r)
-		if i == t.Worst && r.Regret > 0 {
-			c[6] = "**" + c[6] + "**"
-		}
-		for j := range c {
-			c[j] = strings.ReplaceAll(c[j], "|", `\|`)
-		}
-		b.WriteString("| " + strings.Join(c, " | ") + " |\n")
-	}
-	b.WriteString("\n")
-	for _, s := range t.summary() {
-		b.WriteString("- " + s + "\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
