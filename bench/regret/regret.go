@@ -201,4 +201,3 @@ func (t *Table) WriteText(w io.Writer) error {
 	_, err := w.Write(textutil.TrimTrailingSpace(buf.Bytes()))
 	return err
 }
-
