@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -193,17 +194,20 @@ func (b *gemmBufs) decVariant(s kernels.GemmShape, M, S int, kernel, name string
 	return Variant{Name: name, Enqueue: f}, err
 }
 
-func (b *gemmBufs) preVariant(s kernels.GemmShape, M int) (Variant, error) {
-	kern, grid, block, _, err := kernels.PreLaunch(s, M, kernels.PreArgs{})
+// preVariant times prefill kernel kernel ("" is pq_gemm_pre) as variant
+// name. The activation buffers hold random codes either way (a row-major
+// kernel reads the first M·K bytes of each tiled copy, which is as random).
+func (b *gemmBufs) preVariant(s kernels.GemmShape, M int, kernel, name string) (Variant, error) {
+	kern, grid, block, shared, _, err := kernels.PreLaunch(s, M, kernels.PreArgs{Kernel: kernel})
 	if err != nil {
 		return Variant{}, err
 	}
-	f, err := b.c.Launcher(kern, grid, block, 0, func(k int) []any {
-		_, _, _, args, _ := kernels.PreLaunch(s, M, kernels.PreArgs{W: b.w.Add(k * b.sw), SZ: b.sz.Add(k * b.ssz),
-			Act: b.act.Add(k * b.sact), TScale: b.sc.Add(k * b.ssc), RS: b.rs.Add(k * b.srs), Out: b.out.Add(k * b.sout)})
+	f, err := b.c.Launcher(kern, grid, block, shared, func(k int) []any {
+		_, _, _, _, args, _ := kernels.PreLaunch(s, M, kernels.PreArgs{W: b.w.Add(k * b.sw), SZ: b.sz.Add(k * b.ssz),
+			Act: b.act.Add(k * b.sact), TScale: b.sc.Add(k * b.ssc), RS: b.rs.Add(k * b.srs), Out: b.out.Add(k * b.sout), Kernel: kernel})
 		return args
 	})
-	return Variant{Name: "pq_gemm_pre", Enqueue: f}, err
+	return Variant{Name: name, Enqueue: f}, err
 }
 
 func gemmPointBytes(s kernels.GemmShape, M int, prefill bool) int64 {
@@ -358,14 +362,25 @@ func runPreSuite(c *Ctx) error {
 				c.FreeAll()
 				return err
 			}
-			v, err := b.preVariant(s, M)
+			v, err := b.preVariant(s, M, "", "pq_gemm_pre")
 			if err != nil {
 				c.FreeAll()
 				return err
 			}
+			vs := []Variant{v}
+			if _, err := c.Kernels.Function(kernels.PreWG); errors.Is(err, kernels.ErrNotForArch) {
+				c.Skipf("pre %s M=%d: variant wg: %v", names[si], M, err)
+			} else {
+				w, err := b.preVariant(s, M, kernels.PreWG, "wg")
+				if err != nil {
+					c.FreeAll()
+					return err
+				}
+				vs = append(vs, w)
+			}
 			p := Point{Suite: "pre", Kernel: "pq_gemm_pre", Shape: names[si], M: M, Regime: Cold,
 				Bytes: gemmPointBytes(s, M, true), Flops: 2 * int64(M) * int64(s.N()) * int64(s.K),
-				Footprint: b.footprint, Copies: b.copies, Variants: []Variant{v},
+				Footprint: b.footprint, Copies: b.copies, Variants: vs,
 				Extra: map[string]float64{"K": float64(s.K), "N": float64(s.N()), "P": float64(len(s.Parts))}}
 			if err := c.Measure(p); err != nil {
 				return err

@@ -45,6 +45,8 @@ var (
 	cuModuleGetFunction func(f *uintptr, m uintptr, name *byte) cuResult
 	// CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
 	cuFuncGetAttribute func(v *int32, attr int32, f uintptr) cuResult
+	// CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+	cuFuncSetAttribute func(f uintptr, attr int32, v int32) cuResult
 	// CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	cuMemAlloc func(p *uint64, n uint64) cuResult
 	// CUresult cuMemFree_v2(CUdeviceptr dptr)
@@ -110,6 +112,7 @@ var cudaSymbols = []symbol{
 	{"cuModuleUnload", &cuModuleUnload, false},
 	{"cuModuleGetFunction", &cuModuleGetFunction, false},
 	{"cuFuncGetAttribute", &cuFuncGetAttribute, false},
+	{"cuFuncSetAttribute", &cuFuncSetAttribute, false},
 	{"cuMemAlloc_v2", &cuMemAlloc, false},
 	{"cuMemFree_v2", &cuMemFree, false},
 	{"cuMemcpyHtoD_v2", &cuMemcpyHtoD, false},
@@ -243,6 +246,29 @@ type cudaModule struct{ h uintptr }
 type cudaFunction struct {
 	h    uintptr
 	name string
+	// dynShared is the dynamic shared memory this function has been
+	// allowed (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+	dynShared int
+}
+
+// cuFuncAttrMaxDynamicSharedSizeBytes is CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
+const cuFuncAttrMaxDynamicSharedSizeBytes = 8
+
+// cudaDefaultDynShared is the dynamic shared memory a launch may ask for
+// without opting in.
+const cudaDefaultDynShared = 48 << 10
+
+// allowShared opts f in to n bytes of dynamic shared memory (over 48 KiB a
+// kernel must, once, before its first such launch).
+func (f *cudaFunction) allowShared(n int) error {
+	if n <= cudaDefaultDynShared || n <= f.dynShared {
+		return nil
+	}
+	if err := cuErr("cuFuncSetAttribute", cuFuncSetAttribute(f.h, cuFuncAttrMaxDynamicSharedSizeBytes, int32(n))); err != nil {
+		return fmt.Errorf("kernel %s: allowing %d bytes of dynamic shared memory: %w (over the device's per-block limit?)", f.name, n, err)
+	}
+	f.dynShared = n
+	return nil
 }
 
 func (d *cudaDevice) LoadModule(image []byte) (Module, error) {
@@ -338,6 +364,9 @@ func (d *cudaDevice) Launch(f Function, grid, block Dim3, sharedBytes int, s Str
 	if !ok {
 		return fmt.Errorf("gpu: launch of %s: function is not from the CUDA backend", f.Name())
 	}
+	if err := cf.allowShared(sharedBytes); err != nil {
+		return err
+	}
 	return withKernelParams(args, func(params unsafe.Pointer) error {
 		r := cuLaunchKernel(cf.h, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, uint32(sharedBytes), uintptr(s), params, nil)
 		if err := cuErr("cuLaunchKernel", r); err != nil {
@@ -388,6 +417,9 @@ func (d *cudaDevice) LaunchEx(f Function, grid, block Dim3, sharedBytes int, s S
 	}
 	if cuLaunchKernelEx == nil {
 		return fmt.Errorf("gpu: launch of %s with %v: this driver has no cuLaunchKernelEx (CUDA 12.0+ needed)", cf.name, opts)
+	}
+	if err := cf.allowShared(sharedBytes); err != nil {
+		return err
 	}
 	attrs := make([]cuLaunchAttribute, 0, 2)
 	if opts.PDL {

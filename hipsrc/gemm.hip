@@ -81,6 +81,9 @@
 // activations [P, Mpad, K] tiled (tiled.h, zero rows past M), token scales
 // [P, M], rs [P, M, G]; S ≤ 64.
 #include "arch/mma.h"
+#if defined(__NVPTX__)
+#include "arch/wgmma.h"
+#endif
 
 #define GROUP 128
 
@@ -962,6 +965,155 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
     }
   }
 }
+// ------------------------------------------------- prefill, wgmma (sm_90a)
+// pq_gemm_pre_wg: the per-token prefill on Hopper's warpgroup op, fp8 in,
+// fp32 out, at the op's native rate (mma.sync has no native fp8 on sm_90,
+// mma.h). Swapped like the decode body: Yᵀ = W · Aᵀ, the weights are the
+// register A operand (64 columns x 32 k per warpgroup, converted in
+// registers: c − 8 is exact in e5m2, wgmma.h), the activation rows the
+// shared-memory B operand (128 tokens x 32 k, e4m3, K-major). Block = 2
+// warpgroups = 128 weight columns x 128 tokens (the prefill raster and
+// grid of pq_gemm_pre); warpgroup wg owns columns 64wg..64wg+63, warp wi
+// of it the 16-column tile 4wg + wi, whose repacked words are exactly that
+// warp's A fragments. A group's four k32 steps run into a temporary (the
+// first one with D's old value ignored), which is folded once per group as
+// in pq_gemm_pre: acc += sc·tmp − (sc·d)·rs.
+// Activations are row-major [P, M, K] (the producers' pass C row-major
+// output; no row padding: rows ≥ M are zero-filled, never read). Stages
+// (cp.async, PW_STAGES deep): the group's 128 x 128-byte activation tile in
+// the 128B-swizzled layout wgmma reads, the block's 8 KiB of weight words,
+// and the group's 128 scale words and 128 row sums. Dynamic shared memory
+// (PW_SMEM bytes; kernels.PreLaunch passes it).
+#define PW_STAGES 4
+#define PW_THREADS 256
+#define PW_A_OFF 0u      // 128 rows x 128 B, swizzled
+#define PW_W_OFF 16384u  // 8 tiles x 1 KiB of weight words
+#define PW_SZ_OFF 24576u // 128 scale words
+#define PW_RS_OFF 25088u // 128 row sums
+#define PW_STAGE_BYTES 25600u
+#define PW_SMEM (PW_STAGES * PW_STAGE_BYTES + 1024u)
+
+DEVICE void cp_async16_s(u32 dst, const void *src, u32 n) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
+}
+DEVICE void cp_async4_s(u32 dst, const void *src, u32 n) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
+}
+DEVICE u32 lds_u32(u32 saddr) {
+  u32 r;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r) : "r"(saddr) : "memory");
+  return r;
+}
+DEVICE void lds_f32x2(u32 saddr, float &x, float &y) {
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "r"(saddr) : "memory");
+}
+
+KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u8 *wq, const u32 *sz, const u8 *act,
+                                                                        const float *tscale, const float *rsum,
+                                                                        u16 *out, u32 M, u32 N, u32 K, u32 nend0,
+                                                                        u32 nend1) {
+  extern SHARED __attribute__((aligned(1024))) u8 pw_smem[];
+  const u32 base = (smem_u32(pw_smem) + 1023u) & ~1023u;
+  const u32 G = K / GROUP;
+  const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, wg = warp >> 2, wi = warp & 3u;
+  const u32 gid = lane >> 2, tig = lane & 3u;
+
+  const u32 num_m = (M + PRE_BM - 1) / PRE_BM, num_n = N / PRE_BN;
+  const u32 b = bid_x(), per_group = PRE_GM * num_n, grp = b / per_group;
+  const u32 first_m = grp * PRE_GM, gsz = num_m - first_m < PRE_GM ? num_m - first_m : PRE_GM;
+  const u32 pid_m = first_m + (b % per_group) % gsz, pid_n = (b % per_group) / gsz;
+  const u32 m_blk = pid_m * PRE_BM, n_blk = pid_n * PRE_BN;
+  const u32 p = partition_of(n_blk, nend0, nend1);
+  const u8 *ap = act + (u64)p * M * K;
+  const float *rsp = rsum + (u64)p * M * G;
+
+  auto load = [&](u32 g) {
+    const u32 st = base + (g % PW_STAGES) * PW_STAGE_BYTES;
+#pragma unroll
+    for (u32 i = 0; i < 4; i++) { // 128 rows x 8 chunks of 16 B
+      const u32 c = tid + i * PW_THREADS, r = c >> 3, ch = c & 7u, m = m_blk + r;
+      const bool ok = m < M;
+      cp_async16_s(st + PW_A_OFF + r * 128u + ((ch ^ (r & 7u)) << 4), ap + (u64)(ok ? m : 0u) * K + g * GROUP + ch * 16u,
+                   ok ? 16u : 0u);
+    }
+#pragma unroll
+    for (u32 i = 0; i < 2; i++) { // 8 column tiles x 1 KiB
+      const u32 c = tid + i * PW_THREADS, jj = c >> 6, off = (c & 63u) << 4;
+      cp_async16_s(st + PW_W_OFF + jj * 1024u + off, wq + ((u64)(n_blk / 16u + jj) * G + g) * 1024u + off, 16u);
+    }
+    if (tid < 32) {
+      cp_async16_s(st + PW_SZ_OFF + tid * 16u, sz + (u64)g * N + n_blk + 4u * tid, 16u);
+    } else if (tid >= 128) {
+      const u32 r = tid - 128u, m = m_blk + r;
+      const bool ok = m < M;
+      cp_async4_s(st + PW_RS_OFF + r * 4u, rsp + (u64)(ok ? m : 0u) * G + g, ok ? 4u : 0u);
+    }
+  };
+
+  float acc[64], tmp[64];
+#pragma unroll
+  for (int i = 0; i < 64; i++) acc[i] = tmp[i] = 0.0f;
+
+#pragma unroll
+  for (u32 s = 0; s < PW_STAGES - 1; s++) {
+    if (s < G) load(s);
+    cp_async_commit();
+  }
+  const u32 wtile = PW_W_OFF + (4u * wg + wi) * 1024u + lane * 16u;
+  const u32 zrow = PW_SZ_OFF + (64u * wg + 16u * wi + gid) * 4u;
+  for (u32 g = 0; g < G; g++) {
+    cp_async_wait<PW_STAGES - 2>();
+    fence_proxy_async();
+    block_sync();
+    if (g + PW_STAGES - 1 < G) load(g + PW_STAGES - 1);
+    cp_async_commit();
+
+    const u32 st = base + (g % PW_STAGES) * PW_STAGE_BYTES;
+    const u32v4 w0 = lds_v4(st + wtile), w1 = lds_v4(st + wtile + 512u);
+    u32 a0[4], a1[4], a2[4], a3[4];
+    w4_e5m2_frag(w0.x, w1.x, a0), w4_e5m2_frag(w0.y, w1.y, a1);
+    w4_e5m2_frag(w0.z, w1.z, a2), w4_e5m2_frag(w0.w, w1.w, a3);
+    wg_fence();
+    wg_mma_n128_e5m2_e4m3(tmp, a0, sw128_desc(st + PW_A_OFF), 0u);
+    wg_mma_n128_e5m2_e4m3(tmp, a1, sw128_desc(st + PW_A_OFF + 32u), 1u);
+    wg_mma_n128_e5m2_e4m3(tmp, a2, sw128_desc(st + PW_A_OFF + 64u), 1u);
+    wg_mma_n128_e5m2_e4m3(tmp, a3, sw128_desc(st + PW_A_OFF + 96u), 1u);
+    wg_commit();
+    wg_wait<0>();
+    wg_fence_regs(tmp);
+
+    float sc0, zs0, sc1, zs1;
+    scale_word(lds_u32(st + zrow), sc0, zs0);
+    scale_word(lds_u32(st + zrow + 32u), sc1, zs1);
+#pragma unroll
+    for (int j = 0; j < 16; j++) {
+      float r0, r1; // row sums of tokens 8j + 2tig, +1
+      lds_f32x2(st + PW_RS_OFF + (8u * j + 2u * tig) * 4u, r0, r1);
+      acc[4 * j + 0] = __builtin_fmaf(-zs0, r0, __builtin_fmaf(sc0, tmp[4 * j + 0], acc[4 * j + 0]));
+      acc[4 * j + 1] = __builtin_fmaf(-zs0, r1, __builtin_fmaf(sc0, tmp[4 * j + 1], acc[4 * j + 1]));
+      acc[4 * j + 2] = __builtin_fmaf(-zs1, r0, __builtin_fmaf(sc1, tmp[4 * j + 2], acc[4 * j + 2]));
+      acc[4 * j + 3] = __builtin_fmaf(-zs1, r1, __builtin_fmaf(sc1, tmp[4 * j + 3], acc[4 * j + 3]));
+    }
+  }
+
+  // Epilogue: As[m] · acc to bf16; thread holds columns n (rows gid, gid+8
+  // of its warp's tile) for tokens 8j + 2tig + v0.
+  const u32 n0 = n_blk + 64u * wg + 16u * wi + gid;
+#pragma unroll
+  for (int j = 0; j < 16; j++) {
+#pragma unroll
+    for (int v0 = 0; v0 < 2; v0++) {
+      const u32 m = m_blk + 8u * j + 2u * tig + v0;
+      if (m < M) {
+        const float as = ldg_f32(tscale + (u64)p * M + m);
+        const u32 h = pack_bf16x2(as * acc[4 * j + v0], as * acc[4 * j + 2 + v0]);
+        out[(u64)m * N + n0] = (u16)(h & 0xFFFFu);
+        out[(u64)m * N + n0 + 8u] = (u16)(h >> 16);
+      }
+    }
+  }
+}
+
 #else // __AMDGCN__
 // gfx1201 prefill body: the same block tile (128 x 128, 8 waves as 2 (M) x
 // 4 (N), wave tile 64 x 32), k stage 64 and once-per-group fold as above,

@@ -26,6 +26,7 @@ func init() {
 		{Name: "pq_gemm_dec_v1_m64", Module: "gemm", Doc: "previous decode generation, 32 < M <= 64 (kept for the bench2 dec A/B)"},
 		{Name: "pq_gemm_dec_memonly_m8", Module: "gemm", Doc: "attribution only (not a GEMM on sm_90, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold; on gfx1201 the same body as pq_gemm_dec_m8"},
 		{Name: "pq_gemm_pre", Module: "gemm", Doc: "per-token prefill W4A8 GEMM: fragment-tiled activations, weights through shared memory, 128x128 tiles, fold once per 128-group"},
+		{Name: PreWG, Module: "gemm", OnlyArch: "sm_90a", Doc: "per-token prefill W4A8 GEMM on Hopper's wgmma (fp8 at the op's native rate): row-major activations staged 128B-swizzled as the shared-memory operand, weights converted in registers to e5m2 as the register operand, 128x128 tiles, fold once per 128-group"},
 	} {
 		Register(k)
 	}
@@ -242,15 +243,30 @@ func DecLaunchOpts(S int) gpu.LaunchOpts {
 	return gpu.LaunchOpts{Cluster: gpu.Dim3{X: 1, Y: uint32(S), Z: 1}}
 }
 
+// The prefill kernels: pq_gemm_pre (mma.sync, both targets) reads the
+// fragment-tiled activations (refimpl.TileRows), PreWG (wgmma, sm_90a only)
+// row-major ones; both take the same weights, scales and row sums, the same
+// grid, and give the same algebra.
+const (
+	PreWG       = "pq_gemm_pre_wg"
+	preWGShared = 4*25600 + 1024 // hipsrc/gemm.hip PW_SMEM: 4 stages + alignment slack
+)
+
+// PreRowMajor reports whether a prefill kernel reads row-major activations
+// [P, M, K] (else the tiled layout [P, Mpad, K]).
+func PreRowMajor(kernel string) bool { return kernel == PreWG }
+
 // PreArgs are the prefill kernel's buffers.
 type PreArgs struct {
 	W, SZ           gpu.Ptr // repacked weights, scale words
-	Act, TScale, RS gpu.Ptr // tiled codes [P,Mpad,K], token scales [P,M], row sums [P,M,G]
+	Act, TScale, RS gpu.Ptr // codes (tiled [P,Mpad,K], or row-major [P,M,K] for PreRowMajor kernels), token scales [P,M], row sums [P,M,G]
 	Out             gpu.Ptr // bf16 [M,N]
+	Kernel          string  // "" is pq_gemm_pre
 }
 
-// PreLaunch returns the kernel, grid, block and arguments of a prefill launch.
-func PreLaunch(s GemmShape, M int, a PreArgs) (kernel string, grid, block gpu.Dim3, args []any, err error) {
+// PreLaunch returns the kernel, grid, block, dynamic shared memory and
+// arguments of a prefill launch.
+func PreLaunch(s GemmShape, M int, a PreArgs) (kernel string, grid, block gpu.Dim3, shared int, args []any, err error) {
 	if err = s.Check(PreBN); err != nil {
 		return
 	}
@@ -258,10 +274,19 @@ func PreLaunch(s GemmShape, M int, a PreArgs) (kernel string, grid, block gpu.Di
 		err = fmt.Errorf("gemm: prefill M=%d", M)
 		return
 	}
+	kernel = "pq_gemm_pre"
+	switch a.Kernel {
+	case "", kernel:
+	case PreWG:
+		kernel, shared = PreWG, preWGShared
+	default:
+		err = fmt.Errorf("gemm: %q is not a prefill kernel", a.Kernel)
+		return
+	}
 	e0, e1 := s.Bounds()
 	N := s.N()
 	blocks := (M + PreBM - 1) / PreBM * (N / PreBN)
-	return "pq_gemm_pre", gpu.D1(blocks), gpu.D1(PreThreads),
+	return kernel, gpu.D1(blocks), gpu.D1(PreThreads), shared,
 		[]any{a.W, a.SZ, a.Act, a.TScale, a.RS, a.Out, uint32(M), uint32(N), uint32(s.K), e0, e1}, nil
 }
 

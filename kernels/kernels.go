@@ -34,7 +34,18 @@ type Kernel struct {
 	// AllowScratch, when non-empty, is the reason this kernel may use
 	// scratch/local memory or spill; the resource gate fails otherwise.
 	AllowScratch string
+	// OnlyArch, when non-empty, is the one code arch ("sm_90a") whose code
+	// object has this kernel (an instruction the other target lacks, e.g.
+	// wgmma); on other devices Function returns ErrNotForArch.
+	OnlyArch string
 }
+
+// ForArch reports whether codeArch's code objects have k.
+func (k Kernel) ForArch(codeArch string) bool { return k.OnlyArch == "" || k.OnlyArch == codeArch }
+
+// ErrNotForArch is returned (wrapped) by Loader.Function for a kernel that
+// only exists on another code arch; gates and benches report it as a SKIP.
+var ErrNotForArch = errors.New("kernel not built for this arch")
 
 var registry = map[string]Kernel{}
 
@@ -104,6 +115,9 @@ func (l *Loader) Function(name string) (gpu.Function, error) {
 	k, ok := registry[name]
 	if !ok {
 		return nil, fmt.Errorf("kernel %q is not registered (see `parharness list`)", name)
+	}
+	if ca := l.Dev.Info().CodeArch(); !k.ForArch(ca) {
+		return nil, fmt.Errorf("kernel %s exists only for %s, this device is %s: %w", k.Name, k.OnlyArch, ca, ErrNotForArch)
 	}
 	m, err := l.Module(k.Module)
 	if err != nil {

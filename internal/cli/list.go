@@ -39,7 +39,11 @@ func runList(args []string, stdout, stderr io.Writer) (int, error) {
 	k := newTable(stdout)
 	k.Header("kernel", "source", "allowed scratch", "what it does")
 	for _, kn := range kernels.All() {
-		k.Append(kn.Name, "hipsrc/"+kn.Module+".hip", kn.AllowScratch, kn.Doc)
+		src := "hipsrc/" + kn.Module + ".hip"
+		if kn.OnlyArch != "" {
+			src += " (" + kn.OnlyArch + " only)"
+		}
+		k.Append(kn.Name, src, kn.AllowScratch, kn.Doc)
 	}
 	k.Render()
 	return ExitOK, nil

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -47,6 +48,10 @@ func runResources(args []string, stdout, stderr io.Writer) (int, error) {
 	t.Header("kernel ("+arch+")", "registers", "shared B", "local B", "max threads", "note")
 	for _, reg := range kernels.All() {
 		f, err := sess.loader.Function(reg.Name)
+		if errors.Is(err, kernels.ErrNotForArch) {
+			t.Append(reg.Name, "", "", "", "", "not built for "+arch+" (only "+reg.OnlyArch+")")
+			continue
+		}
 		if err != nil {
 			t.Append(reg.Name, "", "", "", "", err.Error())
 			code = ExitFail

@@ -1,0 +1,95 @@
+// wgmma.h: Hopper (sm_90a) warpgroup matrix ops, the pieces the wgmma
+// prefill GEMM uses. No gfx1201 counterpart: include it only under
+// __NVPTX__.
+//
+// Index:
+//   wg_fence / wg_commit / wg_wait<n>   wgmma.fence / commit_group / wait_group
+//   fence_proxy_async()                 make this thread's generic-proxy
+//                                       shared-memory writes (st, cp.async)
+//                                       visible to the async proxy wgmma reads with
+//   sw128_desc(addr)                    matrix descriptor of a K-major tile of
+//                                       128-byte rows, 128B swizzle
+//   wg_mma_n128_e5m2_e4m3(d, a, desc, acc)   D(64x128) (+)= A(64x32) . B(32x128)
+//   w4_e5m2_frag(w0, w1, a)             two weight words -> the A operand of a k32 step
+//   lds_v4(addr)                        16-byte shared load (by shared address)
+//
+// Operand contract (PTX ISA, wgmma .m64nNk32 with 8-bit A in registers; the
+// same per-warp order as mma.m16n8k32, mma.h): warp w of the warpgroup holds
+// rows 16w..16w+15 of A; lane l, gid = l/4, tig = l%4:
+//   a0: row gid, k 4tig..+3   a1: row gid+8, k 4tig..+3
+//   a2: row gid, k 16+4tig..  a3: row gid+8, k 16+4tig..
+// D (fp32, 64 regs for N = 128): d[4j + 2v1 + v0] is row 16w + gid + 8v1,
+// column 8j + 2tig + v0.
+// B comes from shared memory: N rows of K-contiguous bytes (K-major, the
+// only major fp8 allows), 128 bytes a row, in 8-row atoms of 1024 bytes
+// whose 16-byte chunk c of row r sits at chunk c ^ (r % 8) (128B swizzle;
+// the atom must be 1024-byte aligned). The descriptor of k32 step s is the
+// tile's with the start address advanced by 32 s bytes.
+#pragma once
+#include "arch.h"
+
+#if defined(__NVPTX__)
+DEVICE void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+DEVICE void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N> DEVICE void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// Descriptor fields (PTX "matrix descriptor"): start address >> 4 in bits
+// 0-13, leading byte offset >> 4 in 16-29 (unused for swizzled K-major),
+// stride byte offset >> 4 in 32-45 (1024: the next 8-row atom), layout in
+// 62-63 (1 = 128B swizzle).
+DEVICE u64 sw128_desc(u32 saddr) { return (u64)((saddr & 0x3FFFFu) >> 4) | ((u64)(1024u >> 4) << 32) | (1ull << 62); }
+
+struct u32v4 { u32 x, y, z, w; };
+DEVICE u32v4 lds_v4(u32 saddr) {
+  u32v4 r;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "r"(saddr) : "memory");
+  return r;
+}
+
+// The weight words of rows gid (w0) and gid+8 (w1) of one k32 step as the
+// e5m2 A operand: mma.h's w4_word_f16x2 gives the f16 values c - 8 (exact,
+// -8..7) in pairs (l 2j, 2j+1); each is an e5m2 value too (at most 2
+// mantissa bits), and e5m2 is the high byte of the f16, so one prmt per 4
+// codes packs them. Local index l 0..3 is k 4tig+l and 4..7 is 16+4tig+l-4,
+// which is the a0 / a2 split above.
+DEVICE u32 prmt(u32 a, u32 b, u32 sel) {
+  u32 r;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(sel));
+  return r;
+}
+DEVICE void w4_e5m2_frag(u32 w0, u32 w1, u32 (&a)[4]) {
+  u32 p[4], q[4];
+  w4_word_f16x2(w0, p), w4_word_f16x2(w1, q);
+  a[0] = prmt(p[0], p[1], 0x7531u), a[2] = prmt(p[2], p[3], 0x7531u);
+  a[1] = prmt(q[0], q[1], 0x7531u), a[3] = prmt(q[2], q[3], 0x7531u);
+}
+
+// D (+)= A . B, m64n128k32, A e5m2 from registers, B e4m3 from shared
+// memory; acc = 0 ignores D's old value (D = A . B).
+DEVICE void wg_mma_n128_e5m2_e4m3(float (&d)[64], const u32 (&a)[4], u64 desc, u32 acc) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+               "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, "
+               "%41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, "
+               "%61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                 "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                 "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                 "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                 "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+                 "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
+                 "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
+               : "memory");
+}
+// Keeps the compiler from moving accumulator reads or writes across a
+// wgmma.wait (the registers are written asynchronously).
+DEVICE void wg_fence_regs(float (&d)[64]) {
+#pragma unroll
+  for (int i = 0; i < 64; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+#endif
