@@ -980,7 +980,7 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
 // in pq_gemm_pre: acc += sc·tmp − (sc·d)·rs.
 // Activations are row-major [P, M, K] (the producers' pass C row-major
 // output; no row padding: rows ≥ M are zero-filled, never read). Stages
-// (cp.async, PW_STAGES deep): the group's 128 x 128-byte activation tile in
+// (cp.async, PW_STAGES deep, loaded PW_STAGES − 1 groups ahead): the group's 128 x 128-byte activation tile in
 // the 128B-swizzled layout wgmma reads, the block's 8 KiB of weight words,
 // and the group's 128 scale words and 128 row sums. Dynamic shared memory
 // (PW_SMEM bytes; kernels.PreLaunch passes it).
@@ -1027,7 +1027,7 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
   const u8 *ap = act + (u64)p * M * K;
   const float *rsp = rsum + (u64)p * M * G;
 
-  auto load = [&](u32 g) {
+  auto load = [&](u32 g) __attribute__((always_inline)) {
     const u32 st = base + (g % PW_STAGES) * PW_STAGE_BYTES;
 #pragma unroll
     for (u32 i = 0; i < 4; i++) { // 128 rows x 8 chunks of 16 B
@@ -1050,25 +1050,43 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
     }
   };
 
+  // Pipeline. ptxas serializes every wgmma of a warpgroup if any
+  // accumulator is read while one of its wgmmas is in flight (C7514), so a
+  // warpgroup runs its group's chain and then folds; the overlap is between
+  // the two warpgroups, which stages and mbarriers (not a block barrier)
+  // let drift apart: while one folds, the other's chain runs. full[s]:
+  // every thread's cp.async of the stage landed (cp.async.mbarrier.arrive,
+  // 256 arrivals); empty[s]: every thread finished reading it (256
+  // arrivals), before any thread refills it.
+  SHARED __attribute__((aligned(8))) u64 bars[2 * PW_STAGES];
+  const u32 full0 = smem_u32(&bars[0]), empty0 = smem_u32(&bars[PW_STAGES]);
+  if (tid == 0) {
+#pragma unroll
+    for (u32 s = 0; s < 2 * PW_STAGES; s++) mbar_init(smem_u32(&bars[s]), PW_THREADS);
+  }
+  block_sync();
+
   float acc[64], tmp[64];
 #pragma unroll
   for (int i = 0; i < 64; i++) acc[i] = tmp[i] = 0.0f;
 
+  auto produce = [&](u32 g) __attribute__((always_inline)) { // stage of group g: load, then arrive on full
+    const u32 s = g % PW_STAGES;
+    if (g >= PW_STAGES) mbar_wait(empty0 + 8u * s, ((g / PW_STAGES) - 1u) & 1u);
+    load(g);
+    cp_async_mbar_arrive(full0 + 8u * s);
+  };
 #pragma unroll
-  for (u32 s = 0; s < PW_STAGES - 1; s++) {
-    if (s < G) load(s);
-    cp_async_commit();
-  }
+  for (u32 g = 0; g < PW_STAGES - 1; g++)
+    if (g < G) produce(g);
   const u32 wtile = PW_W_OFF + (4u * wg + wi) * 1024u + lane * 16u;
   const u32 zrow = PW_SZ_OFF + (64u * wg + 16u * wi + gid) * 4u;
   for (u32 g = 0; g < G; g++) {
-    cp_async_wait<PW_STAGES - 2>();
+    if (g + PW_STAGES - 1 < G) produce(g + PW_STAGES - 1);
+    const u32 s = g % PW_STAGES, st = base + s * PW_STAGE_BYTES;
+    mbar_wait(full0 + 8u * s, (g / PW_STAGES) & 1u);
     fence_proxy_async();
-    block_sync();
-    if (g + PW_STAGES - 1 < G) load(g + PW_STAGES - 1);
-    cp_async_commit();
 
-    const u32 st = base + (g % PW_STAGES) * PW_STAGE_BYTES;
     const u32v4 w0 = lds_v4(st + wtile), w1 = lds_v4(st + wtile + 512u);
     u32 a0[4], a1[4], a2[4], a3[4];
     w4_e5m2_frag(w0.x, w1.x, a0), w4_e5m2_frag(w0.y, w1.y, a1);
@@ -1094,10 +1112,11 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
       acc[4 * j + 2] = __builtin_fmaf(-zs1, r0, __builtin_fmaf(sc1, tmp[4 * j + 2], acc[4 * j + 2]));
       acc[4 * j + 3] = __builtin_fmaf(-zs1, r1, __builtin_fmaf(sc1, tmp[4 * j + 3], acc[4 * j + 3]));
     }
+    mbar_arrive(empty0 + 8u * s);
   }
 
-  // Epilogue: As[m] · acc to bf16; thread holds columns n (rows gid, gid+8
-  // of its warp's tile) for tokens 8j + 2tig + v0.
+  // Epilogue: As[m] · acc to bf16; the thread holds columns n (rows gid,
+  // gid+8 of its warp's tile) of tokens 8j + 2tig + v0.
   const u32 n0 = n_blk + 64u * wg + 16u * wi + gid;
 #pragma unroll
   for (int j = 0; j < 16; j++) {
@@ -1106,9 +1125,9 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
       const u32 m = m_blk + 8u * j + 2u * tig + v0;
       if (m < M) {
         const float as = ldg_f32(tscale + (u64)p * M + m);
-        const u32 h = pack_bf16x2(as * acc[4 * j + v0], as * acc[4 * j + 2 + v0]);
-        out[(u64)m * N + n0] = (u16)(h & 0xFFFFu);
-        out[(u64)m * N + n0 + 8u] = (u16)(h >> 16);
+        const u32 hb = pack_bf16x2(as * acc[4 * j + v0], as * acc[4 * j + 2 + v0]);
+        out[(u64)m * N + n0] = (u16)(hb & 0xFFFFu);
+        out[(u64)m * N + n0 + 8u] = (u16)(hb >> 16);
       }
     }
   }

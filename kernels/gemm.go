@@ -248,8 +248,10 @@ func DecLaunchOpts(S int) gpu.LaunchOpts {
 // row-major ones; both take the same weights, scales and row sums, the same
 // grid, and give the same algebra.
 const (
-	PreWG       = "pq_gemm_pre_wg"
-	preWGShared = 4*25600 + 1024 // hipsrc/gemm.hip PW_SMEM: 4 stages + alignment slack
+	PreWG           = "pq_gemm_pre_wg"
+	preWGStages     = 4                                  // hipsrc/gemm.hip PW_STAGES
+	preWGStageBytes = 25600                              // PW_STAGE_BYTES
+	preWGShared     = preWGStages*preWGStageBytes + 1024 // PW_SMEM: the stages + 1024-byte alignment slack
 )
 
 // PreRowMajor reports whether a prefill kernel reads row-major activations

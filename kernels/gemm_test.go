@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/parharness/parharness/gpu"
@@ -96,5 +97,36 @@ func TestRegisteredKernelsInSource(t *testing.T) {
 		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(k.Name) + `\b`).Match(src) {
 			t.Errorf("kernel %s is registered but hipsrc/%s.hip never names it", k.Name, k.Module)
 		}
+	}
+}
+
+// The wgmma prefill's dynamic shared memory is sized in Go from the
+// kernel's own constants; a change on one side must reach the other.
+func TestPreWGSharedMatchesSource(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "hipsrc", "gemm.hip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"PW_STAGES": preWGStages, "PW_STAGE_BYTES": preWGStageBytes} {
+		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)u?\b`).FindSubmatch(src)
+		if m == nil {
+			t.Fatalf("hipsrc/gemm.hip: no #define %s", name)
+		}
+		if got, _ := strconv.Atoi(string(m[1])); got != want {
+			t.Errorf("%s is %d in hipsrc/gemm.hip, %d in kernels/gemm.go", name, got, want)
+		}
+	}
+	_, _, _, shared, _, err := PreLaunch(GemmShape{K: 5120, Parts: []int{6144, 512, 512}}, 2048, PreArgs{Kernel: PreWG})
+	if err != nil || shared != preWGShared {
+		t.Errorf("PreLaunch(PreWG): shared %d, err %v; want %d", shared, err, preWGShared)
+	}
+	if _, _, _, shared, _, _ := PreLaunch(GemmShape{K: 5120, Parts: []int{5120}}, 2048, PreArgs{}); shared != 0 {
+		t.Errorf("pq_gemm_pre asks for %d bytes of dynamic shared memory", shared)
+	}
+	if _, _, _, _, _, err := PreLaunch(GemmShape{K: 5120, Parts: []int{5120}}, 2048, PreArgs{Kernel: "pq_gemm_dec_m8"}); err == nil {
+		t.Errorf("PreLaunch accepted a decode kernel")
+	}
+	if !PreRowMajor(PreWG) || PreRowMajor("pq_gemm_pre") {
+		t.Errorf("PreRowMajor: wrong layout")
 	}
 }

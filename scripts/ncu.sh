@@ -5,6 +5,7 @@
 # breakdown (warps stalled per issued instruction, by reason). ncu flushes
 # caches before each replayed kernel (cold) and locks clocks to base, so
 # durations read longer than graph-timed figures; compare reasons, not µs.
+# NCU_METRICS=a,b adds metrics; NCU_COUNT=n profiles n launches.
 #   scripts/ncu.sh pq_gemm_dec_m8 bench2 dec --m 1 --reps 4 --warmup 10ms --min-graph-us 100
 set -euo pipefail
 if [ $# -lt 2 ]; then
@@ -23,6 +24,11 @@ metrics="gpu__time_duration.sum,launch__registers_per_thread,launch__grid_size,l
 metrics+=",launch__occupancy_limit_shared_mem,sm__warps_active.avg.pct_of_peak_sustained_active"
 metrics+=",dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,lts__t_bytes.sum"
 metrics+=",sm__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active${stalls}"
+# Tensor pipes: mma.sync (hmma) and Hopper's warpgroup op (gmma).
+metrics+=",sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
+metrics+=",sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"
+metrics+=",l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_alu.sum"
+metrics+=${NCU_METRICS:+,$NCU_METRICS}
 here=$(cd "$(dirname "$0")/.." && pwd)
 exec ncu --target-processes all -k "regex:${re}" --launch-count "$count" --metrics "$metrics" \
 	"$here/bin/parharness" "$@"

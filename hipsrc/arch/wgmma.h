@@ -10,8 +10,10 @@
 //   sw128_desc(addr)                    matrix descriptor of a K-major tile of
 //                                       128-byte rows, 128B swizzle
 //   wg_mma_n128_e5m2_e4m3(d, a, desc, acc)   D(64x128) (+)= A(64x32) . B(32x128)
+//   wg_mma_n64_e5m2_e4m3(d, a, desc, acc)    D(64x64) (+)= A(64x32) . B(32x64)
 //   w4_e5m2_frag(w0, w1, a)             two weight words -> the A operand of a k32 step
 //   lds_v4(addr)                        16-byte shared load (by shared address)
+//   mbar_init / mbar_arrive / mbar_wait / cp_async_mbar_arrive   mbarriers
 //
 // Operand contract (PTX ISA, wgmma .m64nNk32 with 8-bit A in registers; the
 // same per-warp order as mma.m16n8k32, mma.h): warp w of the warpgroup holds
@@ -29,9 +31,28 @@
 #include "arch.h"
 
 #if defined(__NVPTX__)
+// A compile-time value as a type (for lambdas templated on a constant).
+template <auto V> struct Const {
+  static constexpr auto value = V;
+};
+
 DEVICE void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 DEVICE void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int N> DEVICE void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+// mbarriers (shared::cta): init with an arrival count, arrive, wait for the
+// completion of the phase with the given parity; cp_async_mbar_arrive
+// arrives once this thread's earlier cp.async copies have landed (the
+// count must include it: .noinc).
+DEVICE void mbar_init(u32 bar, u32 count) { asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory"); }
+DEVICE void mbar_arrive(u32 bar) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory"); }
+DEVICE void mbar_wait(u32 bar, u32 parity) {
+  asm volatile("{\n.reg .pred p;\nW_%=:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra W_%=;\n}\n" ::"r"(bar),
+               "r"(parity)
+               : "memory");
+}
+DEVICE void cp_async_mbar_arrive(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+}
 DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 // Descriptor fields (PTX "matrix descriptor"): start address >> 4 in bits
@@ -86,10 +107,20 @@ DEVICE void wg_mma_n128_e5m2_e4m3(float (&d)[64], const u32 (&a)[4], u64 desc, u
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
                : "memory");
 }
+// The same with N = 64 (32 accumulator registers: d[4j + 2v1 + v0] is
+// row 16w + gid + 8v1, column 8j + 2tig + v0, j = 0..7).
+DEVICE void wg_mma_n64_e5m2_e4m3(float (&d)[32], const u32 (&a)[4], u64 desc, u32 acc) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e4m3 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
+               : "memory");
+}
 // Keeps the compiler from moving accumulator reads or writes across a
 // wgmma.wait (the registers are written asynchronously).
-DEVICE void wg_fence_regs(float (&d)[64]) {
+template <int N> DEVICE void wg_fence_regs(float (&d)[N]) {
 #pragma unroll
-  for (int i = 0; i < 64; i++) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 #endif
