@@ -985,7 +985,11 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
 // and the group's 128 scale words and 128 row sums. Dynamic shared memory
 // (PW_SMEM bytes; kernels.PreLaunch passes it).
 #define PW_STAGES 4
-#define PW_THREADS 256
+#define PW_THREADS 384 // 2 consumer warpgroups + 1 producer warpgroup
+#define PW_CONSUMERS 256
+#define PW_PRODUCERS 128
+#define PW_CONSUMER_REGS 224 // setmaxnreg: 256 x 224 + 128 x 56 <= 65536 (232 + 40 spilled in the producer)
+#define PW_PRODUCER_REGS 56
 #define PW_A_OFF 0u      // 128 rows x 128 B, swizzled
 #define PW_W_OFF 16384u  // 8 tiles x 1 KiB of weight words
 #define PW_SZ_OFF 24576u // 128 scale words
@@ -1013,6 +1017,7 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
                                                                         u16 *out, u32 M, u32 N, u32 K, u32 nend0,
                                                                         u32 nend1) {
   extern SHARED __attribute__((aligned(1024))) u8 pw_smem[];
+  SHARED __attribute__((aligned(8))) u64 bars[2 * PW_STAGES];
   const u32 base = (smem_u32(pw_smem) + 1023u) & ~1023u;
   const u32 G = K / GROUP;
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, wg = warp >> 2, wi = warp & 3u;
@@ -1024,82 +1029,83 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
   const u32 pid_m = first_m + (b % per_group) % gsz, pid_n = (b % per_group) / gsz;
   const u32 m_blk = pid_m * PRE_BM, n_blk = pid_n * PRE_BN;
   const u32 p = partition_of(n_blk, nend0, nend1);
-  const u8 *ap = act + (u64)p * M * K;
-  const float *rsp = rsum + (u64)p * M * G;
 
-  auto load = [&](u32 g) __attribute__((always_inline)) {
-    const u32 st = base + (g % PW_STAGES) * PW_STAGE_BYTES;
-#pragma unroll
-    for (u32 i = 0; i < 4; i++) { // 128 rows x 8 chunks of 16 B
-      const u32 c = tid + i * PW_THREADS, r = c >> 3, ch = c & 7u, m = m_blk + r;
-      const bool ok = m < M;
-      cp_async16_s(st + PW_A_OFF + r * 128u + ((ch ^ (r & 7u)) << 4), ap + (u64)(ok ? m : 0u) * K + g * GROUP + ch * 16u,
-                   ok ? 16u : 0u);
-    }
-#pragma unroll
-    for (u32 i = 0; i < 2; i++) { // 8 column tiles x 1 KiB
-      const u32 c = tid + i * PW_THREADS, jj = c >> 6, off = (c & 63u) << 4;
-      cp_async16_s(st + PW_W_OFF + jj * 1024u + off, wq + ((u64)(n_blk / 16u + jj) * G + g) * 1024u + off, 16u);
-    }
-    if (tid < 32) {
-      cp_async16_s(st + PW_SZ_OFF + tid * 16u, sz + (u64)g * N + n_blk + 4u * tid, 16u);
-    } else if (tid >= 128) {
-      const u32 r = tid - 128u, m = m_blk + r;
-      const bool ok = m < M;
-      cp_async4_s(st + PW_RS_OFF + r * 4u, rsp + (u64)(ok ? m : 0u) * G + g, ok ? 4u : 0u);
-    }
-  };
-
-  // Pipeline. ptxas serializes every wgmma of a warpgroup if any
-  // accumulator is read while one of its wgmmas is in flight (C7514), so a
-  // warpgroup runs its group's chain and then folds; the overlap is between
-  // the two warpgroups, which stages and mbarriers (not a block barrier)
-  // let drift apart: while one folds, the other's chain runs. full[s]:
-  // every thread's cp.async of the stage landed (cp.async.mbarrier.arrive,
-  // 256 arrivals); empty[s]: every thread finished reading it (256
-  // arrivals), before any thread refills it.
-  SHARED __attribute__((aligned(8))) u64 bars[2 * PW_STAGES];
+  // full[s]: the producer warpgroup's copies of the stage landed (128
+  // cp.async.mbarrier arrivals); empty[s]: both consumer warpgroups are
+  // done with it (256 arrivals).
   const u32 full0 = smem_u32(&bars[0]), empty0 = smem_u32(&bars[PW_STAGES]);
   if (tid == 0) {
 #pragma unroll
-    for (u32 s = 0; s < 2 * PW_STAGES; s++) mbar_init(smem_u32(&bars[s]), PW_THREADS);
+    for (u32 s = 0; s < PW_STAGES; s++) {
+      mbar_init(full0 + 8u * s, PW_PRODUCERS);
+      mbar_init(empty0 + 8u * s, PW_CONSUMERS);
+    }
   }
   block_sync();
 
+  if (wg == 2) { // producer warpgroup: all copies, nothing else
+    setmaxnreg_dec<PW_PRODUCER_REGS>();
+    const u32 pt = tid - PW_CONSUMERS;
+    const u8 *ap = act + (u64)p * M * K;
+    const float *rsp = rsum + (u64)p * M * G;
+    for (u32 g = 0; g < G; g++) {
+      const u32 s = g % PW_STAGES, st = base + s * PW_STAGE_BYTES;
+      if (g >= PW_STAGES) mbar_wait(empty0 + 8u * s, ((g / PW_STAGES) - 1u) & 1u);
+#pragma unroll
+      for (u32 i = 0; i < 8; i++) { // 128 rows x 8 chunks of 16 B
+        const u32 c = pt + i * PW_PRODUCERS, r = c >> 3, ch = c & 7u, m = m_blk + r;
+        const bool ok = m < M;
+        cp_async16_s(st + PW_A_OFF + r * 128u + ((ch ^ (r & 7u)) << 4),
+                     ap + (u64)(ok ? m : 0u) * K + g * GROUP + ch * 16u, ok ? 16u : 0u);
+      }
+#pragma unroll
+      for (u32 i = 0; i < 4; i++) { // 8 column tiles x 1 KiB
+        const u32 c = pt + i * PW_PRODUCERS, jj = c >> 6, off = (c & 63u) << 4;
+        cp_async16_s(st + PW_W_OFF + jj * 1024u + off, wq + ((u64)(n_blk / 16u + jj) * G + g) * 1024u + off, 16u);
+      }
+      if (pt < 32) cp_async16_s(st + PW_SZ_OFF + pt * 16u, sz + (u64)g * N + n_blk + 4u * pt, 16u);
+      {
+        const u32 m = m_blk + pt;
+        const bool ok = m < M;
+        cp_async4_s(st + PW_RS_OFF + pt * 4u, rsp + (u64)(ok ? m : 0u) * G + g, ok ? 4u : 0u);
+      }
+      cp_async_mbar_arrive(full0 + 8u * s);
+    }
+    return;
+  }
+  setmaxnreg_inc<PW_CONSUMER_REGS>();
+
+  // Consumers. ptxas serializes every wgmma of a warpgroup if an
+  // accumulator is read while one of its wgmmas is in flight (C7514), so a
+  // warpgroup runs its group's chain, converts the next group's weights
+  // while the chain runs (a second fragment set), then folds; the two
+  // consumer warpgroups drift apart, so one's chain runs while the other
+  // folds.
   float acc[64], tmp[64];
 #pragma unroll
   for (int i = 0; i < 64; i++) acc[i] = tmp[i] = 0.0f;
-
-  auto produce = [&](u32 g) __attribute__((always_inline)) { // stage of group g: load, then arrive on full
-    const u32 s = g % PW_STAGES;
-    if (g >= PW_STAGES) mbar_wait(empty0 + 8u * s, ((g / PW_STAGES) - 1u) & 1u);
-    load(g);
-    cp_async_mbar_arrive(full0 + 8u * s);
-  };
-#pragma unroll
-  for (u32 g = 0; g < PW_STAGES - 1; g++)
-    if (g < G) produce(g);
   const u32 wtile = PW_W_OFF + (4u * wg + wi) * 1024u + lane * 16u;
   const u32 zrow = PW_SZ_OFF + (64u * wg + 16u * wi + gid) * 4u;
-  for (u32 g = 0; g < G; g++) {
-    if (g + PW_STAGES - 1 < G) produce(g + PW_STAGES - 1);
+  // Weight fragments of group g into a (waits for its stage).
+  auto fragments = [&](u32 g, u32(&a)[4][4]) __attribute__((always_inline)) {
     const u32 s = g % PW_STAGES, st = base + s * PW_STAGE_BYTES;
     mbar_wait(full0 + 8u * s, (g / PW_STAGES) & 1u);
     fence_proxy_async();
-
     const u32v4 w0 = lds_v4(st + wtile), w1 = lds_v4(st + wtile + 512u);
-    u32 a0[4], a1[4], a2[4], a3[4];
-    w4_e5m2_frag(w0.x, w1.x, a0), w4_e5m2_frag(w0.y, w1.y, a1);
-    w4_e5m2_frag(w0.z, w1.z, a2), w4_e5m2_frag(w0.w, w1.w, a3);
+    w4_e5m2_frag(w0.x, w1.x, a[0]), w4_e5m2_frag(w0.y, w1.y, a[1]);
+    w4_e5m2_frag(w0.z, w1.z, a[2]), w4_e5m2_frag(w0.w, w1.w, a[3]);
+  };
+  // Group g, fragments in a: the chain; group g+1's fragments into an
+  // while it runs; the fold; the stage released.
+  auto group = [&](u32 g, u32(&a)[4][4], u32(&an)[4][4]) __attribute__((always_inline)) {
+    const u32 s = g % PW_STAGES, st = base + s * PW_STAGE_BYTES;
     wg_fence();
-    wg_mma_n128_e5m2_e4m3(tmp, a0, sw128_desc(st + PW_A_OFF), 0u);
-    wg_mma_n128_e5m2_e4m3(tmp, a1, sw128_desc(st + PW_A_OFF + 32u), 1u);
-    wg_mma_n128_e5m2_e4m3(tmp, a2, sw128_desc(st + PW_A_OFF + 64u), 1u);
-    wg_mma_n128_e5m2_e4m3(tmp, a3, sw128_desc(st + PW_A_OFF + 96u), 1u);
+#pragma unroll
+    for (u32 k = 0; k < 4; k++) wg_mma_n128_e5m2_e4m3(tmp, a[k], sw128_desc(st + PW_A_OFF + 32u * k), k);
     wg_commit();
+    if (g + 1 < G) fragments(g + 1, an);
     wg_wait<0>();
     wg_fence_regs(tmp);
-
     float sc0, zs0, sc1, zs1;
     scale_word(lds_u32(st + zrow), sc0, zs0);
     scale_word(lds_u32(st + zrow + 32u), sc1, zs1);
@@ -1113,7 +1119,15 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
       acc[4 * j + 3] = __builtin_fmaf(-zs1, r1, __builtin_fmaf(sc1, tmp[4 * j + 3], acc[4 * j + 3]));
     }
     mbar_arrive(empty0 + 8u * s);
+  };
+  u32 fa[4][4], fb[4][4];
+  fragments(0u, fa);
+  u32 g = 0;
+  for (; g + 1 < G; g += 2) { // unrolled by 2: the two fragment sets stay registers
+    group(g, fa, fb);
+    group(g + 1, fb, fa);
   }
+  if (g < G) group(g, fa, fb);
 
   // Epilogue: As[m] · acc to bf16; the thread holds columns n (rows gid,
   // gid+8 of its warp's tile) of tokens 8j + 2tig + v0.

@@ -249,6 +249,7 @@ func DecLaunchOpts(S int) gpu.LaunchOpts {
 // grid, and give the same algebra.
 const (
 	PreWG           = "pq_gemm_pre_wg"
+	preWGThreads    = 384                                // PW_THREADS: 2 consumer warpgroups + 1 producer
 	preWGStages     = 4                                  // hipsrc/gemm.hip PW_STAGES
 	preWGStageBytes = 25600                              // PW_STAGE_BYTES
 	preWGShared     = preWGStages*preWGStageBytes + 1024 // PW_SMEM: the stages + 1024-byte alignment slack
@@ -277,10 +278,11 @@ func PreLaunch(s GemmShape, M int, a PreArgs) (kernel string, grid, block gpu.Di
 		return
 	}
 	kernel = "pq_gemm_pre"
+	threads := PreThreads
 	switch a.Kernel {
 	case "", kernel:
 	case PreWG:
-		kernel, shared = PreWG, preWGShared
+		kernel, shared, threads = PreWG, preWGShared, preWGThreads
 	default:
 		err = fmt.Errorf("gemm: %q is not a prefill kernel", a.Kernel)
 		return
@@ -288,7 +290,7 @@ func PreLaunch(s GemmShape, M int, a PreArgs) (kernel string, grid, block gpu.Di
 	e0, e1 := s.Bounds()
 	N := s.N()
 	blocks := (M + PreBM - 1) / PreBM * (N / PreBN)
-	return kernel, gpu.D1(blocks), gpu.D1(PreThreads), shared,
+	return kernel, gpu.D1(blocks), gpu.D1(threads), shared,
 		[]any{a.W, a.SZ, a.Act, a.TScale, a.RS, a.Out, uint32(M), uint32(N), uint32(s.K), e0, e1}, nil
 }
 

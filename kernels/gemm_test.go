@@ -107,7 +107,7 @@ func TestPreWGSharedMatchesSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]int{"PW_STAGES": preWGStages, "PW_STAGE_BYTES": preWGStageBytes} {
+	for name, want := range map[string]int{"PW_STAGES": preWGStages, "PW_STAGE_BYTES": preWGStageBytes, "PW_THREADS": preWGThreads} {
 		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)u?\b`).FindSubmatch(src)
 		if m == nil {
 			t.Fatalf("hipsrc/gemm.hip: no #define %s", name)

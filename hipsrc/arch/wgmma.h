@@ -53,6 +53,10 @@ DEVICE void mbar_wait(u32 bar, u32 parity) {
 DEVICE void cp_async_mbar_arrive(u32 bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
 }
+// Register budget hand-over between warpgroups (all warps of the
+// warpgroup execute it): dec gives registers back, inc waits for them.
+template <int R> DEVICE void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R)); }
+template <int R> DEVICE void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(R)); }
 DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 // Descriptor fields (PTX "matrix descriptor"): start address >> 4 in bits
