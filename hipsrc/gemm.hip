@@ -993,23 +993,17 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
 #define PW_A_OFF 0u      // 128 rows x 128 B, swizzled
 #define PW_W_OFF 16384u  // 8 tiles x 1 KiB of weight words
 #define PW_SZ_OFF 24576u // 128 scale words
-#define PW_RS_OFF 25088u // 128 row sums
+#define PW_RS_OFF 25088u // unused (the zero point is in the converted codes); keeps the stage 1024-aligned
 #define PW_STAGE_BYTES 25600u
 #define PW_SMEM (PW_STAGES * PW_STAGE_BYTES + 1024u)
 
 DEVICE void cp_async16_s(u32 dst, const void *src, u32 n) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
 }
-DEVICE void cp_async4_s(u32 dst, const void *src, u32 n) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
-}
 DEVICE u32 lds_u32(u32 saddr) {
   u32 r;
   asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r) : "r"(saddr) : "memory");
   return r;
-}
-DEVICE void lds_f32x2(u32 saddr, float &x, float &y) {
-  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "r"(saddr) : "memory");
 }
 
 KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u8 *wq, const u32 *sz, const u8 *act,
@@ -1047,7 +1041,6 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
     setmaxnreg_dec<PW_PRODUCER_REGS>();
     const u32 pt = tid - PW_CONSUMERS;
     const u8 *ap = act + (u64)p * M * K;
-    const float *rsp = rsum + (u64)p * M * G;
     for (u32 g = 0; g < G; g++) {
       const u32 s = g % PW_STAGES, st = base + s * PW_STAGE_BYTES;
       if (g >= PW_STAGES) mbar_wait(empty0 + 8u * s, ((g / PW_STAGES) - 1u) & 1u);
@@ -1064,11 +1057,6 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
         cp_async16_s(st + PW_W_OFF + jj * 1024u + off, wq + ((u64)(n_blk / 16u + jj) * G + g) * 1024u + off, 16u);
       }
       if (pt < 32) cp_async16_s(st + PW_SZ_OFF + pt * 16u, sz + (u64)g * N + n_blk + 4u * pt, 16u);
-      {
-        const u32 m = m_blk + pt;
-        const bool ok = m < M;
-        cp_async4_s(st + PW_RS_OFF + pt * 4u, rsp + (u64)(ok ? m : 0u) * G + g, ok ? 4u : 0u);
-      }
       cp_async_mbar_arrive(full0 + 8u * s);
     }
     return;
@@ -1092,8 +1080,9 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
     mbar_wait(full0 + 8u * s, (g / PW_STAGES) & 1u);
     fence_proxy_async();
     const u32v4 w0 = lds_v4(st + wtile), w1 = lds_v4(st + wtile + 512u);
-    w4_e5m2_frag(w0.x, w1.x, a[0]), w4_e5m2_frag(w0.y, w1.y, a[1]);
-    w4_e5m2_frag(w0.z, w1.z, a[2]), w4_e5m2_frag(w0.w, w1.w, a[3]);
+    const W4ZeroConst z0 = w4_zero_const(lds_u32(st + zrow)), z1 = w4_zero_const(lds_u32(st + zrow + 32u));
+    w4_e4m3_frag(w0.x, w1.x, z0, z1, a[0]), w4_e4m3_frag(w0.y, w1.y, z0, z1, a[1]);
+    w4_e4m3_frag(w0.z, w1.z, z0, z1, a[2]), w4_e4m3_frag(w0.w, w1.w, z0, z1, a[3]);
   };
   // Group g, fragments in a: the chain; group g+1's fragments into an
   // while it runs; the fold; the stage released.
@@ -1101,22 +1090,19 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
     const u32 s = g % PW_STAGES, st = base + s * PW_STAGE_BYTES;
     wg_fence();
 #pragma unroll
-    for (u32 k = 0; k < 4; k++) wg_mma_n128_e5m2_e4m3(tmp, a[k], sw128_desc(st + PW_A_OFF + 32u * k), k);
+    for (u32 k = 0; k < 4; k++) wg_mma_n128_e4m3_e4m3(tmp, a[k], sw128_desc(st + PW_A_OFF + 32u * k), k);
     wg_commit();
     if (g + 1 < G) fragments(g + 1, an);
     wg_wait<0>();
     wg_fence_regs(tmp);
-    float sc0, zs0, sc1, zs1;
-    scale_word(lds_u32(st + zrow), sc0, zs0);
-    scale_word(lds_u32(st + zrow + 32u), sc1, zs1);
+    // The zero point is in the codes (c − z), so the fold is acc += sc·tmp.
+    const float sc0 = f16_to_f32(lds_u32(st + zrow) & 0xFFFFu), sc1 = f16_to_f32(lds_u32(st + zrow + 32u) & 0xFFFFu);
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-      float r0, r1; // row sums of tokens 8j + 2tig, +1
-      lds_f32x2(st + PW_RS_OFF + (8u * j + 2u * tig) * 4u, r0, r1);
-      acc[4 * j + 0] = __builtin_fmaf(-zs0, r0, __builtin_fmaf(sc0, tmp[4 * j + 0], acc[4 * j + 0]));
-      acc[4 * j + 1] = __builtin_fmaf(-zs0, r1, __builtin_fmaf(sc0, tmp[4 * j + 1], acc[4 * j + 1]));
-      acc[4 * j + 2] = __builtin_fmaf(-zs1, r0, __builtin_fmaf(sc1, tmp[4 * j + 2], acc[4 * j + 2]));
-      acc[4 * j + 3] = __builtin_fmaf(-zs1, r1, __builtin_fmaf(sc1, tmp[4 * j + 3], acc[4 * j + 3]));
+      acc[4 * j + 0] = __builtin_fmaf(sc0, tmp[4 * j + 0], acc[4 * j + 0]);
+      acc[4 * j + 1] = __builtin_fmaf(sc0, tmp[4 * j + 1], acc[4 * j + 1]);
+      acc[4 * j + 2] = __builtin_fmaf(sc1, tmp[4 * j + 2], acc[4 * j + 2]);
+      acc[4 * j + 3] = __builtin_fmaf(sc1, tmp[4 * j + 3], acc[4 * j + 3]);
     }
     mbar_arrive(empty0 + 8u * s);
   };

@@ -117,17 +117,19 @@ func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 
 	return ref
 }
 
-// GEMMRefWithMag returns GEMMRef's result and, for the same elements, the
-// magnitude of the terms a kernel that folds the zero point as a row-sum
-// correction (shared/DESIGN.md §4) adds up:
+// GEMMRefWithMag returns GEMMRef's result and, for the same elements, a
+// magnitude that bounds the terms a kernel adds up, whichever way it treats
+// the zero point:
 //
 //	mag[m, n] = Σ_g |s[g,n]| · ( Σ_{k in g} |q[k,n] − h|·|a[p(n),m,k]|
-//	                             + |z[g,n] − h|·|Σ_{k in g} a[p(n),m,k]| )
+//	                             + |z[g,n] − h|·Σ_{k in g} |a[p(n),m,k]| )
 //
-// with h = 2^(Bits−1) (8 for 4-bit codes), in float64. mag >= |y|; unlike
-// |y| it does not shrink when the terms cancel, so it is what bounds a
-// float32 kernel's summation error. The second product costs about as much
-// as the first; the weights are decoded once for both.
+// with h = 2^(Bits−1) (8 for 4-bit codes), in float64. It covers the
+// row-sum fold of shared/DESIGN.md §4 (terms (q − h)·a and (z − h)·Σa) and
+// codes taken as q − z directly (|q − z| <= |q − h| + |z − h|). mag >= |y|;
+// unlike |y| it does not shrink when the terms cancel, so it is what bounds
+// a kernel's summation error. The second product costs about as much as
+// the first; the weights are decoded once for both.
 func GEMMRefWithMag(a []float64, M int, w *QWeight, parts []int, sel Subset) (ref, mag []float64) {
 	return gemmRef(a, M, w, parts, sel, true)
 }
@@ -155,7 +157,7 @@ func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bo
 	out = make([]float64, R*C)
 
 	// Selected activation rows per partition, [R, K] each; for the
-	// magnitude, [R, K+G]: |a| then |Σ_{k in g} a| per group.
+	// magnitude, [R, K+G]: |a| then Σ_{k in g} |a| per group.
 	ap := make([][]float64, P)
 	for p := range ap {
 		if sel.Rows == nil {
@@ -179,9 +181,9 @@ func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bo
 					s := 0.0
 					for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
 						dst[k] = math.Abs(src[k])
-						s += src[k]
+						s += dst[k]
 					}
-					dst[K+g] = math.Abs(s)
+					dst[K+g] = s
 				}
 			}
 		}

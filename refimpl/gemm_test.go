@@ -105,9 +105,9 @@ func naiveMag(a []float64, M int, w *QWeight, parts []int) []float64 {
 				for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
 					av := a[(p*M+m)*w.K+k]
 					t += abs(w.Code(k, n)-h) * math.Abs(av)
-					rs += av
+					rs += math.Abs(av)
 				}
-				s += math.Abs(w.Scales[g*w.N+n]) * (t + abs(w.Zero(g, n)-h)*math.Abs(rs))
+				s += math.Abs(w.Scales[g*w.N+n]) * (t + abs(w.Zero(g, n)-h)*rs)
 			}
 			mag[m*w.N+n] = s
 		}
@@ -161,7 +161,7 @@ func TestGEMMRefMagCancellation(t *testing.T) {
 		a[i] = rng.NormFloat64()
 	}
 	// Every code at its zero point: y = 0 exactly, mag = Σ_g |s|·|z − 8|
-	// · (Σ_k |a| + |Σ_k a|).
+	// · 2 Σ_k |a|.
 	codes := make([]uint8, K*N)
 	for k := 0; k < K; k++ {
 		copy(codes[k*N:(k+1)*N], zeros[k/GroupSize*N:(k/GroupSize+1)*N])

@@ -9,9 +9,8 @@
 //                                       visible to the async proxy wgmma reads with
 //   sw128_desc(addr)                    matrix descriptor of a K-major tile of
 //                                       128-byte rows, 128B swizzle
-//   wg_mma_n128_e5m2_e4m3(d, a, desc, acc)   D(64x128) (+)= A(64x32) . B(32x128)
-//   wg_mma_n64_e5m2_e4m3(d, a, desc, acc)    D(64x64) (+)= A(64x32) . B(32x64)
-//   w4_e5m2_frag(w0, w1, a)             two weight words -> the A operand of a k32 step
+//   wg_mma_n128_e4m3_e4m3(d, a, desc, acc)   D(64x128) (+)= A(64x32) . B(32x128)
+//   w4_e4m3_frag(w0, w1, z0, z1, a)     two weight words -> the A operand (c − z) of a k32 step
 //   lds_v4(addr)                        16-byte shared load (by shared address)
 //   mbar_init / mbar_arrive / mbar_wait / cp_async_mbar_arrive   mbarriers
 //
@@ -73,28 +72,51 @@ DEVICE u32v4 lds_v4(u32 saddr) {
 }
 
 // The weight words of rows gid (w0) and gid+8 (w1) of one k32 step as the
-// e5m2 A operand: mma.h's w4_word_f16x2 gives the f16 values c - 8 (exact,
-// -8..7) in pairs (l 2j, 2j+1); each is an e5m2 value too (at most 2
-// mantissa bits), and e5m2 is the high byte of the f16, so one prmt per 4
-// codes packs them. Local index l 0..3 is k 4tig+l and 4..7 is 16+4tig+l-4,
-// which is the a0 / a2 split above.
-DEVICE u32 prmt(u32 a, u32 b, u32 sel) {
+// e4m3 A operand of codes minus their zero point, c − z (−15..15: exact in
+// e4m3, so the fold needs no row-sum term). In f16 first, exactly, with
+// mma.h's magic numbers made row-specific: (w & 0x000F000F) | 0x6400 is
+// 1024 + c, minus 1024 + z; (w & 0x00F000F0) | 0x6400 is 1024 + 16c, times
+// 1/16 minus 64 + z. Then one cvt per pair (exact: integers up to 16).
+// Local index l 0..3 is k 4tig+l and 4..7 is 16+4tig+l-4 (a0 / a2 above).
+struct W4ZeroConst { u32 sub, fma; }; // f16x2 1024 + z and −(64 + z)
+DEVICE W4ZeroConst w4_zero_const(u32 scale_word) { // header: sc | d << 16, z = d + 8
+  const u32 z = (u32)((int)(short)(scale_word >> 16) + 8);
+  return W4ZeroConst{(0x6400u + z) * 0x00010001u, (0xD400u + 16u * z) * 0x00010001u};
+}
+DEVICE u32 lop3_mask_or(u32 a, u32 mask, u32 bits) { // (a & mask) | bits
   u32 r;
-  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(sel));
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "r"(mask), "r"(bits));
   return r;
 }
-DEVICE void w4_e5m2_frag(u32 w0, u32 w1, u32 (&a)[4]) {
+// f16x2 pairs p, q (low half first) -> 4 e4m3 bytes p.lo, p.hi, q.lo, q.hi.
+DEVICE u32 f16x2x2_to_e4m3x4(u32 p, u32 q) {
+  u32 r;
+  asm("{\n.reg .b16 lo, hi;\ncvt.rn.satfinite.e4m3x2.f16x2 lo, %1;\ncvt.rn.satfinite.e4m3x2.f16x2 hi, %2;\nmov.b32 %0, {lo, hi};\n}"
+      : "=r"(r)
+      : "r"(p), "r"(q));
+  return r;
+}
+DEVICE void w4_word_cz(u32 w, W4ZeroConst zc, u32 (&h)[4]) { // h[j] = f16x2 (c_2j − z, c_2j+1 − z)
+  const u32 w8 = w >> 8;
+  const u32 x0 = lop3_mask_or(w, 0x000F000Fu, 0x64006400u), x1 = lop3_mask_or(w, 0x00F000F0u, 0x64006400u);
+  const u32 x2 = lop3_mask_or(w8, 0x000F000Fu, 0x64006400u), x3 = lop3_mask_or(w8, 0x00F000F0u, 0x64006400u);
+  asm("sub.f16x2 %0, %1, %2;" : "=r"(h[0]) : "r"(x0), "r"(zc.sub));
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(h[1]) : "r"(x1), "r"(0x2C002C00u), "r"(zc.fma));
+  asm("sub.f16x2 %0, %1, %2;" : "=r"(h[2]) : "r"(x2), "r"(zc.sub));
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(h[3]) : "r"(x3), "r"(0x2C002C00u), "r"(zc.fma));
+}
+DEVICE void w4_e4m3_frag(u32 w0, u32 w1, W4ZeroConst z0, W4ZeroConst z1, u32 (&a)[4]) {
   u32 p[4], q[4];
-  w4_word_f16x2(w0, p), w4_word_f16x2(w1, q);
-  a[0] = prmt(p[0], p[1], 0x7531u), a[2] = prmt(p[2], p[3], 0x7531u);
-  a[1] = prmt(q[0], q[1], 0x7531u), a[3] = prmt(q[2], q[3], 0x7531u);
+  w4_word_cz(w0, z0, p), w4_word_cz(w1, z1, q);
+  a[0] = f16x2x2_to_e4m3x4(p[0], p[1]), a[2] = f16x2x2_to_e4m3x4(p[2], p[3]);
+  a[1] = f16x2x2_to_e4m3x4(q[0], q[1]), a[3] = f16x2x2_to_e4m3x4(q[2], q[3]);
 }
 
-// D (+)= A . B, m64n128k32, A e5m2 from registers, B e4m3 from shared
+// D (+)= A . B, m64n128k32, A e4m3 from registers, B e4m3 from shared
 // memory; acc = 0 ignores D's old value (D = A . B).
-DEVICE void wg_mma_n128_e5m2_e4m3(float (&d)[64], const u32 (&a)[4], u64 desc, u32 acc) {
+DEVICE void wg_mma_n128_e4m3_e4m3(float (&d)[64], const u32 (&a)[4], u64 desc, u32 acc) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3 "
+               "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
                "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, "
                "%41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, "
@@ -108,16 +130,6 @@ DEVICE void wg_mma_n128_e5m2_e4m3(float (&d)[64], const u32 (&a)[4], u64 desc, u
                  "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
                  "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
                  "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
-               : "memory");
-}
-// The same with N = 64 (32 accumulator registers: d[4j + 2v1 + v0] is
-// row 16w + gid + 8v1, column 8j + 2tig + v0, j = 0..7).
-DEVICE void wg_mma_n64_e5m2_e4m3(float (&d)[32], const u32 (&a)[4], u64 desc, u32 acc) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e4m3 "
-               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
                : "memory");
 }
