@@ -26,6 +26,8 @@
 //                   gated); gfx1201: the same body as pq_gemm_dec_m8
 //   pq_gemm_pre     per-token prefill: fragment-tiled activation codes,
 //                   weights staged through shared memory, 128x128 tiles
+//   pq_gemm_pre_wg  sm_90a only: per-token prefill on wgmma, row-major
+//                   activation codes, weights as e4m3 c − z in registers
 //
 // Weight layout (refimpl.RepackW4, the loader's repack of AWQ qweight; one
 // layout for both kernels): N/16 column tiles x G groups x 1 KiB, g inner:
@@ -968,22 +970,36 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
 // ------------------------------------------------- prefill, wgmma (sm_90a)
 // pq_gemm_pre_wg: the per-token prefill on Hopper's warpgroup op, fp8 in,
 // fp32 out, at the op's native rate (mma.sync has no native fp8 on sm_90,
-// mma.h). Swapped like the decode body: Yᵀ = W · Aᵀ, the weights are the
-// register A operand (64 columns x 32 k per warpgroup, converted in
-// registers: c − 8 is exact in e5m2, wgmma.h), the activation rows the
-// shared-memory B operand (128 tokens x 32 k, e4m3, K-major). Block = 2
-// warpgroups = 128 weight columns x 128 tokens (the prefill raster and
-// grid of pq_gemm_pre); warpgroup wg owns columns 64wg..64wg+63, warp wi
-// of it the 16-column tile 4wg + wi, whose repacked words are exactly that
-// warp's A fragments. A group's four k32 steps run into a temporary (the
-// first one with D's old value ignored), which is folded once per group as
-// in pq_gemm_pre: acc += sc·tmp − (sc·d)·rs.
+// mma.h). Swapped like the decode body: Yᵀ = W · Aᵀ. The weights are the
+// register A operand (64 columns x 32 k per warpgroup), converted in
+// registers to e4m3 codes minus their zero point, c − z (exact, −15..15;
+// wgmma.h), so a group's sum needs no row-sum term and the fold is
+// acc += sc · tmp. The activation rows are the shared-memory B operand (128
+// tokens x 32 k, e4m3, K-major). The two agree with the algebra above: Σ
+// a·(c − z) = Σ a·(c − 8) − d·rs.
+// Block = 3 warpgroups, 128 weight columns x 128 tokens (the prefill raster
+// and grid of pq_gemm_pre): warpgroup 2 is the producer (every copy, 56
+// registers); consumer warpgroup wg = 0, 1 owns columns 64wg..64wg+63, warp
+// wi of it the 16-column tile 4wg + wi, whose repacked words are exactly
+// that warp's A fragments (224 registers: setmaxnreg). Per group a
+// consumer runs its chain of four k32 steps into a temporary (the first
+// with D's old value ignored), converts the next group's weights while the
+// chain runs, then folds the temporary; the consumers drift apart, so one
+// folds while the other's chain runs. The fold stays out of the chain's
+// flight: ptxas serializes every wgmma of a warpgroup if an accumulator is
+// read while one is in flight (C7514).
 // Activations are row-major [P, M, K] (the producers' pass C row-major
-// output; no row padding: rows ≥ M are zero-filled, never read). Stages
-// (cp.async, PW_STAGES deep, loaded PW_STAGES − 1 groups ahead): the group's 128 x 128-byte activation tile in
-// the 128B-swizzled layout wgmma reads, the block's 8 KiB of weight words,
-// and the group's 128 scale words and 128 row sums. Dynamic shared memory
-// (PW_SMEM bytes; kernels.PreLaunch passes it).
+// output; no row padding: rows ≥ M are zero-filled, never read); rsum is
+// not read. Stages (cp.async, PW_STAGES deep; mbarriers: full = the
+// producer's copies landed, empty = both consumers done): the group's 128 x
+// 128-byte activation tile in the 128B-swizzled layout wgmma reads, the
+// block's 8 KiB of weight words and the group's 128 scale words. Dynamic
+// shared memory (PW_SMEM bytes; kernels.PreLaunch passes it).
+// Measured (H200, 2026-11-29, bench2 pre, results/h200-2026-11-29/pre.json):
+// 0.62-0.67x cuBLASLt fp8. ncu (qkv M = 2048, clocks locked at 1.34 GHz):
+// tensor pipe 42% active, issue slots 48%, 292 warp-instructions (all
+// warps) per consumer warp and group against its op's 256 cycles; stalls mostly
+// long scoreboard (mbarrier / shared) and wgmma wait.
 #define PW_STAGES 4
 #define PW_THREADS 384 // 2 consumer warpgroups + 1 producer warpgroup
 #define PW_CONSUMERS 256

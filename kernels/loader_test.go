@@ -128,3 +128,26 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 }
+
+// A kernel that exists for one code arch only is a typed, one-line error
+// elsewhere (gates and benches SKIP it by errors.Is), before any code
+// object is read; on its arch it loads like any other.
+func TestLoaderOnlyArch(t *testing.T) {
+	k, ok := registry[PreWG]
+	if !ok || k.OnlyArch != "sm_90a" {
+		t.Fatalf("%s: registered %v with OnlyArch %q, want sm_90a", PreWG, ok, k.OnlyArch)
+	}
+	if !k.ForArch("sm_90a") || k.ForArch("gfx1201") || !registry["pq_gemm_pre"].ForArch("gfx1201") {
+		t.Errorf("ForArch: wrong answers")
+	}
+	amd := &fakeDevice{info: gpu.Info{Arch: "gfx1201"}}
+	_, err := NewLoader(t.TempDir(), amd).Function(PreWG) // no code objects at all
+	if !errors.Is(err, ErrNotForArch) || !strings.Contains(err.Error(), "exists only for sm_90a") {
+		t.Errorf("gfx1201: error %v, want ErrNotForArch naming sm_90a", err)
+	}
+	dir := t.TempDir()
+	writePTX(t, dir, "gemm", ".version 8.4\n.target sm_90a\n.entry "+PreWG+"\n")
+	if _, err := NewLoader(dir, &fakeDevice{info: gpu.Info{Arch: "sm_90"}}).Function(PreWG); err != nil {
+		t.Errorf("sm_90: %v", err)
+	}
+}
