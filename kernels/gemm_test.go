@@ -2,10 +2,12 @@ package kernels
 
 import (
 	"bytes"
+	"github.com/parharness/parharness/refimpl"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/parharness/parharness/gpu"
@@ -128,5 +130,41 @@ func TestPreWGSharedMatchesSource(t *testing.T) {
 	}
 	if !PreRowMajor(PreWG) || PreRowMajor("pq_gemm_pre") {
 		t.Errorf("PreRowMajor: wrong layout")
+	}
+}
+
+// pq_gemm_pre_wg converts a weight code c with zero point z to the e4m3 value
+// c − z through f16 magic numbers (hipsrc/arch/wgmma.h, w4_zero_const and
+// w4_word_cz): (c | 0x6400) − (0x6400 + z) for the low nibble of a byte,
+// (16c | 0x6400)·(1/16) + (0xD400 + 16z) in one fma for the high one, then
+// cvt to e4m3. Every step must be exact for all 16 × 16 (c, z), or the
+// kernel's zero-point algebra (no row-sum term) is wrong. The constants are
+// read from the source so a change there has to pass here.
+func TestPreWGWeightConversionExact(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "hipsrc", "arch", "wgmma.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"(0x6400u + z) * 0x00010001u", "(0xD400u + 16u * z) * 0x00010001u", `"r"(0x2C002C00u), "r"(zc.fma)`, "(int)(short)(scale_word >> 16) + 8"} {
+		if !strings.Contains(string(src), want) {
+			t.Fatalf("hipsrc/arch/wgmma.h no longer contains %q: re-derive this test", want)
+		}
+	}
+	for z := 0; z < 16; z++ {
+		word := uint32(uint16(int16(z-8))) << 16 // the scale word's zero half: d = z − 8
+		zz := int(int16(word>>16)) + 8
+		sub, fma := refimpl.F16ToF64(uint16(0x6400+zz)), refimpl.F16ToF64(uint16(0xD400+16*zz))
+		for c := 0; c < 16; c++ {
+			lo := refimpl.RoundF16(refimpl.F16ToF64(uint16(0x6400|c)) - sub)
+			hi := refimpl.RoundF16(refimpl.F16ToF64(uint16(0x6400|c<<4))*refimpl.F16ToF64(0x2C00) + fma) // fma: one rounding of the exact value
+			for _, v := range []float64{lo, hi} {
+				if v != float64(c-z) {
+					t.Fatalf("c=%d z=%d: f16 step gives %g, want %d", c, z, v, c-z)
+				}
+				if e := refimpl.DecodeE4M3(refimpl.EncodeE4M3(float32(v))); float64(e) != v {
+					t.Fatalf("c=%d z=%d: e4m3 of %g is %g", c, z, v, e)
+				}
+			}
+		}
 	}
 }
