@@ -21,13 +21,20 @@ import (
 // zeros 2..14 for 90% and 0..15 for the rest, fp16 scales log-uniform in
 // 1e-3..1e-2), repacked by refimpl.RepackW4, and activations quantized by
 // the producers' Go mirrors (refimpl.QuantizeActGroup for the decode band,
-// QuantizeActToken + TileRows for prefill) from random float32 rows
+// QuantizeActToken for prefill, tiled by TileRows for pq_gemm_pre and
+// row-major for pq_gemm_pre_wg, which runs on every prefill case of an
+// sm_90a device) from random float32 rows
 // (distributions: normal, outlier-heavy, subnormal-heavy), the bf16 output is
 // compared with refimpl.GEMMRef (fp64, the same codes and scales):
 //   rel = ||out − ref||₂ / ||ref||₂ ≤ 1.5 × floor, floor = the rel error of
 //   rounding ref itself to bf16; NaN never passes. Each sampled row meets
 //   the same bound against its own floor, and each element is within
-//   gemmElemBound (1 bf16 ulp + (128+G+64+8)·2^-24·mag).
+//   gemmElemBound (1 bf16 ulp + (128+G+64+8)·2^-24·mag; for the wgmma
+//   kernel + 2^-13·magAbs instead, see wgmmaFP8Acc).
+// Two synthetic prefill shapes reach the kernels' pipeline edges: K = 384
+// (G = 3, fewer groups than pq_gemm_pre_wg's stages; 2 partitions,
+// subnormal-heavy) and K = 640 (G = 5: an odd group after its 2-group
+// unroll; M = 129).
 // Large cases compare a seeded subset (every row for M ≤ 64, else 64 rows
 // incl. the first and last; 1024 columns incl. the first and last, whenever
 // M·N·K > 1e9); the subset and its seed are in the log. Every element of
@@ -40,7 +47,7 @@ import (
 
 func init() {
 	Register(Gate{Name: "gemm", Suites: Quick | Full, Device: true, Run: gateGEMM,
-		Proves: "the W4A8 GEMMs (decode band with its split-K law and fixed S, per-token tiled prefill) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
+		Proves: "the W4A8 GEMMs (decode band with its split-K law and fixed S; per-token prefill, tiled mma.sync and on sm_90a row-major wgmma, also at G = 3 and 5) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
 }
 
 const gemmRowsPast = 16
@@ -166,6 +173,10 @@ func gemmCases(full bool) ([]gemmCase, error) {
 			i++
 		}
 	}
+	// The synthetic pipeline-edge prefill shapes (see the file comment).
+	out = append(out,
+		gemmCase{"synthetic/K384", kernels.GemmShape{K: 384, Parts: []int{256, 128}}, 200, "subnormal", true},
+		gemmCase{"synthetic/K640", kernels.GemmShape{K: 640, Parts: []int{384}}, 129, "outlier", true})
 	return out, nil
 }
 
@@ -205,7 +216,8 @@ func gateGEMM(t *T) {
 type gemmRef struct {
 	sel           refimpl.Subset
 	ref, refExact []float64
-	mag           []float64 // refimpl.GEMMRefWithMag's magnitude of ref
+	mag           []float64 // refimpl.GEMMRefWithMags' magnitude of ref (row-sum fold)
+	magAbs        []float64 // and its magnitude for codes taken as q − z (the wgmma kernel)
 	floor         float64
 	G             int     // K/128, for the per-element bound
 	opAcc         float64 // the kernel's in-op accumulation term of that bound (0: exact products, fp32 adds; wgmmaFP8Acc)
@@ -295,8 +307,8 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			t.Check(err, name)
 			t.Launch(kern, grid, block, shared, args...)
 			rk := rr
-			if kern == kernels.PreWG {
-				rk.opAcc = wgmmaFP8Acc
+			if kern == kernels.PreWG { // fp8 wgmma accumulation; codes as q − z
+				rk.opAcc, rk.mag = wgmmaFP8Acc, rr.magAbs
 			}
 			worst = max(worst, checkGEMMOut(t, name+" "+kern, t.Download(out), M, N, rk))
 			ran++
@@ -527,9 +539,9 @@ func gemmReference(c gemmCase, seed uint64, w *refimpl.QWeight, xs [][]float32, 
 		}
 	}
 	colSel := refimpl.Subset{Cols: sel.Cols}
-	ref, mag := refimpl.GEMMRefWithMag(a, R, w, c.shape.Parts, colSel)
+	ref, mag, magAbs := refimpl.GEMMRefWithMags(a, R, w, c.shape.Parts, colSel)
 	exact := refimpl.GEMMRef(ax, R, w, c.shape.Parts, colSel)
-	return gemmRef{sel: sel, ref: ref, refExact: exact, mag: mag, floor: refimpl.Bf16Floor(ref), G: c.shape.G()}
+	return gemmRef{sel: sel, ref: ref, refExact: exact, mag: mag, magAbs: magAbs, floor: refimpl.Bf16Floor(ref), G: c.shape.G()}
 }
 
 // gemmElemBound is how far one output element may be from its reference:
@@ -549,16 +561,20 @@ func gemmElemOK(got, ref, mag float64, G int, opAcc float64) bool {
 	return math.Abs(got-ref) <= gemmElemBound(ref, mag, G, opAcc)
 }
 
-// wgmmaFP8Acc is the per-element bound's extra relative term (× mag) for a
-// kernel whose products are summed by Hopper's fp8 wgmma: the tensor core
-// adds a k32 step's products into its accumulator with fewer bits than
-// fp32 (about 14, DeepSeek-V3 technical report, arXiv:2412.19437 §3.3.2),
-// and the kernel promotes to an fp32 fold once per 128-group (4 steps), as
-// that report recommends. 2^-13 is two 14-bit truncations of the group's
-// magnitude. Measured worst on the H200 (2026-11-29, outlier-heavy M=513,
-// all five TP=2 shapes): |err| − 1 ulp = 2^-14.8 × mag. A dropped or
-// doubled product is still caught: by the per-row and pooled norm checks,
-// which do not change.
+// wgmmaFP8Acc is the per-element bound's extra relative term (× the
+// magnitude) for pq_gemm_pre_wg, whose products are summed by Hopper's fp8
+// wgmma: the tensor core adds a k32 step's products into its accumulator
+// with fewer bits than fp32 (about 14, DeepSeek-V3 technical report,
+// arXiv:2412.19437 §3.3.2); the kernel promotes to an fp32 fold once per
+// 128-group (4 steps), as that report recommends. 2^-13 is two 14-bit
+// truncations of the group's magnitude. That kernel takes the codes as
+// q − z, so its magnitude is refimpl's magAbs (Σ|a| in the zero-point
+// term), not the row-sum fold's. Measured (H200, 2026-11-29, outlier-heavy
+// M=513 on all five TP=2 shapes): |err| − 1 ulp up to 2^-14.8 × the
+// row-sum magnitude on the kernel's first (e5m2, c − 8) version; the
+// q − z version passed 3 gate runs with this bound, its worst margin not
+// yet recorded. A dropped or doubled product is still caught by the
+// per-row and pooled norm checks, which do not change.
 const wgmmaFP8Acc = 0x1p-13
 
 // checkGEMMOut checks one downloaded output ([M + gemmRowsPast, N] bf16):

@@ -52,9 +52,10 @@ func TestGEMMElemBound(t *testing.T) {
 		t.Errorf("NaN or Inf passes")
 	}
 	// (d) The wgmma fp8 term: the H200 element of the first wgmma run
-	// (down, outlier-heavy M=513, m=25 n=4913) fails the fp32 bound and
-	// passes with wgmmaFP8Acc; a 2% error on a non-cancelling output still
-	// fails with it.
+	// (down, outlier-heavy M=513, m=25 n=4913; mag is its row-sum
+	// magnitude, which magAbs, what the gate uses for that kernel, is at
+	// least) fails the fp32 bound and passes with wgmmaFP8Acc; a 2% error
+	// on a non-cancelling output still fails with it.
 	if gemmElemOK(0.41796875, 0.36365252000394577, 2704.328175010524, 68, 0) {
 		t.Errorf("the wgmma outlier element passes the fp32 bound (the test no longer pins the term)")
 	}
@@ -193,5 +194,31 @@ func BenchmarkGEMMReference(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		gemmReference(c, 3, w, xs, qs)
+	}
+}
+
+// The quick GEMM cases include the synthetic prefill shapes at the wgmma
+// kernel's pipeline edges (G = 3 < its stages, odd G = 5) and a
+// subnormal-heavy prefill case, and every shape meets the prefill contract.
+func TestGEMMCasesPipelineEdges(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		cases, err := gemmCases(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int]bool{}
+		subPre := false
+		for _, c := range cases {
+			if err := c.shape.Check(kernels.PreBN); err != nil {
+				t.Errorf("%s: %v", c.label, err)
+			}
+			if c.prefill {
+				seen[c.shape.G()] = true
+				subPre = subPre || c.dist == "subnormal"
+			}
+		}
+		if !seen[3] || !seen[5] || !subPre {
+			t.Errorf("full=%v: prefill G=3 %v, G=5 %v, subnormal prefill %v", full, seen[3], seen[5], subPre)
+		}
 	}
 }

@@ -9,8 +9,10 @@
 // op runs as two fp16 mma.m16n8k16, on gfx1201 as the fp8 WMMA
 // v_wmma_f32_16x16x16_fp8_fp8, see arch/mma.h); d = z − 8; rs[m,g] is the
 // sum of the decoded activation codes of row m in group g (the producers'
-// row sums). Per-group mode (decode) multiplies by asg per group; per-token
-// mode (prefill) has asg = 1 in the loop and the token scale As[m] in the
+// row sums). pq_gemm_pre_wg takes the codes as c − z instead (exact in
+// e4m3), the same sum without the rs term: Σ_k a_k·(c_k − z) = MMA_g −
+// d·rs. Per-group mode (decode) multiplies by asg per group; per-token mode
+// (prefill) has asg = 1 in the loop and the token scale As[m] in the
 // epilogue. Rows ≥ M are never written.
 //
 // Entry points:
@@ -80,8 +82,10 @@
 // partition boundaries nend0 ≤ nend1 ≤ N multiples of 64 (decode) or 128
 // (prefill), the partition of column n being (n ≥ nend0) + (n ≥ nend1);
 // decode activations [P, M, K] row-major, asg and rs [P, M, G]; prefill
-// activations [P, Mpad, K] tiled (tiled.h, zero rows past M), token scales
-// [P, M], rs [P, M, G]; S ≤ 64.
+// activations [P, Mpad, K] tiled (tiled.h, zero rows past M) for
+// pq_gemm_pre, [P, M, K] row-major for pq_gemm_pre_wg (which takes the
+// codes as c − z and reads no rs), token scales [P, M], rs [P, M, G];
+// S ≤ 64.
 #include "arch/mma.h"
 #if defined(__NVPTX__)
 #include "arch/wgmma.h"

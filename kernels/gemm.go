@@ -26,7 +26,7 @@ func init() {
 		{Name: "pq_gemm_dec_v1_m64", Module: "gemm", Doc: "previous decode generation, 32 < M <= 64 (kept for the bench2 dec A/B)"},
 		{Name: "pq_gemm_dec_memonly_m8", Module: "gemm", Doc: "attribution only (not a GEMM on sm_90, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold; on gfx1201 the same body as pq_gemm_dec_m8"},
 		{Name: "pq_gemm_pre", Module: "gemm", Doc: "per-token prefill W4A8 GEMM: fragment-tiled activations, weights through shared memory, 128x128 tiles, fold once per 128-group"},
-		{Name: PreWG, Module: "gemm", OnlyArch: "sm_90a", Doc: "per-token prefill W4A8 GEMM on Hopper's wgmma (fp8 at the op's native rate): row-major activations staged 128B-swizzled as the shared-memory operand, weights converted in registers to e5m2 as the register operand, 128x128 tiles, fold once per 128-group"},
+		{Name: PreWG, Module: "gemm", OnlyArch: "sm_90a", Doc: "per-token prefill W4A8 GEMM on Hopper's wgmma (fp8 at the op's native rate): row-major activations staged 128B-swizzled as the shared-memory operand, weights converted in registers to e4m3 codes minus their zero point as the register operand (no row-sum term), a producer warpgroup and two consumers, 128x128 tiles, one FMA fold per 128-group"},
 	} {
 		Register(k)
 	}
@@ -244,9 +244,11 @@ func DecLaunchOpts(S int) gpu.LaunchOpts {
 }
 
 // The prefill kernels: pq_gemm_pre (mma.sync, both targets) reads the
-// fragment-tiled activations (refimpl.TileRows), PreWG (wgmma, sm_90a only)
-// row-major ones; both take the same weights, scales and row sums, the same
-// grid, and give the same algebra.
+// fragment-tiled activations (refimpl.TileRows) and folds the zero point
+// with the row sums; PreWG (wgmma, sm_90a only) reads row-major ones and
+// takes the codes as q − z, so it does not read the row sums. Both take the
+// same arguments (weights, scale words, token scales, row sums), the same
+// grid and give the same product.
 const (
 	PreWG           = "pq_gemm_pre_wg"
 	preWGThreads    = 384                                // PW_THREADS: 2 consumer warpgroups + 1 producer

@@ -118,6 +118,9 @@ func TestPreWGSharedMatchesSource(t *testing.T) {
 			t.Errorf("%s is %d in hipsrc/gemm.hip, %d in kernels/gemm.go", name, got, want)
 		}
 	}
+	if !regexp.MustCompile(`(?m)^#define PW_SMEM \(PW_STAGES \* PW_STAGE_BYTES \+ 1024u\)`).Match(src) {
+		t.Errorf("hipsrc/gemm.hip: PW_SMEM is no longer PW_STAGES * PW_STAGE_BYTES + 1024 (preWGShared assumes it)")
+	}
 	_, _, _, shared, _, err := PreLaunch(GemmShape{K: 5120, Parts: []int{6144, 512, 512}}, 2048, PreArgs{Kernel: PreWG})
 	if err != nil || shared != preWGShared {
 		t.Errorf("PreLaunch(PreWG): shared %d, err %v; want %d", shared, err, preWGShared)
@@ -138,8 +141,10 @@ func TestPreWGSharedMatchesSource(t *testing.T) {
 // w4_word_cz): (c | 0x6400) − (0x6400 + z) for the low nibble of a byte,
 // (16c | 0x6400)·(1/16) + (0xD400 + 16z) in one fma for the high one, then
 // cvt to e4m3. Every step must be exact for all 16 × 16 (c, z), or the
-// kernel's zero-point algebra (no row-sum term) is wrong. The constants are
-// read from the source so a change there has to pass here.
+// kernel's zero-point algebra (no row-sum term) is wrong. The test keeps
+// Go copies of the constants and fails when the source's expressions stop
+// matching them, so a change there has to be re-derived here. (The nibble
+// order is the GEMM gate's to check.)
 func TestPreWGWeightConversionExact(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("..", "hipsrc", "arch", "wgmma.h"))
 	if err != nil {

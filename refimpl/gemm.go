@@ -113,28 +113,39 @@ const gemmBlock = 256
 // float64 summation roundoff (relative ~1e-16·√K), far below any tolerance
 // of a float32-accumulating kernel.
 func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 {
-	ref, _ := gemmRef(a, M, w, parts, sel, false)
+	ref, _, _ := gemmRef(a, M, w, parts, sel, false)
 	return ref
 }
 
-// GEMMRefWithMag returns GEMMRef's result and, for the same elements, a
-// magnitude that bounds the terms a kernel adds up, whichever way it treats
-// the zero point:
+// GEMMRefWithMag returns GEMMRef's result and, for the same elements, the
+// magnitude of the terms a kernel that folds the zero point as a row-sum
+// correction (shared/DESIGN.md §4) adds up:
 //
 //	mag[m, n] = Σ_g |s[g,n]| · ( Σ_{k in g} |q[k,n] − h|·|a[p(n),m,k]|
-//	                             + |z[g,n] − h|·Σ_{k in g} |a[p(n),m,k]| )
+//	                             + |z[g,n] − h|·|Σ_{k in g} a[p(n),m,k]| )
 //
-// with h = 2^(Bits−1) (8 for 4-bit codes), in float64. It covers the
-// row-sum fold of shared/DESIGN.md §4 (terms (q − h)·a and (z − h)·Σa) and
-// codes taken as q − z directly (|q − z| <= |q − h| + |z − h|). mag >= |y|;
-// unlike |y| it does not shrink when the terms cancel, so it is what bounds
-// a kernel's summation error. The second product costs about as much as
-// the first; the weights are decoded once for both.
+// with h = 2^(Bits−1) (8 for 4-bit codes), in float64. mag >= |y|; unlike
+// |y| it does not shrink when the terms cancel, so it is what bounds a
+// float32 kernel's summation error. The second product costs about as much
+// as the first; the weights are decoded once for both.
 func GEMMRefWithMag(a []float64, M int, w *QWeight, parts []int, sel Subset) (ref, mag []float64) {
+	ref, mag, _ = gemmRef(a, M, w, parts, sel, true)
+	return ref, mag
+}
+
+// GEMMRefWithMags is GEMMRefWithMag plus magAbs, the magnitude with Σ|a| in
+// place of |Σa| in the zero-point term:
+//
+//	magAbs[m, n] = Σ_g |s[g,n]| · ( Σ_{k in g} |q[k,n] − h|·|a[p(n),m,k]|
+//	                                + |z[g,n] − h|·Σ_{k in g} |a[p(n),m,k]| )
+//
+// which bounds the terms of a kernel that takes the codes as q − z directly
+// (|q − z| <= |q − h| + |z − h|), with no row-sum fold. magAbs >= mag.
+func GEMMRefWithMags(a []float64, M int, w *QWeight, parts []int, sel Subset) (ref, mag, magAbs []float64) {
 	return gemmRef(a, M, w, parts, sel, true)
 }
 
-func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bool) (out, mag []float64) {
+func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bool) (out, mag, magAbs []float64) {
 	if parts == nil {
 		parts = []int{w.N}
 	}
@@ -157,7 +168,7 @@ func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bo
 	out = make([]float64, R*C)
 
 	// Selected activation rows per partition, [R, K] each; for the
-	// magnitude, [R, K+G]: |a| then Σ_{k in g} |a| per group.
+	// magnitude, [R, K+G]: |a| then |Σ_{k in g} a| per group.
 	ap := make([][]float64, P)
 	for p := range ap {
 		if sel.Rows == nil {
@@ -169,21 +180,25 @@ func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bo
 			copy(ap[p][i*K:(i+1)*K], a[(p*M+m)*K:(p*M+m+1)*K])
 		}
 	}
-	var aa [][]float64
+	// For magAbs, [R, G]: Σ_{k in g} |a| − |Σ_{k in g} a| per group (the
+	// zero-point term's difference between the two magnitudes).
+	var aa, ad [][]float64
 	if withMag {
-		mag = make([]float64, R*C)
-		aa = make([][]float64, P)
+		mag, magAbs = make([]float64, R*C), make([]float64, R*C)
+		aa, ad = make([][]float64, P), make([][]float64, P)
 		for p := range aa {
-			aa[p] = make([]float64, R*(K+G))
+			aa[p], ad[p] = make([]float64, R*(K+G)), make([]float64, R*G)
 			for i := 0; i < R; i++ {
 				src, dst := ap[p][i*K:(i+1)*K], aa[p][i*(K+G):(i+1)*(K+G)]
 				for g := 0; g < G; g++ {
-					s := 0.0
+					s, sa := 0.0, 0.0
 					for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
 						dst[k] = math.Abs(src[k])
-						s += dst[k]
+						s += src[k]
+						sa += dst[k]
 					}
-					dst[K+g] = s
+					dst[K+g] = math.Abs(s)
+					ad[p][i*G+g] = sa - math.Abs(s)
 				}
 			}
 		}
@@ -251,6 +266,15 @@ func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bo
 				for r := 0; r < R; r++ {
 					copy(mag[r*C+it.ci:r*C+it.ci+it.nb], c[r*it.nb:(r+1)*it.nb])
 				}
+				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+					blas64.General{Rows: R, Cols: G, Stride: G, Data: ad[it.p]},
+					blas64.General{Rows: G, Cols: it.nb, Stride: it.nb, Data: wm[K*it.nb:]},
+					0, blas64.General{Rows: R, Cols: it.nb, Stride: it.nb, Data: c})
+				for r := 0; r < R; r++ {
+					for j := 0; j < it.nb; j++ {
+						magAbs[r*C+it.ci+j] = mag[r*C+it.ci+j] + c[r*it.nb+j]
+					}
+				}
 			}
 		}()
 	}
@@ -259,7 +283,7 @@ func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bo
 	}
 	close(work)
 	wg.Wait()
-	return out, mag
+	return out, mag, magAbs
 }
 
 // colDecoder dequantizes a block of (not necessarily contiguous) weight

@@ -105,9 +105,9 @@ func naiveMag(a []float64, M int, w *QWeight, parts []int) []float64 {
 				for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
 					av := a[(p*M+m)*w.K+k]
 					t += abs(w.Code(k, n)-h) * math.Abs(av)
-					rs += math.Abs(av)
+					rs += av
 				}
-				s += math.Abs(w.Scales[g*w.N+n]) * (t + abs(w.Zero(g, n)-h)*rs)
+				s += math.Abs(w.Scales[g*w.N+n]) * (t + abs(w.Zero(g, n)-h)*math.Abs(rs))
 			}
 			mag[m*w.N+n] = s
 		}
@@ -161,7 +161,7 @@ func TestGEMMRefMagCancellation(t *testing.T) {
 		a[i] = rng.NormFloat64()
 	}
 	// Every code at its zero point: y = 0 exactly, mag = Σ_g |s|·|z − 8|
-	// · 2 Σ_k |a|.
+	// · (Σ_k |a| + |Σ_k a|).
 	codes := make([]uint8, K*N)
 	for k := 0; k < K; k++ {
 		copy(codes[k*N:(k+1)*N], zeros[k/GroupSize*N:(k/GroupSize+1)*N])
@@ -308,4 +308,61 @@ func BenchmarkGEMMRefGateUp(b *testing.B) {
 	}
 	per := time.Since(start).Seconds() / float64(b.N)
 	b.ReportMetric(2*M*float64(N)*K/per/1e9, "GFLOP/s")
+}
+
+// naiveMagAbs is GEMMRefWithMags' magAbs by its definition, and it bounds
+// the terms |s|·|q − z|·|a| of a kernel that takes the codes as q − z.
+func naiveMagAbs(a []float64, M int, w *QWeight, parts []int) (magAbs, termsCZ []float64) {
+	h := 8
+	if w.Bits == 5 {
+		h = 16
+	}
+	abs := func(i int) float64 { return math.Abs(float64(i)) }
+	magAbs, termsCZ = make([]float64, M*w.N), make([]float64, M*w.N)
+	for n := 0; n < w.N; n++ {
+		p := partitionOf(parts, n)
+		for m := 0; m < M; m++ {
+			s, cz := 0.0, 0.0
+			for g := 0; g < w.Groups(); g++ {
+				t, sa, tz := 0.0, 0.0, 0.0
+				for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
+					av := math.Abs(a[(p*M+m)*w.K+k])
+					t += abs(w.Code(k, n)-h) * av
+					sa += av
+					tz += abs(w.Code(k, n)-w.Zero(g, n)) * av
+				}
+				as := math.Abs(w.Scales[g*w.N+n])
+				s += as * (t + abs(w.Zero(g, n)-h)*sa)
+				cz += as * tz
+			}
+			magAbs[m*w.N+n], termsCZ[m*w.N+n] = s, cz
+		}
+	}
+	return magAbs, termsCZ
+}
+
+func TestGEMMRefWithMags(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, bits := range []int{4, 5} {
+		K, M, parts := 384, 4, []int{64, 32}
+		w := randQWeight(rng, K, 96, bits)
+		a := make([]float64, len(parts)*M*K)
+		for i := range a {
+			a[i] = rng.NormFloat64()
+		}
+		ref, mag, magAbs := GEMMRefWithMags(a, M, w, parts, Subset{})
+		ref1, mag1 := GEMMRefWithMag(a, M, w, parts, Subset{})
+		want, cz := naiveMagAbs(a, M, w, parts)
+		for i := range ref {
+			if ref[i] != ref1[i] || mag[i] != mag1[i] {
+				t.Fatalf("%d-bit: [%d] GEMMRefWithMags differs from GEMMRefWithMag", bits, i)
+			}
+			if math.Abs(magAbs[i]-want[i]) > 1e-12*want[i] {
+				t.Fatalf("%d-bit: magAbs[%d] = %.17g, definition %.17g", bits, i, magAbs[i], want[i])
+			}
+			if !(magAbs[i] >= mag[i]) || !(magAbs[i] >= cz[i]*(1-1e-12)) {
+				t.Fatalf("%d-bit: magAbs[%d] = %g below mag %g or the q − z terms %g", bits, i, magAbs[i], mag[i], cz[i])
+			}
+		}
+	}
 }
