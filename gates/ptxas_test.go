@@ -1,0 +1,189 @@
+package gates
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parharness/parharness/kernels"
+)
+
+// The golden reports are real `ptxas -arch=sm_90a -v build/sm_90a/gemm.ptx`
+// output from the H200 image (2026-11-29), one per pq_gemm_pre_wg version:
+// clean (7e7fa4d, the committed kernel), serialized-c7514 (temporaries read
+// while a wgmma was in flight), outofline-stack (a lambda compiled out of
+// line: 912-byte stack, injected warpgroup syncs, C7520), producer-spill (a
+// 232/40 setmaxnreg split).
+func readPtxasGolden(t *testing.T, name string) map[string]*PtxasFunc {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "ptxas", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	funcs, err := ParsePtxas(string(b))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return funcs
+}
+
+func gemmKernelsSM90(t *testing.T) []kernels.Kernel {
+	var ks []kernels.Kernel
+	for _, k := range kernels.All() {
+		if k.Module == "gemm" && k.ForArch("sm_90a") {
+			ks = append(ks, k)
+		}
+	}
+	if len(ks) < 10 {
+		t.Fatalf("only %d gemm kernels registered for sm_90a", len(ks))
+	}
+	return ks
+}
+
+func TestParsePtxasGolden(t *testing.T) {
+	wg := kernels.Kernel{Name: kernels.PreWG}
+
+	clean := readPtxasGolden(t, "clean.txt")
+	if f := clean[kernels.PreWG]; f == nil || !f.Entry || f.Regs != 168 || f.StackBytes != 0 || len(f.Notes) != 0 {
+		t.Errorf("clean: %+v", f)
+	}
+	for _, k := range gemmKernelsSM90(t) { // every registered gemm kernel is in it, clean
+		if p := PtxasProblems(clean, k); len(p) > 0 {
+			t.Errorf("clean report: %v", p)
+		}
+	}
+
+	ser := readPtxasGolden(t, "serialized-c7514.txt")
+	p := PtxasProblems(ser, wg)
+	if len(p) != 1 || !strings.Contains(p[0], "(C7514)") || !strings.Contains(p[0], "serialized") {
+		t.Errorf("serialized-c7514: problems %q", p)
+	}
+
+	ool := readPtxasGolden(t, "outofline-stack.txt")
+	f := ool[kernels.PreWG]
+	if f == nil || f.StackBytes != 912 || len(f.Notes) < 3 {
+		t.Fatalf("outofline-stack: %+v", f)
+	}
+	if p := PtxasProblems(ool, wg); len(p) != 2 || !strings.Contains(p[0], "912 bytes stack frame") || !strings.Contains(p[1], "wgmma notes") {
+		t.Errorf("outofline-stack: problems %q", p)
+	}
+	lambda := 0
+	for name, g := range ool {
+		if strings.HasPrefix(name, "_ZZ14pq_gemm_pre_wg") && !g.Entry {
+			lambda++
+		}
+	}
+	if lambda == 0 {
+		t.Errorf("outofline-stack: the out-of-line lambda's \"Function properties\" block was not read")
+	}
+
+	sp := readPtxasGolden(t, "producer-spill.txt")
+	if p := PtxasProblems(sp, wg); len(p) != 1 || !strings.Contains(p[0], "8 bytes spill stores") {
+		t.Errorf("producer-spill: problems %q", p)
+	}
+	allowed := wg
+	allowed.AllowScratch = "test"
+	if p := PtxasProblems(sp, allowed); len(p) != 0 {
+		t.Errorf("producer-spill with AllowScratch: problems %q", p)
+	}
+	if p := PtxasProblems(clean, kernels.Kernel{Name: "no_such_kernel"}); len(p) != 1 || !strings.Contains(p[0], "not compiled") {
+		t.Errorf("missing kernel: problems %q", p)
+	}
+}
+
+func TestParsePtxasErrors(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"ptxas info    : Used 12 registers", "register count before"},
+		{"    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", "before any \"Function properties\""},
+		{"ptxas info    : (C7514) Potential Performance Loss: wgmma serialized", "names no function"},
+		{"ptxas info    : Function properties for f\n    99999999999999999999 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", "line 2"},
+	} {
+		if _, err := ParsePtxas(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want it to contain %q", c.text, err, c.want)
+		}
+	}
+}
+
+func FuzzParsePtxas(f *testing.F) {
+	for _, name := range []string{"clean.txt", "serialized-c7514.txt", "outofline-stack.txt"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "ptxas", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		funcs, err := ParsePtxas(text)
+		if err != nil {
+			return
+		}
+		for name, fn := range funcs {
+			if fn.Name != name || fn.Regs < 0 || fn.StackBytes < 0 || fn.SpillStores < 0 || fn.SpillLoads < 0 {
+				t.Fatalf("%q: %+v", name, fn)
+			}
+		}
+	})
+}
+
+// The gate end to end (finding ptxas, running it on every module, parsing,
+// judging) with a fake ptxas on PATH that prints a prepared report per
+// module: the clean golden report for gemm passes, the C7514 one fails.
+func TestGatePtxasWithFakeTool(t *testing.T) {
+	build, bin, reports := t.TempDir(), t.TempDir(), t.TempDir()
+	byModule := map[string][]string{}
+	for _, k := range kernels.All() {
+		if k.ForArch("sm_90a") {
+			byModule[k.Module] = append(byModule[k.Module], k.Name)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(build, "sm_90a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for mod, names := range byModule {
+		if err := os.WriteFile(kernels.ObjectPath(build, "sm_90a", mod), []byte(".target sm_90a\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, n := range names {
+			fmt.Fprintf(&b, "ptxas info    : Compiling entry function '%s' for 'sm_90a'\nptxas info    : Function properties for %s\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 32 registers\n", n, n)
+		}
+		if err := os.WriteFile(filepath.Join(reports, mod+".txt"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// ptxas -arch=sm_90a -v FILE -o /dev/null: print the report of FILE's module.
+	script := "#!/bin/sh\nm=$(basename \"$3\" .ptx)\ncat \"$PTXAS_FAKE_REPORTS/$m.txt\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "ptxas"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("PTXAS_FAKE_REPORTS", reports)
+	var g Gate
+	for _, x := range All() {
+		if x.Name == "ptxas-sm90a" {
+			g = x
+		}
+	}
+	if g.Run == nil {
+		t.Fatal("gate ptxas-sm90a not registered")
+	}
+	for _, c := range []struct {
+		golden string
+		status Status
+		reason string
+	}{{"clean.txt", Pass, ""}, {"serialized-c7514.txt", Fail, "(C7514)"}} {
+		b, err := os.ReadFile(filepath.Join("testdata", "ptxas", c.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(reports, "gemm.txt"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := RunGate(&Env{BuildDir: build}, g)
+		if r.Status != c.status || !strings.Contains(r.Reason, c.reason) {
+			t.Errorf("gemm report %s: %s %q, want %s containing %q", c.golden, r.Status, r.Reason, c.status, c.reason)
+		}
+	}
+}
