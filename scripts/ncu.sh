@@ -5,7 +5,10 @@
 # breakdown (warps stalled per issued instruction, by reason). ncu flushes
 # caches before each replayed kernel (cold) and locks clocks to base, so
 # durations read longer than graph-timed figures; compare reasons, not µs.
-# NCU_METRICS=a,b adds metrics; NCU_COUNT=n profiles n launches.
+# NCU_METRICS=a,b adds metrics; NCU_COUNT=n profiles n launches. KERNEL_REGEX
+# is a regex: 'pq_gemm_pre' also matches pq_gemm_pre_wg (and is launched
+# first); anchor it ('^pq_gemm_pre$') to profile one kernel. bench2 needs
+# --reps 4 or more.
 #   scripts/ncu.sh pq_gemm_dec_m8 bench2 dec --m 1 --reps 4 --warmup 10ms --min-graph-us 100
 set -euo pipefail
 if [ $# -lt 2 ]; then
