@@ -549,7 +549,7 @@ func gemmReference(c gemmCase, seed uint64, w *refimpl.QWeight, xs [][]float32, 
 // γ·mag, γ = (128 + G + 64 + 8)·2^-24, the worst-case fp32 summation error
 // of the terms the kernel adds (128 in the matrix op, G groups, up to 64
 // split-K partials, the zero-point fold), mag being their magnitude
-// (refimpl.GEMMRefWithMag).
+// (refimpl.GEMMRefWithMags).
 func gemmElemBound(ref, mag float64, G int, opAcc float64) float64 {
 	b := refimpl.F64ToBF16(math.Abs(ref))
 	ulp := refimpl.BF16ToF64(b+1) - refimpl.BF16ToF64(b)

@@ -117,30 +117,20 @@ func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 
 	return ref
 }
 
-// GEMMRefWithMag returns GEMMRef's result and, for the same elements, the
-// magnitude of the terms a kernel that folds the zero point as a row-sum
-// correction (shared/DESIGN.md §4) adds up:
+// GEMMRefWithMags returns GEMMRef's result and, for the same elements, the
+// magnitudes of the terms a kernel adds up, which bound its summation
+// error (unlike |y| they do not shrink when the terms cancel). mag is for a
+// kernel that folds the zero point as a row-sum correction
+// (shared/DESIGN.md §4):
 //
 //	mag[m, n] = Σ_g |s[g,n]| · ( Σ_{k in g} |q[k,n] − h|·|a[p(n),m,k]|
 //	                             + |z[g,n] − h|·|Σ_{k in g} a[p(n),m,k]| )
 //
-// with h = 2^(Bits−1) (8 for 4-bit codes), in float64. mag >= |y|; unlike
-// |y| it does not shrink when the terms cancel, so it is what bounds a
-// float32 kernel's summation error. The second product costs about as much
-// as the first; the weights are decoded once for both.
-func GEMMRefWithMag(a []float64, M int, w *QWeight, parts []int, sel Subset) (ref, mag []float64) {
-	ref, mag, _ = gemmRef(a, M, w, parts, sel, true)
-	return ref, mag
-}
-
-// GEMMRefWithMags is GEMMRefWithMag plus magAbs, the magnitude with Σ|a| in
-// place of |Σa| in the zero-point term:
-//
-//	magAbs[m, n] = Σ_g |s[g,n]| · ( Σ_{k in g} |q[k,n] − h|·|a[p(n),m,k]|
-//	                                + |z[g,n] − h|·Σ_{k in g} |a[p(n),m,k]| )
-//
-// which bounds the terms of a kernel that takes the codes as q − z directly
-// (|q − z| <= |q − h| + |z − h|), with no row-sum fold. magAbs >= mag.
+// with h = 2^(Bits−1) (8 for 4-bit codes); magAbs, the same with Σ|a| in
+// place of |Σa|, is for a kernel that takes the codes as q − z directly
+// (|q − z| <= |q − h| + |z − h|). mag >= |y| and magAbs >= mag, in float64.
+// The magnitude products cost about as much as the result; the weights are
+// decoded once for all.
 func GEMMRefWithMags(a []float64, M int, w *QWeight, parts []int, sel Subset) (ref, mag, magAbs []float64) {
 	return gemmRef(a, M, w, parts, sel, true)
 }
@@ -295,7 +285,7 @@ type colDecoder struct {
 }
 
 // decode writes wk[k*nb+j] = w[ns[j], k] for the nb = len(ns) columns ns
-// and, when wm is not nil, the magnitude weights of GEMMRefWithMag:
+// and, when wm is not nil, the magnitude weights of GEMMRefWithMags:
 // wm[k*nb+j] = |s|·|q − h| for k < K and wm[(K+g)*nb+j] = |s|·|z − h|.
 func (d *colDecoder) decode(w *QWeight, ns []int, wk, wm []float64) {
 	nb, K, wpr := len(ns), w.K, w.N/8
