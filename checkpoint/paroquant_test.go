@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"github.com/parharness/parharness/internal/golden"
+	"gonum.org/v1/gonum/floats"
 
 	"bytes"
 	"math"
@@ -228,18 +229,10 @@ func TestSyntheticGolden(t *testing.T) {
 	row := make([]float64, 128)
 	for n := 0; n < 8; n++ {
 		w.DequantRow(n, row)
-		y1 := dot(fx, row)
+		y1 := floats.Dot(fx, row)
 		r.EffectiveRow(row)
-		if y2 := dot(x, row); math.Abs(y1-y2) > 1e-12*math.Abs(y1) {
+		if y2 := floats.Dot(x, row); math.Abs(y1-y2) > 1e-12*math.Abs(y1) {
 			t.Errorf("column %d: %g vs %g", n, y1, y2)
 		}
 	}
-}
-
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
 }

@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"gonum.org/v1/gonum/floats"
 	"math"
 	"path/filepath"
 	"strings"
@@ -53,11 +54,11 @@ func TestIdentityCatchesBrokenConventions(t *testing.T) {
 	weff := append([]float64(nil), row...)
 	r.EffectiveRow(weff)
 	x := identityActivations(1, 256, 3)
-	want := dot(x, weff)
+	want := floats.Dot(x, weff)
 	side := func(rot *refimpl.Rotation) float64 {
 		a := append([]float64(nil), x...)
 		rot.Forward(a)
-		return dot(a, row)
+		return floats.Dot(a, row)
 	}
 	if got := side(r); math.Abs(got-want) > 1e-12*math.Abs(want) {
 		t.Fatalf("identity: %g vs %g", got, want)
@@ -77,14 +78,6 @@ func TestIdentityCatchesBrokenConventions(t *testing.T) {
 			t.Errorf("%s: %g vs %g: the identity does not notice", name, got, want)
 		}
 	}
-}
-
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
 }
 
 func TestIdentityGateCheckpoint(t *testing.T) {
