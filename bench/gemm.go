@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 
@@ -223,23 +224,32 @@ func gemmPointBytes(s kernels.GemmShape, M int, prefill bool) int64 {
 }
 
 // peerRow appends the vendor library's fp8 record (cuBLASLt or hipBLASLt) at
-// (M, N, K), or says why not.
-func peerRow(c *Ctx, lt gpu.VendorGEMM, ltErr error, suite, label string, s kernels.GemmShape, M int) error {
+// (M, N, K), or records as a skip why not.
+func peerRow(c *Ctx, lt gpu.VendorGEMM, ltErr error, suite, label string, s kernels.GemmShape, M int) {
 	if ltErr != nil {
 		c.Skipf("%s %s M=%d: vendor peer (cuBLASLt or hipBLASLt): %v", suite, label, M, ltErr)
-		return nil
+		return
 	}
 	rec, err := MeasurePeerGEMM(c, lt, gpu.GemmFP8, suite, label, M, s.N(), s.K, Cold)
 	if err != nil {
 		c.Skipf("%s %s M=%d: fp8 peer: %v", suite, label, M, err)
-		return nil
+		return
 	}
 	if rec.Extra == nil {
 		rec.Extra = map[string]float64{}
 	}
 	rec.Extra["K"], rec.Extra["N"] = float64(s.K), float64(s.N())
 	c.Records = append(c.Records, rec)
-	return nil
+}
+
+// gemmPoint is the measured point of a GEMM suite (dec or pre) at one
+// shape and M, with its variants.
+func gemmPoint(suite, label string, s kernels.GemmShape, M int, prefill bool, b *gemmBufs, vs []Variant) Point {
+	kernel := map[bool]string{false: "pq_gemm_dec", true: "pq_gemm_pre"}[prefill]
+	return Point{Suite: suite, Kernel: kernel, Shape: label, M: M, Regime: Cold,
+		Bytes: gemmPointBytes(s, M, prefill), Flops: 2 * int64(M) * int64(s.N()) * int64(s.K),
+		Footprint: b.footprint, Copies: b.copies, Variants: vs,
+		Extra: map[string]float64{"K": float64(s.K), "N": float64(s.N()), "P": float64(len(s.Parts))}}
 }
 
 func runDecSuite(c *Ctx) error {
@@ -279,11 +289,7 @@ func runDecSuite(c *Ctx) error {
 					Ss = append(Ss, S)
 				}
 			}
-			maxS := 0
-			for _, S := range Ss {
-				maxS = max(maxS, S)
-			}
-			b, err := newGemmBufs(c, s, M, false, maxS)
+			b, err := newGemmBufs(c, s, M, false, slices.Max(Ss))
 			if err != nil {
 				c.FreeAll()
 				return err
@@ -325,16 +331,12 @@ func runDecSuite(c *Ctx) error {
 				}
 				vs = append(vs, v)
 			}
-			p := Point{Suite: "dec", Kernel: "pq_gemm_dec", Shape: names[si], M: M, Regime: Cold,
-				Bytes: gemmPointBytes(s, M, false), Flops: 2 * int64(M) * int64(s.N()) * int64(s.K),
-				Footprint: b.footprint, Copies: b.copies, Variants: vs,
-				Extra: map[string]float64{"K": float64(s.K), "N": float64(s.N()), "P": float64(len(s.Parts)), "S_law": float64(law)}}
+			p := gemmPoint("dec", names[si], s, M, false, b, vs)
+			p.Extra["S_law"] = float64(law)
 			if err := c.Measure(p); err != nil {
 				return err
 			}
-			if err := peerRow(c, lt, ltErr, "dec", names[si], s, M); err != nil {
-				return err
-			}
+			peerRow(c, lt, ltErr, "dec", names[si], s, M)
 		}
 	}
 	return nil
@@ -378,16 +380,10 @@ func runPreSuite(c *Ctx) error {
 				}
 				vs = append(vs, w)
 			}
-			p := Point{Suite: "pre", Kernel: "pq_gemm_pre", Shape: names[si], M: M, Regime: Cold,
-				Bytes: gemmPointBytes(s, M, true), Flops: 2 * int64(M) * int64(s.N()) * int64(s.K),
-				Footprint: b.footprint, Copies: b.copies, Variants: vs,
-				Extra: map[string]float64{"K": float64(s.K), "N": float64(s.N()), "P": float64(len(s.Parts))}}
-			if err := c.Measure(p); err != nil {
+			if err := c.Measure(gemmPoint("pre", names[si], s, M, true, b, vs)); err != nil {
 				return err
 			}
-			if err := peerRow(c, lt, ltErr, "pre", names[si], s, M); err != nil {
-				return err
-			}
+			peerRow(c, lt, ltErr, "pre", names[si], s, M)
 		}
 	}
 	return nil

@@ -49,9 +49,7 @@ func init() {
 		{name: "rot", doc: "prefill pass A pq_rot_bf16: rotate -> bf16 rows + group amax",
 			Ms:       PrefillMs,
 			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passALR()} },
-			bytes: func(M, K, P int) int64 {
-				return int64(M*K*2) + int64(P*M*K*2) + int64(P*M)*G(K)*4
-			}},
+			bytes:    passABytes},
 		{name: "passc", doc: "prefill pass C pq_tokq: token scale, encode, row sums (row-major; tiled as a variant)",
 			Ms:       PrefillMs,
 			variants: func(b *producerBufs) []Variant { return []Variant{b.passC(false), b.passC(true)} },
@@ -96,10 +94,14 @@ func init() {
 			}
 			return vs
 		},
-		bytes: func(M, K, P int) int64 {
-			return int64(M*K*2) + int64(P*M*K*2) + int64(P*M)*int64(K/kernels.Group)*4
-		}}
+		bytes: passABytes}
 	RegisterSuite(Suite{Name: s.name, Doc: s.doc, Run: func(c *Ctx) error { return runProducerSuite(c, s) }, Laws: []Law{law}})
+}
+
+// passABytes is pass A's traffic: bf16 rows in, P rotated bf16 rows and
+// group amaxes out.
+func passABytes(M, K, P int) int64 {
+	return int64(M*K*2) + int64(P*M*K*2) + int64(P*M)*int64(K/kernels.Group)*4
 }
 
 func tokBytes(M, K, P int) int64 {

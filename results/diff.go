@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/parharness/parharness/bench/stats"
@@ -505,17 +503,7 @@ func (d *DiffReport) WriteText(w io.Writer) error {
 }
 
 func renderTable(buf *bytes.Buffer, header []string, align []tw.Align, rows []DiffRow) error {
-	tb := tablewriter.NewTable(buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders:  tw.BorderNone,
-			Symbols:  tw.NewSymbols(tw.StyleASCII),
-			Settings: tw.Settings{Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off}, Lines: tw.Lines{ShowHeaderLine: tw.On}},
-		})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-	)
+	tb := textutil.NewPlainTable(buf, align)
 	tb.Header(header)
 	for i := range rows {
 		if err := tb.Append(rows[i].cells()); err != nil {

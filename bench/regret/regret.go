@@ -31,8 +31,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
@@ -175,16 +173,7 @@ func (t *Table) summary() []string {
 func (t *Table) WriteText(w io.Writer) error {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "regret of law %s\n\n", t.Law)
-	tb := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders:  tw.BorderNone,
-			Symbols:  tw.NewSymbols(tw.StyleASCII),
-			Settings: tw.Settings{Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off}, Lines: tw.Lines{ShowHeaderLine: tw.On}},
-		})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-	)
+	tb := textutil.NewPlainTable(&buf, align)
 	tb.Header(header)
 	for _, r := range t.Rows {
 		if err := tb.Append(t.cells(r)); err != nil {
