@@ -447,7 +447,7 @@ func gateProducerSemantics(t *T) {
 							// e4m3 rounding: 2^-4 relative on normals, half the
 							// subnormal step (2^-10 of the scale) below; plus the
 							// float32 mirror's rotation error, 1e-5·amax: a margin
-							// that held on the H200 (worst err/tol 0.94-0.97,
+							// that held on the H200 (worst err/tol 0.94-0.96,
 							// results/h200-2026-11-29/quick.json). The rigorous
 							// alternative, (1+2^-4)·(2e-6·|group| + 2e-43) from the
 							// check above, can be tighter on peaked groups and has

@@ -128,14 +128,15 @@ func (s GemmShape) Check(align int) error {
 }
 
 // DecSplitK is the decode band's split-K law, fitted on the H200 (bench2
-// dec, 2026-11-29, results/h200-2026-11-29/dec.json): S = 4 up to M = 16
-// (the weight stream needs the parallelism; S = 4 was the argmin at M = 16
-// on all four shapes, by 6-10% over S = 2), doubled while the grid has
-// fewer than 1.5 blocks per SM (narrow N); S = 2 above M = 16, where the
-// S = 2 cluster reduce (DecLaunchOpts) beats wider ws reduces (down, M =
-// 40..64: S = 2 -8..-14% against S = 4 and 8). At least 4 groups per split
-// and at most DecMaxS. Regret on that run's table: 0.3% time-weighted,
-// worst cell gate_up M = 2 (+4.4% against S = 1).
+// dec, 2026-11-29; figures below from the re-run in
+// results/h200-2026-11-29/dec.json, commit da5a3f0): S = 4 up to M = 16
+// (the weight stream needs the parallelism; at M = 16, S = 2 is slower by
+// 1.7 / 2.6 / 25.3 / 3.4% on qkv / gate_up / down / in_proj), doubled
+// while the grid has fewer than 1.5 blocks per SM (narrow N); S = 2 above
+// M = 16, where the S = 2 cluster reduce (DecLaunchOpts) beats wider ws
+// reduces (down, M = 40..64: S = 2 -7.8..-12.3% against S = 4 and 8). At
+// least 4 groups per split and at most DecMaxS. Regret on that table: 0.3%
+// time-weighted, worst cell gate_up M = 5 (+3.8% against S = 1).
 func DecSplitK(M, N, K, sms int) int {
 	G := K / Group
 	s := 2
