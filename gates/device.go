@@ -146,7 +146,13 @@ func (t *T) launchEx(kernel string, grid, block gpu.Dim3, sharedBytes int, opts 
 	dev := t.Device()
 	ex, ok := dev.(gpu.ExLauncher)
 	if !ok {
-		t.Logf("%s: the %s backend launches without %v; not run", kernel, dev.Info().Backend, opts)
+		// HIP has no cluster or PDL launch; the CUDA backend always has
+		// cuLaunchKernelEx, so there a refusal means the check did not run.
+		if be := dev.Info().Backend; be == "cuda" {
+			t.Failf("%s: the CUDA backend offers no extended launch (%v): the check it serves did not run", kernel, opts)
+		} else {
+			t.Logf("%s: the %s backend launches without %v; not run", kernel, be, opts)
+		}
 		return false
 	}
 	if t.env.Kernels == nil {

@@ -35,9 +35,11 @@ import (
 // (G = 3, fewer groups than pq_gemm_pre_wg's stages; 2 partitions,
 // subnormal-heavy) and K = 640 (G = 5: an odd group after its 2-group
 // unroll; M = 129).
-// Large cases compare a seeded subset (every row for M ≤ 64, else 64 rows
-// incl. the first and last; 1024 columns incl. the first and last, whenever
-// M·N·K > 1e9); the subset and its seed are in the log. Every element of
+// Large cases compare a seeded, stratified subset (every row for M ≤ 64,
+// else one row in each of 64 equal strata, the first and last included;
+// whenever M·N·K > 1e9, one column in each of max(1024, N/16) strata, so
+// every 16-column tile, plus each partition's first and last column); the
+// subset and its seed are in the log. Every element of
 // every row < M is checked written (the output is poisoned with 0xFF,
 // a bf16 NaN, before every launch), 16 rows past M must stay poisoned, and
 // every buffer carries canaries. The decode band runs the split-K law's S
@@ -314,6 +316,9 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			ran++
 		}
 		t.Metric("prefill_kernels."+name, float64(ran)) // 2 where the device has the wgmma kernel
+		if ran == 0 {
+			t.Failf("%s: no prefill kernel exists for this device: nothing was checked", name)
+		}
 		return worst
 	}
 	law := kernels.DecSplitK(M, N, K, t.Device().Info().SMs)
@@ -523,9 +528,15 @@ func gemmReference(c gemmCase, seed uint64, w *refimpl.QWeight, xs [][]float32, 
 		maxRows = 64
 	}
 	if float64(M)*float64(N)*float64(K) > 1e9 {
-		maxCols = 1024
+		maxCols = max(1024, N/16) // stratified: every 16-column tile (a warp's) has a checked column
 	}
 	sel := refimpl.RandomSubset(M, N, maxRows, maxCols, seed^0x5eed)
+	edges, start := []int{}, 0 // each partition's first and last column
+	for _, w := range c.shape.Parts {
+		edges = append(edges, start, start+w-1)
+		start += w
+	}
+	sel = sel.WithCols(edges...)
 	rows := sel.RowsOf(M)
 	R := len(rows)
 	a := make([]float64, P*R*K)

@@ -253,9 +253,31 @@ func buildCFG(s Symbol) cfg {
 	return g
 }
 
+// reachable marks the blocks control can reach from the entry (block 0).
+func (g cfg) reachable() []bool {
+	r := make([]bool, len(g.first))
+	if len(r) == 0 {
+		return r
+	}
+	stack := []int{0}
+	r[0] = true
+	for len(stack) > 0 {
+		b := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, t := range g.succ[b] {
+			if !r[t] {
+				r[t] = true
+				stack = append(stack, t)
+			}
+		}
+	}
+	return r
+}
+
 // dominators returns, for each block, the set of blocks dominating it
 // (bitsets; entry block 0). Blocks unreachable from the entry keep the
-// full set, so no backward branch there forms a loop of interest.
+// full set (everything "dominates" dead code), so callers must not take a
+// backward branch there for a loop: AnalyzeMatrixLoops skips them.
 func (g cfg) dominators() [][]uint64 {
 	nb := len(g.first)
 	words := (nb + 63) / 64
@@ -306,12 +328,16 @@ func AnalyzeMatrixLoops(s Symbol, stem string) MatrixReport {
 		}
 	}
 	g := buildCFG(s)
-	dom := g.dominators()
+	dom, live := g.dominators(), g.reachable()
 	for bi, in := range s.Insts {
 		if !in.HasTarget || in.Target > in.Addr || in.Target < s.Start {
 			continue
 		}
 		bb := g.block[bi]
+		if !live[bb] { // dead code: no loop, whatever its branches
+			rep.Backward++
+			continue
+		}
 		tb := -1
 		for _, t := range g.succ[bb] {
 			if s.Insts[g.first[t]].Addr == in.Target {
@@ -332,7 +358,11 @@ func AnalyzeMatrixLoops(s Symbol, stem string) MatrixReport {
 				continue
 			}
 			body[b] = true
-			stack = append(stack, g.pred[b]...)
+			for _, p := range g.pred[b] {
+				if live[p] {
+					stack = append(stack, p)
+				}
+			}
 		}
 		l := Loop{Head: in.Target, Branch: in.Addr}
 		for i, x := range s.Insts {

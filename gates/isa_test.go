@@ -53,6 +53,17 @@ Disassembly of section .text:
 	s_branch 65532                                             // 000000004018: BFA0FFFC <k_thread+0x8>
 	s_endpgm                                                   // 00000000401C: BFB00000
 `
+	// k_dead: the WMMA loop sits after s_endpgm, where control never goes
+	// (a loop the compiler left unreachable); the live code has no WMMA.
+	disWMMALoopDead = `
+0000000000005000 <k_dead>:
+	s_mov_b32 s4, 0                                            // 000000005000: BE840080
+	s_endpgm                                                   // 000000005004: BFB00000
+	v_wmma_f32_16x16x16_fp8_fp8 v[8:15], v[0:1], v[2:3], v[8:15] // 000000005008: CC440008 1C220500
+	s_add_co_i32 s4, s4, 1                                     // 00000000500C: 81048104
+	s_cbranch_scc1 65533                                       // 000000005010: BFA2FFFD <k_dead+0x8>
+	s_endpgm                                                   // 000000005014: BFB00000
+`
 	// k_emul: the matrix op is a call into an FMA loop; no WMMA anywhere.
 	// Its loop branch is printed with a symbolic target only.
 	disNoWMMA = `
@@ -120,6 +131,7 @@ func TestMatrixInLoop(t *testing.T) {
 		{"wmma outside any loop", disWMMAOutsideLoop, "k_straight", 1, false, "none inside a loop", 0},
 		{"no wmma", disNoWMMA, "k_emul", 0, false, "no " + wmmaFP8, 0},
 		{"backward branch closing no cycle", disBackwardNoCycle, "k_thread", 1, false, "1 backward branches closing none", 0},
+		{"wmma loop in unreachable code", disWMMALoopDead, "k_dead", 1, false, "none inside a loop", 0},
 	}
 	for _, c := range cases {
 		syms, err := ParseObjdump(c.text)

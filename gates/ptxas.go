@@ -48,6 +48,7 @@ var (
 	ptxasProps = regexp.MustCompile(`^Function properties for (\S+)`)
 	ptxasStack = regexp.MustCompile(`^(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)
 	ptxasRegs  = regexp.MustCompile(`^Used (\d+) registers`)
+	ptxasCum   = regexp.MustCompile(`(\d+) bytes cumulative stack size`)
 	ptxasNote  = regexp.MustCompile(`^\((C\d{4})\)`)
 	ptxasNamed = regexp.MustCompile(`function '([^']+)'`)
 )
@@ -120,7 +121,17 @@ func ParsePtxas(text string) (map[string]*PtxasFunc, error) {
 			if err != nil {
 				return nil, err
 			}
-			get(entry).Regs = v
+			f := get(entry)
+			f.Regs = v
+			// The stack of the functions the entry calls (out of line)
+			// counts as its own.
+			if m := ptxasCum.FindStringSubmatch(s); m != nil {
+				c, err := atoi(m[1], ln)
+				if err != nil {
+					return nil, err
+				}
+				f.StackBytes = max(f.StackBytes, c)
+			}
 		}
 	}
 	return funcs, nil
@@ -219,6 +230,9 @@ func gatePtxas(t *T) {
 			}
 			checked++
 		}
+	}
+	if checked == 0 {
+		t.Failf("no registered kernel was checked in %s", dir)
 	}
 	t.Logf("%d kernels compiled by %s", checked, ptxas)
 }

@@ -79,6 +79,12 @@ func TestParsePtxasGolden(t *testing.T) {
 		t.Errorf("outofline-stack: the out-of-line lambda's \"Function properties\" block was not read")
 	}
 
+	// A callee's stack reaches the entry through "cumulative stack size".
+	cum, err := ParsePtxas("ptxas info    : Compiling entry function 'k' for 'sm_90a'\nptxas info    : Function properties for k\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 40 registers, used 0 barriers, 96 bytes cumulative stack size\n")
+	if err != nil || cum["k"].StackBytes != 96 {
+		t.Errorf("cumulative stack: %v %+v", err, cum["k"])
+	}
+
 	sp := readPtxasGolden(t, "producer-spill.txt")
 	if p := PtxasProblems(sp, wg); len(p) != 1 || !strings.Contains(p[0], "8 bytes spill stores") {
 		t.Errorf("producer-spill: problems %q", p)

@@ -24,28 +24,54 @@ type Subset struct {
 // Full reports whether the subset is the whole output.
 func (s Subset) Full() bool { return s.Rows == nil && s.Cols == nil }
 
-// RandomSubset draws a seeded subset of at most maxRows of M rows and
-// maxCols of N columns (maxRows <= 0 or >= M keeps every row, likewise
-// columns). The first and last row and column are always included, so the
-// edges of the output (rows past a tile, the last partition) are checked.
+// RandomSubset draws a seeded subset of maxRows of M rows and maxCols of N
+// columns (maxRows <= 0 or >= M keeps every row, likewise columns),
+// stratified: the range is cut into k equal strata [i·n/k, (i+1)·n/k) and
+// exactly one index is taken in each, so no stretch of the output longer
+// than two strata goes unchecked (with maxCols = N/16 every 16-column tile
+// has a checked column). The first stratum gives the first row (column)
+// and the last the last, so the edges of the output (rows past a tile, the
+// last partition) are always checked.
 func RandomSubset(M, N, maxRows, maxCols int, seed uint64) Subset {
 	rng := rand.New(rand.NewPCG(seed, 0x5ab5e7))
 	return Subset{Rows: pick(rng, M, maxRows), Cols: pick(rng, N, maxCols), Seed: seed}
+}
+
+// WithCols returns s with the columns cols added (when s selects a subset
+// of the columns; a nil Cols already has them all).
+func (s Subset) WithCols(cols ...int) Subset {
+	if s.Cols == nil {
+		return s
+	}
+	set := map[int]bool{}
+	for _, c := range append(append([]int{}, s.Cols...), cols...) {
+		set[c] = true
+	}
+	out := make([]int, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	sort.Ints(out)
+	s.Cols = out
+	return s
 }
 
 func pick(rng *rand.Rand, n, k int) []int {
 	if k <= 0 || k >= n {
 		return nil
 	}
-	set := map[int]bool{0: true, n - 1: true}
-	for len(set) < k {
-		set[rng.IntN(n)] = true
+	out := make([]int, k)
+	for i := range out {
+		lo, hi := i*n/k, (i+1)*n/k
+		switch i {
+		case 0:
+			out[i] = 0
+		case k - 1:
+			out[i] = n - 1
+		default:
+			out[i] = lo + rng.IntN(hi-lo)
+		}
 	}
-	out := make([]int, 0, k)
-	for i := range set {
-		out = append(out, i)
-	}
-	sort.Ints(out)
 	return out
 }
 
@@ -61,7 +87,7 @@ func (s Subset) Describe(M, N int) string {
 		}
 		return fmt.Sprintf("%d of %d %s", len(sel), n, what)
 	}
-	return fmt.Sprintf("%s x %s (seeded subset, seed %#x)", part(s.Rows, M, "rows"), part(s.Cols, N, "columns"), s.Seed)
+	return fmt.Sprintf("%s x %s (seeded stratified subset, seed %#x)", part(s.Rows, M, "rows"), part(s.Cols, N, "columns"), s.Seed)
 }
 
 // RowsOf returns the selected rows of an M-row output.

@@ -3,6 +3,7 @@ package refimpl
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -341,5 +342,43 @@ func TestGEMMRefWithMags(t *testing.T) {
 				t.Fatalf("%d-bit: magAbs[%d] = %g below mag %g or the q − z terms %g", bits, i, magAbs[i], mag[i], cz[i])
 			}
 		}
+	}
+}
+
+// RandomSubset is stratified: exactly one index per stratum (so ascending
+// and distinct), the first and last always in; with k = n/16 every 16-wide
+// tile has one. WithCols adds columns and keeps the order.
+func TestRandomSubsetStratified(t *testing.T) {
+	for _, c := range []struct{ n, k int }{{17408, 17408 / 16}, {1000, 64}, {513, 64}, {100, 99}} {
+		sel := RandomSubset(c.n, c.n, c.k, c.k, 9)
+		for _, idx := range [][]int{sel.Rows, sel.Cols} {
+			if idx[0] != 0 || idx[len(idx)-1] != c.n-1 {
+				t.Fatalf("n=%d k=%d: ends %d, %d", c.n, c.k, idx[0], idx[len(idx)-1])
+			}
+			if len(idx) != c.k {
+				t.Fatalf("n=%d k=%d: %d indices", c.n, c.k, len(idx))
+			}
+			for i, v := range idx { // index i lies in stratum i
+				if lo, hi := i*c.n/c.k, (i+1)*c.n/c.k; v < lo || v >= hi {
+					t.Fatalf("n=%d k=%d: index %d = %d outside its stratum [%d, %d)", c.n, c.k, i, v, lo, hi)
+				}
+			}
+		}
+	}
+	sel := RandomSubset(1, 17408, 0, 17408/16, 3)
+	for tile := 0; tile < 17408/16; tile++ {
+		i := sort.SearchInts(sel.Cols, 16*tile)
+		if i == len(sel.Cols) || sel.Cols[i] >= 16*(tile+1) {
+			t.Fatalf("16-column tile %d has no checked column", tile)
+		}
+	}
+	w := sel.WithCols(5, 17407, 6143, 6144)
+	for _, c := range []int{5, 6143, 6144} {
+		if i := sort.SearchInts(w.Cols, c); i == len(w.Cols) || w.Cols[i] != c {
+			t.Fatalf("WithCols lost %d", c)
+		}
+	}
+	if (Subset{}).WithCols(3).Cols != nil {
+		t.Fatalf("WithCols on a full subset narrowed it")
 	}
 }
