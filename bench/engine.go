@@ -40,7 +40,8 @@ const (
 // after (copies-1) x footprint bytes of other traffic; at 3x the cache,
 // even an adaptive policy that protects a fraction of lines cannot keep a
 // useful share of a set resident (shared/DESIGN.md §7 sets the rule; the
-// H200 copy sweep reads 97-100% of its ceiling from 64 MiB up with it).
+// H200 copy sweep reads 97-100% of its ceiling from 64 MiB up with it:
+// bench2 copy, 2026-11-29, results/h200-2026-11-29/copy.json).
 const ColdFactor = 3
 
 // Variant is one implementation timed at a point.

@@ -580,8 +580,9 @@ func gemmElemOK(got, ref, mag float64, G int, opAcc float64) bool {
 // 128-group (4 steps), as that report recommends. 2^-13 is two 14-bit
 // truncations of the group's magnitude. That kernel takes the codes as
 // q − z, so its magnitude is refimpl's magAbs (Σ|a| in the zero-point
-// term), not the row-sum fold's. Measured (H200, 2026-11-29, outlier-heavy
-// M=513 on all five TP=2 shapes): |err| − 1 ulp up to 2^-14.8 × the
+// term), not the row-sum fold's. Measured (H200, 2026-11-29, `parharness
+// gate --only '^gemm$' --require-device`, outlier-heavy M=513 on all five
+// TP=2 shapes; first failing run, log not kept): |err| − 1 ulp up to 2^-14.8 × the
 // row-sum magnitude on the kernel's first (e5m2, c − 8) version; the
 // q − z version passed 3 gate runs with this bound, its worst margin not
 // yet recorded. A dropped or doubled product is still caught by the

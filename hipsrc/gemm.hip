@@ -230,8 +230,9 @@ DEVICE void dec_epilogue(const float (&acc)[MT][4], u16 *out, float *ws, u32 *se
 // one counter per 16-column tile); the warp that brings the count to S
 // acquires (fence), sums ws[0..S-1] in split order (deterministic) and
 // writes bf16, then resets the counter. No block barrier: a warp never
-// waits for the block's other warps (ncu on the per-block protocol: 27% of
-// warp time in the epilogue, membar and barrier stalls).
+// waits for the block's other warps (ncu on the per-block protocol, H200,
+// 2026-11-29, scripts/ncu.sh source-level stall sampling of the first staged
+// version: 27% of warp time in the epilogue, membar and barrier stalls).
 template <int MT>
 DEVICE void dec_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 S, u32 j16,
                               u32 split, u32 lane, u32 gid, u32 tig) {
@@ -301,7 +302,9 @@ DEVICE void dec_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u3
 // from L2 once per warp (4x per block; at M = 16 that is 2 KiB of codes per
 // 1 KiB of weights), spends ~360 issued instructions per KiB of weights and
 // runs its 8 op steps per group as one dependent chain, group after group
-// (ncu, H200, qkv M = 1: issue slots 50% used, DRAM 22% busy): latency- and
+// (ncu, H200, 2026-11-29, scripts/ncu.sh on pq_gemm_dec_m8 inside bench2
+// dec --m 1, qkv M = 1: issue slots 51% used, DRAM 22% busy, as the second
+// session's closing note records; output not saved): latency- and
 // issue-bound, not DRAM-bound. Here:
 //   - the block's activation rows, asg and rs arrive by cp.async in chunks
 //     of CH groups, double-buffered (chunk c+1 in flight while chunk c
@@ -1000,7 +1003,9 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
 // block's 8 KiB of weight words and the group's 128 scale words. Dynamic
 // shared memory (PW_SMEM bytes; kernels.PreLaunch passes it).
 // Measured (H200, 2026-11-29, bench2 pre, results/h200-2026-11-29/pre.json):
-// 0.62-0.67x cuBLASLt fp8. ncu (qkv M = 2048, clocks locked at 1.34 GHz):
+// 0.62-0.67x cuBLASLt fp8. ncu (H200, 2026-11-29, `scripts/ncu.sh
+// pq_gemm_pre_wg bench2 pre --m 2048 --reps 4`; qkv M = 2048, clocks locked
+// at 1.34 GHz; output not saved):
 // tensor pipe 42% active, issue slots 48%, 292 warp-instructions (all
 // warps) per consumer warp and group against its op's 256 cycles; stalls mostly
 // long scoreboard (mbarrier / shared) and wgmma wait.
