@@ -9,9 +9,27 @@ import (
 	"github.com/parharness/parharness/results"
 )
 
+const (
+	diffUsage   = "diff OLD NEW [--markdown] [--changed] [--noise PCT]"
+	reportUsage = "report RESULTS [--svg DIR] [--benchfmt]"
+)
+
 func init() {
-	register(command{name: "diff", usage: "compare two results files: diff OLD NEW [--markdown] [--changed]", run: runDiff})
-	register(command{name: "report", usage: "render a results file: report RESULTS [--svg DIR] [--benchfmt]", run: runReport})
+	register(command{name: "diff", usage: "compare two results files: " + diffUsage, run: runDiff})
+	register(command{name: "report", usage: "render a results file: " + reportUsage, run: runReport})
+}
+
+// parsePositional parses fs from args in any order of flags and paths and
+// returns the n positional arguments, or a usage error naming usage.
+func parsePositional(fs *flag.FlagSet, args []string, n int, usage string) ([]string, error) {
+	pos, flags := splitArgs(fs, args)
+	if err := parse(fs, flags); err != nil {
+		return nil, err
+	}
+	if len(pos) != n {
+		return nil, usagef("usage: parharness %s", usage)
+	}
+	return pos, nil
 }
 
 // splitArgs separates positional arguments from flags so both orders work.
@@ -46,12 +64,9 @@ func runDiff(args []string, stdout, stderr io.Writer) (int, error) {
 	md := fs.Bool("markdown", false, "print Markdown (for a pull request)")
 	changed := fs.Bool("changed", false, "list only rows whose verdict is not ~")
 	noise := fs.Float64("noise", 2, "least run-to-run noise in percent a difference must exceed (in-run controls only see in-run noise)")
-	pos, flags := splitArgs(fs, args)
-	if err := parse(fs, flags); err != nil {
+	pos, err := parsePositional(fs, args, 2, diffUsage)
+	if err != nil {
 		return ExitUsage, err
-	}
-	if len(pos) != 2 {
-		return ExitUsage, usagef("usage: parharness diff OLD NEW [--markdown] [--changed]")
 	}
 	oldDoc, err := results.Read(pos[0])
 	if err != nil {
@@ -90,12 +105,9 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("report", stderr)
 	svg := fs.String("svg", "", "write one SVG plot per (suite, kernel) into this directory")
 	bf := fs.Bool("benchfmt", false, "print Go benchmark format (for benchstat)")
-	pos, flags := splitArgs(fs, args)
-	if err := parse(fs, flags); err != nil {
+	pos, err := parsePositional(fs, args, 1, reportUsage)
+	if err != nil {
 		return ExitUsage, err
-	}
-	if len(pos) != 1 {
-		return ExitUsage, usagef("usage: parharness report RESULTS [--svg DIR] [--benchfmt]")
 	}
 	doc, err := results.Read(pos[0])
 	if err != nil {
