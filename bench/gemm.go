@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/parharness/parharness/results"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -42,12 +43,17 @@ func init() {
 	for s := 1; s <= kernels.DecMaxS; s++ {
 		names = append(names, fmt.Sprintf("S%d", s))
 	}
-	law := Law{Name: "kernels.DecSplitK", Kernel: "pq_gemm_dec", Variants: names, Pick: func(c regret.Cell) string {
-		s, ok := decLawShapes[c.Shape]
-		if !ok {
-			return ""
+	// The law's pick in each cell is the S the run launched it at, which
+	// every dec record carries (Extra["S_law"], kernels.DecSplitK on that
+	// device's SM count), so the table scores exactly what ran.
+	law := Law{Name: "kernels.DecSplitK", Kernel: "pq_gemm_dec", Variants: names, PickFrom: func(doc *results.Document, suite string) regret.Law {
+		picks := map[regret.Cell]string{}
+		for _, r := range doc.Records {
+			if S, ok := r.Extra["S_law"]; ok && r.Suite == suite && r.Kernel == "pq_gemm_dec" {
+				picks[regret.Cell{Shape: r.Shape, M: r.M}] = fmt.Sprintf("S%d", int(S))
+			}
 		}
-		return fmt.Sprintf("S%d", kernels.DecSplitK(c.M, s.N(), s.K, decLawSMs))
+		return func(c regret.Cell) string { return picks[c] }
 	}}
 	RegisterSuite(Suite{Name: "dec", Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: []Law{law}})
 	RegisterSuite(Suite{Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite})
@@ -55,13 +61,6 @@ func init() {
 
 // DecFixedS are the fixed split-K counts the dec suite times beside the law.
 var DecFixedS = []int{1, 2, 4, 8}
-
-// The split-K law is scored after the run (Suite.Laws): the shapes by label
-// and the SM count it ran with.
-var (
-	decLawShapes = map[string]kernels.GemmShape{}
-	decLawSMs    = kernels.H200SMs
-)
 
 type gemmBufs struct {
 	c                       *Ctx
@@ -262,10 +261,6 @@ func runDecSuite(c *Ctx) error {
 		defer lt.Close()
 	}
 	sms := c.Dev.Info().SMs
-	decLawSMs = sms
-	for i, n := range names {
-		decLawShapes[n] = shs[i]
-	}
 	Ms := c.MsOr(DecodeMs)
 	if c.Log != nil {
 		kernels.WriteDecSplitKTable(c.Log, names, shs, Ms, sms)

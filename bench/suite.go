@@ -31,6 +31,9 @@ type Law struct {
 	Kernel   string
 	Variants []string
 	Pick     regret.Law
+	// PickFrom, when set, builds the pick from the run's records instead
+	// (a law whose inputs the records carry, e.g. the S a launch used).
+	PickFrom func(doc *results.Document, suite string) regret.Law
 }
 
 // Regret scores a law against the records of a run.
@@ -47,7 +50,11 @@ func (l Law) Regret(doc *results.Document, suite string) (*regret.Table, error) 
 			}
 		}
 	}
-	return regret.Compute(l.Name, times, l.Pick)
+	pick := l.Pick
+	if l.PickFrom != nil {
+		pick = l.PickFrom(doc, suite)
+	}
+	return regret.Compute(l.Name, times, pick)
 }
 
 var suites = map[string]Suite{}
