@@ -27,10 +27,38 @@ func fillSmallRandom(c *Ctx, p gpu.Ptr, n int64, typ gpu.GemmType) error {
 			buf[i] = byte(rng.IntN(2))<<7 | byte(1+rng.IntN(6))<<3 | byte(rng.IntN(8))
 		}
 	}
+	return uploadRepeated(c, p, n, buf)
+}
+
+// uploadRepeated fills n bytes at p with buf repeated (the last copy cut
+// short): one pattern block uploaded over and over instead of n bytes of
+// host memory.
+func uploadRepeated(c *Ctx, p gpu.Ptr, n int64, buf []byte) error {
+	block := int64(len(buf))
 	for off := int64(0); off < n; off += block {
-		m := min(block, n-off)
-		if err := c.Dev.HtoD(p.Add(int(off)), buf[:m]); err != nil {
+		if err := c.Dev.HtoD(p.Add(int(off)), buf[:min(block, n-off)]); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// copyUpload is host data for one buffer of a rotated set: copy k of it
+// starts at p + k·stride.
+type copyUpload struct {
+	p      gpu.Ptr
+	stride int
+	data   []byte
+}
+
+// uploadEachCopy uploads every buffer's data into each of the copies of the
+// cold rotation (the same contents in every copy).
+func uploadEachCopy(c *Ctx, copies int, ups ...copyUpload) error {
+	for k := 0; k < copies; k++ {
+		for _, u := range ups {
+			if err := c.Dev.HtoD(u.p.Add(k*u.stride), u.data); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

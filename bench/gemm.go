@@ -131,15 +131,8 @@ func newGemmBufs(c *Ctx, s kernels.GemmShape, M int, prefill bool, maxS int) (*g
 	for i := 0; i+4 <= len(rs); i += 4 {
 		binary.LittleEndian.PutUint32(rs[i:], math.Float32bits(float32(rng.NormFloat64()*100)))
 	}
-	for k := 0; k < b.copies; k++ {
-		for _, u := range []struct {
-			p    gpu.Ptr
-			data []byte
-		}{{b.sz.Add(k * b.ssz), szw}, {b.sc.Add(k * b.ssc), sc}, {b.rs.Add(k * b.srs), rs}} {
-			if err := c.Dev.HtoD(u.p, u.data); err != nil {
-				return nil, err
-			}
-		}
+	if err := uploadEachCopy(c, b.copies, copyUpload{b.sz, b.ssz, szw}, copyUpload{b.sc, b.ssc, sc}, copyUpload{b.rs, b.srs, rs}); err != nil {
+		return nil, err
 	}
 	if err := fillSmallRandom(c, b.act, int64(b.sact)*int64(b.copies), gpu.GemmFP8); err != nil {
 		return nil, err
@@ -153,12 +146,7 @@ func fillRandomBytes(c *Ctx, p gpu.Ptr, n int64, rng *rand.Rand) error {
 	for i := 0; i+8 <= block; i += 8 {
 		binary.LittleEndian.PutUint64(buf[i:], rng.Uint64())
 	}
-	for off := int64(0); off < n; off += block {
-		if err := c.Dev.HtoD(p.Add(int(off)), buf[:min(block, n-off)]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return uploadRepeated(c, p, n, buf)
 }
 
 // decVariant times one decode kernel at split S, the staged kernels as

@@ -339,15 +339,9 @@ func newProducerBufs(c *Ctx, M, K, P int) (*producerBufs, error) {
 		binary.LittleEndian.PutUint16(x[2*i:], refimpl.F64ToBF16(rng.NormFloat64()))
 	}
 	idx, cs, chs := rr.Bytes()
-	for k := 0; k < b.copies; k++ {
-		for _, u := range []struct {
-			p    gpu.Ptr
-			data []byte
-		}{{b.x.Add(k * b.sx), x}, {b.idx.Add(k * b.sidx), idx}, {b.cs.Add(k * b.scs), cs}, {b.chs.Add(k * b.schs), chs}} {
-			if err := c.Dev.HtoD(u.p, u.data); err != nil {
-				return nil, err
-			}
-		}
+	if err := uploadEachCopy(c, b.copies, copyUpload{b.x, b.sx, x}, copyUpload{b.idx, b.sidx, idx},
+		copyUpload{b.cs, b.scs, cs}, copyUpload{b.chs, b.schs, chs}); err != nil {
+		return nil, err
 	}
 	// Pass C reads pass A's outputs: give it real ones in every copy.
 	return b, b.primePassC()
