@@ -2,9 +2,9 @@ package bench
 
 import (
 	"fmt"
+	"github.com/parharness/parharness/internal/registry"
 	"io"
 	"slices"
-	"sort"
 
 	"github.com/parharness/parharness/bench/regret"
 	"github.com/parharness/parharness/gpu"
@@ -57,28 +57,16 @@ func (l Law) Regret(doc *results.Document, suite string) (*regret.Table, error) 
 	return regret.Compute(l.Name, times, pick)
 }
 
-var suites = map[string]Suite{}
+var suites = registry.New[Suite]("bench suite")
 
 // RegisterSuite adds a suite; duplicate names panic (a programming error).
-func RegisterSuite(s Suite) {
-	if _, dup := suites[s.Name]; dup {
-		panic("bench: duplicate suite " + s.Name)
-	}
-	suites[s.Name] = s
-}
+func RegisterSuite(s Suite) { suites.Add(s.Name, s) }
 
 // Suites returns the registry in name order.
-func Suites() []Suite {
-	out := make([]Suite, 0, len(suites))
-	for _, s := range suites {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func Suites() []Suite { return suites.All() }
 
 // LookupSuite finds a suite by name.
-func LookupSuite(name string) (Suite, bool) { s, ok := suites[name]; return s, ok }
+func LookupSuite(name string) (Suite, bool) { return suites.Get(name) }
 
 // Ctx is what a suite runs with.
 type Ctx struct {

@@ -23,11 +23,11 @@ package gates
 
 import (
 	"fmt"
+	"github.com/parharness/parharness/internal/registry"
 	"io"
 	"math"
 	"regexp"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"time"
 
@@ -63,28 +63,18 @@ type Gate struct {
 	Run    func(t *T)
 }
 
-var registry = map[string]Gate{}
+var gateRegistry = registry.New[Gate]("gate")
 
 // Register adds a gate; it panics on a duplicate name (a programming error).
 func Register(g Gate) {
-	if _, dup := registry[g.Name]; dup {
-		panic("gates: duplicate gate " + g.Name)
-	}
 	if g.Run == nil || g.Proves == "" || g.Suites == 0 {
 		panic("gates: gate " + g.Name + " needs Run, Proves and Suites")
 	}
-	registry[g.Name] = g
+	gateRegistry.Add(g.Name, g)
 }
 
 // All returns the registered gates in name order.
-func All() []Gate {
-	out := make([]Gate, 0, len(registry))
-	for _, g := range registry {
-		out = append(out, g)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func All() []Gate { return gateRegistry.All() }
 
 // Select returns the gates of a suite whose names match only (nil: all).
 func Select(suite Suite, only *regexp.Regexp) []Gate {

@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/parharness/parharness/internal/registry"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -47,31 +48,19 @@ func (k Kernel) ForArch(codeArch string) bool { return k.OnlyArch == "" || k.Onl
 // only exists on another code arch; gates and benches report it as a SKIP.
 var ErrNotForArch = errors.New("kernel not built for this arch")
 
-var registry = map[string]Kernel{}
+var kernelRegistry = registry.New[Kernel]("kernel")
 
 // Register declares a kernel; it panics on a duplicate (a programming error).
-func Register(k Kernel) {
-	if _, dup := registry[k.Name]; dup {
-		panic("kernels: duplicate kernel " + k.Name)
-	}
-	registry[k.Name] = k
-}
+func Register(k Kernel) { kernelRegistry.Add(k.Name, k) }
 
 // All returns the registry in name order.
-func All() []Kernel {
-	out := make([]Kernel, 0, len(registry))
-	for _, k := range registry {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func All() []Kernel { return kernelRegistry.All() }
 
 // Modules returns the distinct module names of the registry, sorted.
 func Modules() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, k := range registry {
+	for _, k := range All() {
 		if !seen[k.Module] {
 			seen[k.Module] = true
 			out = append(out, k.Module)
@@ -112,7 +101,7 @@ func (l *Loader) Function(name string) (gpu.Function, error) {
 	if f, ok := l.funcs[name]; ok {
 		return f, nil
 	}
-	k, ok := registry[name]
+	k, ok := kernelRegistry.Get(name)
 	if !ok {
 		return nil, fmt.Errorf("kernel %q is not registered (see `parharness list`)", name)
 	}

@@ -133,11 +133,11 @@ func TestRegistry(t *testing.T) {
 // elsewhere (gates and benches SKIP it by errors.Is), before any code
 // object is read; on its arch it loads like any other.
 func TestLoaderOnlyArch(t *testing.T) {
-	k, ok := registry[PreWG]
+	k, ok := kernelRegistry.Get(PreWG)
 	if !ok || k.OnlyArch != "sm_90a" {
 		t.Fatalf("%s: registered %v with OnlyArch %q, want sm_90a", PreWG, ok, k.OnlyArch)
 	}
-	if !k.ForArch("sm_90a") || k.ForArch("gfx1201") || !registry["pq_gemm_pre"].ForArch("gfx1201") {
+	if !k.ForArch("sm_90a") || k.ForArch("gfx1201") || !mustKernel(t, "pq_gemm_pre").ForArch("gfx1201") {
 		t.Errorf("ForArch: wrong answers")
 	}
 	amd := &fakeDevice{info: gpu.Info{Arch: "gfx1201"}}
@@ -150,4 +150,13 @@ func TestLoaderOnlyArch(t *testing.T) {
 	if _, err := NewLoader(dir, &fakeDevice{info: gpu.Info{Arch: "sm_90"}}).Function(PreWG); err != nil {
 		t.Errorf("sm_90: %v", err)
 	}
+}
+
+func mustKernel(t *testing.T, name string) Kernel {
+	t.Helper()
+	k, ok := kernelRegistry.Get(name)
+	if !ok {
+		t.Fatalf("kernel %s is not registered", name)
+	}
+	return k
 }
