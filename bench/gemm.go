@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/parharness/parharness/results"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
+	"github.com/parharness/parharness/results"
 )
 
 // W4A8 GEMM suites (hipsrc/gemm.hip), cold regime: every buffer set

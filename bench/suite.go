@@ -2,12 +2,12 @@ package bench
 
 import (
 	"fmt"
-	"github.com/parharness/parharness/internal/registry"
 	"io"
 	"slices"
 
 	"github.com/parharness/parharness/bench/regret"
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/registry"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/results"
 	"github.com/parharness/parharness/shapes"

@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"github.com/parharness/parharness/internal/golden"
 	"gonum.org/v1/gonum/floats"
 
 	"bytes"
@@ -11,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/parharness/parharness/internal/golden"
 )
 
 const prefix = "model.layers.0.mlp.gate_proj."

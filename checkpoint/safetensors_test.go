@@ -1,14 +1,14 @@
 package checkpoint
 
 import (
-	"github.com/parharness/parharness/internal/golden"
-
 	"bytes"
 	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parharness/parharness/internal/golden"
 )
 
 func smallTensors() []*Tensor {

@@ -23,7 +23,6 @@ package gates
 
 import (
 	"fmt"
-	"github.com/parharness/parharness/internal/registry"
 	"io"
 	"math"
 	"regexp"
@@ -32,6 +31,7 @@ import (
 	"time"
 
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/registry"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/results"
 )

@@ -1,11 +1,12 @@
 package gates
 
 import (
-	"gonum.org/v1/gonum/floats"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/parharness/parharness/checkpoint"
 	"github.com/parharness/parharness/refimpl"

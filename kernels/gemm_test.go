@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"bytes"
-	"github.com/parharness/parharness/refimpl"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/golden"
+	"github.com/parharness/parharness/refimpl"
 )
 
 // The split-K law as a table over both TP files' GEMM shapes and the decode

@@ -17,7 +17,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/parharness/parharness/internal/registry"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/amdgpu"
+	"github.com/parharness/parharness/internal/registry"
 )
 
 // Kernel is one registered entry point.

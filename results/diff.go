@@ -1,8 +1,6 @@
 package results
 
 import (
-	"github.com/parharness/parharness/internal/textutil"
-
 	"bytes"
 	"cmp"
 	"errors"
@@ -15,6 +13,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/parharness/parharness/bench/stats"
+	"github.com/parharness/parharness/internal/textutil"
 )
 
 // Verdicts of a diff row. Faster, Slower and Same come from stats.Compare.

@@ -1,8 +1,6 @@
 package results
 
 import (
-	"github.com/parharness/parharness/internal/golden"
-
 	"bytes"
 	"errors"
 	"math"
@@ -12,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/parharness/parharness/internal/golden"
 )
 
 // samples returns n deterministic per-call times around center, each

@@ -1,8 +1,6 @@
 package shapes
 
 import (
-	"github.com/parharness/parharness/internal/golden"
-
 	"bytes"
 	"errors"
 	"fmt"
@@ -11,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/parharness/parharness/internal/golden"
 )
 
 // dump is what the golden files hold: the canonical form and the derived

@@ -21,8 +21,6 @@
 package regret
 
 import (
-	"github.com/parharness/parharness/internal/textutil"
-
 	"bytes"
 	"cmp"
 	"fmt"
@@ -32,6 +30,8 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/parharness/parharness/internal/textutil"
 )
 
 // Cell is one point of a sweep.

@@ -1,13 +1,13 @@
 package regret
 
 import (
-	"github.com/parharness/parharness/internal/golden"
-
 	"bytes"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parharness/parharness/internal/golden"
 )
 
 // sweep: a split-K law on two shapes; the law switches to split-K 4 at M >= 16,
