@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
 )
 
@@ -100,14 +99,6 @@ const (
 
 // cublasLtMatmulPreferenceAttributes_t (cublasLt.h); takes a uint64_t.
 const cublasLtMatmulPrefMaxWorkspaceBytes = 1 // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
-
-// MaxGemmWorkspace bounds the workspace a plan may ask for (and allocate):
-// 32 MiB, what NVIDIA recommends for Hopper.
-const MaxGemmWorkspace = 32 << 20
-
-// heuristicRequest is how many candidate algorithms Plan asks for; it takes
-// the first usable one (the heuristic orders them by estimated time).
-const heuristicRequest = 8
 
 // matmulAlgo is cublasLtMatmulAlgo_t (cublasLt.h):
 //
@@ -267,8 +258,8 @@ func openBLASLtLib() (*blasLtLib, error) {
 
 // BLASLt is an open cuBLASLt handle.
 type BLASLt struct {
-	lib    *blasLtLib
-	handle uintptr
+	ltHandle
+	lib *blasLtLib
 }
 
 // OpenBLASLt loads libcublasLt (see CUBLASLtEnv, CUBLASLtLibraries,
@@ -280,7 +271,7 @@ func OpenBLASLt() (*BLASLt, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &BLASLt{lib: l}
+	b := &BLASLt{ltHandle: ltHandle{calls: l.calls()}, lib: l}
 	if err := l.err("cublasLtCreate", l.cublasLtCreate(&b.handle)); err != nil {
 		return nil, fmt.Errorf("%s loaded: %w", l.path, err)
 	}
@@ -295,38 +286,21 @@ func (b *BLASLt) Version() int { return int(b.lib.cublasLtGetVersion()) }
 func (b *BLASLt) Path() string { return b.lib.path }
 
 // Close destroys the handle. Close the plans first.
-func (b *BLASLt) Close() error {
-	if b.handle == 0 {
-		return nil
-	}
-	err := b.lib.err("cublasLtDestroy", b.lib.cublasLtDestroy(b.handle))
-	b.handle = 0
-	return err
+func (b *BLASLt) Close() error { return b.close() }
+
+// Plan creates the descriptors of y[M,N] = x[M,K]·w[N,K]ᵀ for type t, asks
+// the heuristic for an algorithm with at most MaxGemmWorkspace of
+// workspace, and allocates that workspace on dev (blaslt.go). fp8 (and,
+// for the fast kernels, bf16) wants K and N multiples of 16 and 16-byte
+// aligned buffers; a shape no algorithm takes fails here with
+// CUBLAS_STATUS_NOT_SUPPORTED. dev must be the CUDA device whose context
+// is current on this OS thread.
+func (b *BLASLt) Plan(dev Device, t GemmType, M, N, K int) (*GemmPlan, error) {
+	return b.plan(dev, t, M, N, K)
 }
 
-// GemmType picks the operand types of a plan. The output is always bf16,
-// accumulation fp32, alpha = 1, beta = 0.
-type GemmType int
-
-const (
-	// GemmFP8: x and w fp8 e4m3 (CUDA_R_8F_E4M3), y bf16.
-	GemmFP8 GemmType = iota + 1
-	// GemmBF16: x, w and y bf16 (CUDA_R_16BF).
-	GemmBF16
-)
-
-func (t GemmType) String() string {
-	switch t {
-	case GemmFP8:
-		return "fp8e4m3"
-	case GemmBF16:
-		return "bf16"
-	}
-	return fmt.Sprintf("GemmType(%d)", int(t))
-}
-
-// inType is the cudaDataType_t of x and w.
-func (t GemmType) inType() (int32, error) {
+// cudaInType is the cudaDataType_t of x and w (the same on every arch).
+func cudaInType(t GemmType, _ string) (int32, error) {
 	switch t {
 	case GemmFP8:
 		return cudaR8FE4M3, nil
@@ -336,206 +310,73 @@ func (t GemmType) inType() (int32, error) {
 	return 0, fmt.Errorf("gpu: unknown GEMM type %v", t)
 }
 
-// InBytes is the size of one element of x and w.
-func (t GemmType) InBytes() int {
-	if t == GemmFP8 {
-		return 1
+// cudaDataTypeName names a cudaDataType_t value.
+func cudaDataTypeName(t int32) string {
+	switch t {
+	case cudaR32F:
+		return "CUDA_R_32F"
+	case cudaR16BF:
+		return "CUDA_R_16BF"
+	case cudaR8FE4M3:
+		return "CUDA_R_8F_E4M3"
 	}
-	return 2
+	return fmt.Sprintf("cudaDataType %d", t)
 }
 
-// GemmBytes is the size of x[M,K], w[N,K] and y[M,N] (bf16) for a type.
-func GemmBytes(t GemmType, M, N, K int) (x, w, y int) {
-	return M * K * t.InBytes(), N * K * t.InBytes(), M * N * 2
-}
-
-// matLayout is one cublasLtMatrixLayoutCreate call: a column-major
-// rows×cols matrix with leading dimension ld (in elements).
-type matLayout struct {
-	rows, cols uint64
-	ld         int64
-}
-
-// gemmLayouts are the layouts of A (w's bytes), B (x's bytes) and C = D
-// (y's bytes) for y[M,N] = x[M,K]·w[N,K]ᵀ, with transa = T, transb = N;
-// see the derivation at the top of this file.
-func gemmLayouts(M, N, K int) (a, b, d matLayout) {
-	a = matLayout{rows: uint64(K), cols: uint64(N), ld: int64(K)}
-	b = matLayout{rows: uint64(K), cols: uint64(M), ld: int64(K)}
-	d = matLayout{rows: uint64(N), cols: uint64(M), ld: int64(N)}
-	return
-}
-
-// GemmPlan is a GEMM shape and type ready to enqueue: descriptors, the
-// chosen algorithm and its workspace, kept for reuse.
-type GemmPlan struct {
-	b        *BLASLt
-	dev      Device
-	t        GemmType
-	M, N, K  int
-	op       uintptr // cublasLtMatmulDesc_t
-	a, bl, d uintptr // cublasLtMatrixLayout_t of A (w), B (x), C = D (y)
-	algo     matmulAlgo
-	ws       Ptr
-	wsBytes  int
-	waves    float32
-	alpha    float32
-	beta     float32
-	closed   bool
-}
-
-// Plan creates the descriptors of y[M,N] = x[M,K]·w[N,K]ᵀ for type t, asks
-// the heuristic for an algorithm with at most MaxGemmWorkspace of
-// workspace, and allocates that workspace on dev. fp8 (and, for the fast
-// kernels, bf16) wants K and N multiples of 16 and 16-byte aligned
-// buffers; a shape no algorithm takes fails here with
-// CUBLAS_STATUS_NOT_SUPPORTED. dev must be the CUDA device whose context
-// is current on this OS thread.
-func (b *BLASLt) Plan(dev Device, t GemmType, M, N, K int) (*GemmPlan, error) {
-	if b.handle == 0 {
-		return nil, fmt.Errorf("gpu: cuBLASLt handle is closed")
+// calls binds cuBLASLt's entry points and enum values into the shared
+// plan's table (blaslt.go).
+func (l *blasLtLib) calls() *ltCalls {
+	return &ltCalls{
+		lib: "cuBLASLt", backend: "cuda",
+		inType: cudaInType, outType: cudaR16BF, typeName: cudaDataTypeName,
+		descCreateTN: func(op *uintptr) error {
+			if err := l.err("cublasLtMatmulDescCreate", l.cublasLtMatmulDescCreate(op, cublasCompute32F, cudaR32F)); err != nil {
+				return err
+			}
+			for _, at := range [][2]int32{{cublasLtMatmulDescTransA, cublasOpT}, {cublasLtMatmulDescTransB, cublasOpN}} {
+				v := at[1]
+				if err := l.err("cublasLtMatmulDescSetAttribute", l.cublasLtMatmulDescSetAttribute(*op, at[0], unsafe.Pointer(&v), unsafe.Sizeof(v))); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		descDestroy: func(op uintptr) error {
+			return l.err("cublasLtMatmulDescDestroy", l.cublasLtMatmulDescDestroy(op))
+		},
+		layoutCreate: func(h *uintptr, typ int32, lay matLayout) error {
+			return l.err("cublasLtMatrixLayoutCreate", l.cublasLtMatrixLayoutCreate(h, typ, lay.rows, lay.cols, lay.ld))
+		},
+		layoutDestroy: func(h uintptr) error {
+			return l.err("cublasLtMatrixLayoutDestroy", l.cublasLtMatrixLayoutDestroy(h))
+		},
+		prefCreate: func(p *uintptr) error {
+			return l.err("cublasLtMatmulPreferenceCreate", l.cublasLtMatmulPreferenceCreate(p))
+		},
+		prefSetMaxW: func(p uintptr, bytes uint64) error {
+			return l.err("cublasLtMatmulPreferenceSetAttribute", l.cublasLtMatmulPreferenceSetAttribute(p, cublasLtMatmulPrefMaxWorkspaceBytes, unsafe.Pointer(&bytes), unsafe.Sizeof(bytes)))
+		},
+		prefDestroy: func(p uintptr) error {
+			return l.err("cublasLtMatmulPreferenceDestroy", l.cublasLtMatmulPreferenceDestroy(p))
+		},
+		heuristic: func(h, op, a, b, d, pref uintptr) ([]ltCandidate, error) {
+			var res [heuristicRequest]heuristicResult
+			var n int32
+			if err := l.err("cublasLtMatmulAlgoGetHeuristic", l.cublasLtMatmulAlgoGetHeuristic(h, op, a, b, d, d, pref, heuristicRequest, &res[0], &n)); err != nil {
+				return nil, err
+			}
+			out := make([]ltCandidate, 0, n)
+			for _, r := range res[:min(int(n), len(res))] {
+				out = append(out, ltCandidate{algo: ltAlgo(r.algo.data), wsBytes: r.workspaceSize, ok: r.state == cublasStatusSuccess, waves: r.wavesCount})
+			}
+			return out, nil
+		},
+		matmul: func(h, op uintptr, alpha, beta *float32, a, aDesc, b, bDesc, c, cDesc, d, dDesc uintptr, algo *ltAlgo, ws, wsBytes, stream uintptr) error {
+			return l.err("cublasLtMatmul", l.cublasLtMatmul(h, op, alpha, a, aDesc, b, bDesc, beta, c, cDesc, d, dDesc, (*matmulAlgo)(unsafe.Pointer(algo)), ws, wsBytes, stream))
+		},
+		notSupported: func(msg string) error {
+			return &APIError{Func: "cublasLtMatmulAlgoGetHeuristic", Code: int(cublasStatusNotSupported), Name: cublasStatusNames[cublasStatusNotSupported], Msg: msg}
+		},
+		destroy: func(h uintptr) error { return l.err("cublasLtDestroy", l.cublasLtDestroy(h)) },
 	}
-	if be := dev.Info().Backend; be != "cuda" {
-		return nil, fmt.Errorf("gpu: cuBLASLt needs the CUDA backend, device is %q", be)
-	}
-	in, err := t.inType()
-	if err != nil {
-		return nil, err
-	}
-	if M <= 0 || N <= 0 || K <= 0 || M > 1<<31-1 || N > 1<<31-1 || K > 1<<31-1 {
-		return nil, fmt.Errorf("gpu: GEMM shape M=%d N=%d K=%d out of range", M, N, K)
-	}
-	l := b.lib
-	p := &GemmPlan{b: b, dev: dev, t: t, M: M, N: N, K: K, alpha: 1, beta: 0}
-	ok := false
-	defer func() {
-		if !ok {
-			p.Close()
-		}
-	}()
-
-	if err := l.err("cublasLtMatmulDescCreate", l.cublasLtMatmulDescCreate(&p.op, cublasCompute32F, cudaR32F)); err != nil {
-		return nil, err
-	}
-	for _, at := range []struct {
-		attr int32
-		v    int32
-	}{{cublasLtMatmulDescTransA, cublasOpT}, {cublasLtMatmulDescTransB, cublasOpN}} {
-		v := at.v
-		if err := l.err("cublasLtMatmulDescSetAttribute", l.cublasLtMatmulDescSetAttribute(p.op, at.attr, unsafe.Pointer(&v), unsafe.Sizeof(v))); err != nil {
-			return nil, err
-		}
-	}
-	la, lb, ld := gemmLayouts(M, N, K)
-	for _, m := range []struct {
-		h   *uintptr
-		typ int32
-		lay matLayout
-	}{{&p.a, in, la}, {&p.bl, in, lb}, {&p.d, cudaR16BF, ld}} {
-		if err := l.err("cublasLtMatrixLayoutCreate", l.cublasLtMatrixLayoutCreate(m.h, m.typ, m.lay.rows, m.lay.cols, m.lay.ld)); err != nil {
-			return nil, err
-		}
-	}
-
-	var pref uintptr
-	if err := l.err("cublasLtMatmulPreferenceCreate", l.cublasLtMatmulPreferenceCreate(&pref)); err != nil {
-		return nil, err
-	}
-	defer l.cublasLtMatmulPreferenceDestroy(pref)
-	maxWS := uint64(MaxGemmWorkspace)
-	if err := l.err("cublasLtMatmulPreferenceSetAttribute", l.cublasLtMatmulPreferenceSetAttribute(pref, cublasLtMatmulPrefMaxWorkspaceBytes, unsafe.Pointer(&maxWS), unsafe.Sizeof(maxWS))); err != nil {
-		return nil, err
-	}
-	var res [heuristicRequest]heuristicResult
-	var n int32
-	if err := l.err("cublasLtMatmulAlgoGetHeuristic", l.cublasLtMatmulAlgoGetHeuristic(b.handle, p.op, p.a, p.bl, p.d, p.d, pref, heuristicRequest, &res[0], &n)); err != nil {
-		err.(*APIError).Msg += fmt.Sprintf(" (%v TN GEMM M=%d N=%d K=%d)", t, M, N, K)
-		return nil, err
-	}
-	pick := -1
-	for i := 0; i < int(n) && i < len(res); i++ {
-		if res[i].state == cublasStatusSuccess && res[i].workspaceSize <= MaxGemmWorkspace {
-			pick = i
-			break
-		}
-	}
-	if pick < 0 {
-		return nil, &APIError{Func: "cublasLtMatmulAlgoGetHeuristic", Code: int(cublasStatusNotSupported),
-			Name: cublasStatusNames[cublasStatusNotSupported],
-			Msg:  fmt.Sprintf("no usable algorithm among %d returned for %v TN GEMM M=%d N=%d K=%d", n, t, M, N, K)}
-	}
-	p.algo = res[pick].algo
-	p.waves = res[pick].wavesCount
-	p.wsBytes = int(res[pick].workspaceSize)
-	if p.wsBytes > 0 {
-		if p.ws, err = dev.Malloc(p.wsBytes); err != nil {
-			p.wsBytes = 0
-			return nil, fmt.Errorf("cuBLASLt workspace: %w", err)
-		}
-	}
-	ok = true
-	return p, nil
-}
-
-// Type is the plan's operand type.
-func (p *GemmPlan) Type() GemmType { return p.t }
-
-// Shape is (M, N, K).
-func (p *GemmPlan) Shape() (M, N, K int) { return p.M, p.N, p.K }
-
-// WorkspaceBytes is the device workspace the chosen algorithm uses.
-func (p *GemmPlan) WorkspaceBytes() int { return p.wsBytes }
-
-// Waves is the heuristic's wavesCount for the chosen algorithm (1.0: one
-// full wave of the device).
-func (p *GemmPlan) Waves() float32 { return p.waves }
-
-// Enqueue enqueues y = x·wᵀ on stream s: one cublasLtMatmul, no
-// allocation and no synchronisation, so it may be captured into a graph.
-// x, w and y are device buffers of GemmBytes(t, M, N, K).
-func (p *GemmPlan) Enqueue(x, w, y Ptr, s Stream) error {
-	if p.closed || p.b.handle == 0 {
-		return fmt.Errorf("gpu: GEMM plan or its cuBLASLt handle is closed")
-	}
-	l := p.b.lib
-	r := l.cublasLtMatmul(p.b.handle, p.op, &p.alpha,
-		uintptr(w), p.a, uintptr(x), p.bl, &p.beta,
-		uintptr(y), p.d, uintptr(y), p.d,
-		&p.algo, uintptr(p.ws), uintptr(p.wsBytes), uintptr(s))
-	runtime.KeepAlive(p)
-	if err := l.err("cublasLtMatmul", r); err != nil {
-		return fmt.Errorf("%v GEMM M=%d N=%d K=%d: %w", p.t, p.M, p.N, p.K, err)
-	}
-	return nil
-}
-
-// Close destroys the descriptors and frees the workspace. The caller makes
-// sure no enqueued or captured use of the plan is still to run.
-func (p *GemmPlan) Close() error {
-	if p.closed {
-		return nil
-	}
-	p.closed = true
-	l := p.b.lib
-	var first error
-	keep := func(err error) {
-		if first == nil {
-			first = err
-		}
-	}
-	for _, h := range []*uintptr{&p.a, &p.bl, &p.d} {
-		if *h != 0 {
-			keep(l.err("cublasLtMatrixLayoutDestroy", l.cublasLtMatrixLayoutDestroy(*h)))
-			*h = 0
-		}
-	}
-	if p.op != 0 {
-		keep(l.err("cublasLtMatmulDescDestroy", l.cublasLtMatmulDescDestroy(p.op)))
-		p.op = 0
-	}
-	if p.ws != 0 {
-		keep(p.dev.Free(p.ws))
-		p.ws = 0
-	}
-	return first
 }

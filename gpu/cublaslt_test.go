@@ -239,8 +239,11 @@ func TestGemmBytes(t *testing.T) {
 	if GemmFP8.String() != "fp8e4m3" || GemmBF16.String() != "bf16" {
 		t.Errorf("names %v %v", GemmFP8, GemmBF16)
 	}
-	if _, err := GemmType(0).inType(); err == nil {
+	if _, err := cudaInType(GemmType(0), "sm_90"); err == nil {
 		t.Error("GemmType(0) accepted")
+	}
+	if in, err := cudaInType(GemmFP8, "sm_90"); err != nil || cudaDataTypeName(in) != "CUDA_R_8F_E4M3" {
+		t.Errorf("fp8: %s, %v", cudaDataTypeName(in), err)
 	}
 }
 

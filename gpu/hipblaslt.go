@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
 )
 
@@ -23,7 +22,7 @@ import (
 // hipBLASLt, like cuBLASLt, is column-major, so the row-major buffers are
 // passed as A = w's bytes (K×N, ld K) with transa = T, B = x's bytes (K×M,
 // ld K) with transb = N, and C = D = y's bytes (N×M, ld N): hipBLASLt's
-// (m, n, k) = (N, M, K). gemmLayouts (cublaslt.go) computes the three
+// (m, n, k) = (N, M, K). gemmLayouts (blaslt.go) computes the three
 // layouts for both libraries. C is y itself (beta = 0, never read).
 //
 // Sources of every value and layout below (all read through the public
@@ -294,8 +293,8 @@ func openHipBLASLtLib() (*hipBLASLtLib, error) {
 
 // HipBLASLt is an open hipBLASLt handle.
 type HipBLASLt struct {
+	ltHandle
 	lib     *hipBLASLtLib
-	handle  uintptr
 	version int
 }
 
@@ -312,7 +311,7 @@ func OpenHipBLASLt() (*HipBLASLt, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &HipBLASLt{lib: l}
+	b := &HipBLASLt{ltHandle: ltHandle{calls: l.calls()}, lib: l}
 	if err := hipblasErr("hipblasLtCreate", l.hipblasLtCreate(&b.handle)); err != nil {
 		return nil, fmt.Errorf("%s loaded: %w", l.path, err)
 	}
@@ -345,14 +344,7 @@ func (b *HipBLASLt) Path() string { return b.lib.path }
 
 // Close destroys the handle (hipblasLtDestroy synchronises the device).
 // Close the plans first.
-func (b *HipBLASLt) Close() error {
-	if b.handle == 0 {
-		return nil
-	}
-	err := hipblasErr("hipblasLtDestroy", b.lib.hipblasLtDestroy(b.handle))
-	b.handle = 0
-	return err
-}
+func (b *HipBLASLt) Close() error { return b.close() }
 
 // HipFP8IsFNUZ reports whether GemmFP8 on this gfx arch is the FNUZ e4m3
 // variant (HIP_R_8F_E4M3_FNUZ: exponent bias 8, no infinities, one NaN
@@ -386,26 +378,6 @@ func hipInType(t GemmType, arch string) (int32, error) {
 	return 0, fmt.Errorf("gpu: unknown GEMM type %v", t)
 }
 
-// HipGemmPlan is a GEMM shape and type ready to enqueue through hipBLASLt:
-// descriptors, the chosen algorithm and its workspace, kept for reuse. It
-// mirrors GemmPlan (cuBLASLt).
-type HipGemmPlan struct {
-	b        *HipBLASLt
-	dev      Device
-	t        GemmType
-	inType   int32 // hipDataType of x and w
-	M, N, K  int
-	op       uintptr // hipblasLtMatmulDesc_t
-	a, bl, d uintptr // hipblasLtMatrixLayout_t of A (w), B (x), C = D (y)
-	algo     hipMatmulAlgo
-	ws       Ptr
-	wsBytes  int
-	waves    float32
-	alpha    float32
-	beta     float32
-	closed   bool
-}
-
 // Plan creates the descriptors of y[M,N] = x[M,K]·w[N,K]ᵀ for type t, asks
 // the heuristic for an algorithm with at most MaxGemmWorkspace of
 // workspace, and allocates that workspace on dev. The fp8 element type
@@ -413,92 +385,8 @@ type HipGemmPlan struct {
 // takes fails here with HIPBLAS_STATUS_NOT_SUPPORTED (from the heuristic,
 // or as "no usable algorithm"). dev must be the HIP device current on this
 // OS thread.
-func (b *HipBLASLt) Plan(dev Device, t GemmType, M, N, K int) (*HipGemmPlan, error) {
-	if b.handle == 0 {
-		return nil, fmt.Errorf("gpu: hipBLASLt handle is closed")
-	}
-	info := dev.Info()
-	if info.Backend != "hip" {
-		return nil, fmt.Errorf("gpu: hipBLASLt needs the HIP backend, device is %q", info.Backend)
-	}
-	in, err := hipInType(t, info.Arch)
-	if err != nil {
-		return nil, err
-	}
-	if M <= 0 || N <= 0 || K <= 0 || M > 1<<31-1 || N > 1<<31-1 || K > 1<<31-1 {
-		return nil, fmt.Errorf("gpu: GEMM shape M=%d N=%d K=%d out of range", M, N, K)
-	}
-	l := b.lib
-	p := &HipGemmPlan{b: b, dev: dev, t: t, inType: in, M: M, N: N, K: K, alpha: 1, beta: 0}
-	ok := false
-	defer func() {
-		if !ok {
-			p.Close()
-		}
-	}()
-
-	if err := hipblasErr("hipblasLtMatmulDescCreate", l.hipblasLtMatmulDescCreate(&p.op, hipblasCompute32F, hipR32F)); err != nil {
-		return nil, err
-	}
-	for _, at := range []struct {
-		attr int32
-		v    int32
-	}{{hipblasLtMatmulDescTransA, hipblasOpT}, {hipblasLtMatmulDescTransB, hipblasOpN}} {
-		v := at.v
-		if err := hipblasErr("hipblasLtMatmulDescSetAttribute", l.hipblasLtMatmulDescSetAttribute(p.op, at.attr, unsafe.Pointer(&v), unsafe.Sizeof(v))); err != nil {
-			return nil, err
-		}
-	}
-	la, lb, ld := gemmLayouts(M, N, K)
-	for _, m := range []struct {
-		h   *uintptr
-		typ int32
-		lay matLayout
-	}{{&p.a, in, la}, {&p.bl, in, lb}, {&p.d, hipR16BF, ld}} {
-		if err := hipblasErr("hipblasLtMatrixLayoutCreate", l.hipblasLtMatrixLayoutCreate(m.h, m.typ, m.lay.rows, m.lay.cols, m.lay.ld)); err != nil {
-			return nil, err
-		}
-	}
-
-	var pref uintptr
-	if err := hipblasErr("hipblasLtMatmulPreferenceCreate", l.hipblasLtMatmulPreferenceCreate(&pref)); err != nil {
-		return nil, err
-	}
-	defer l.hipblasLtMatmulPreferenceDestroy(pref)
-	maxWS := uint64(MaxGemmWorkspace)
-	if err := hipblasErr("hipblasLtMatmulPreferenceSetAttribute", l.hipblasLtMatmulPreferenceSetAttribute(pref, hipblasLtMatmulPrefMaxWorkspaceBytes, unsafe.Pointer(&maxWS), unsafe.Sizeof(maxWS))); err != nil {
-		return nil, err
-	}
-	var res [heuristicRequest]hipHeuristicResult
-	var n int32
-	if err := hipblasErr("hipblasLtMatmulAlgoGetHeuristic", l.hipblasLtMatmulAlgoGetHeuristic(b.handle, p.op, p.a, p.bl, p.d, p.d, pref, heuristicRequest, &res[0], &n)); err != nil {
-		err.(*APIError).Msg = fmt.Sprintf("%v (%s) TN GEMM M=%d N=%d K=%d on %s", t, hipDataTypeName(in), M, N, K, info.Arch)
-		return nil, err
-	}
-	pick := -1
-	for i := 0; i < int(n) && i < len(res); i++ {
-		if res[i].state == hipblasStatusSuccess && res[i].workspaceSize <= MaxGemmWorkspace {
-			pick = i
-			break
-		}
-	}
-	if pick < 0 {
-		return nil, &APIError{Func: "hipblasLtMatmulAlgoGetHeuristic", Code: int(hipblasStatusNotSupported),
-			Name: hipblasStatusNames[hipblasStatusNotSupported],
-			Msg: fmt.Sprintf("no usable algorithm among %d returned for %v (%s) TN GEMM M=%d N=%d K=%d on %s",
-				n, t, hipDataTypeName(in), M, N, K, info.Arch)}
-	}
-	p.algo = res[pick].algo
-	p.waves = res[pick].wavesCount
-	p.wsBytes = int(res[pick].workspaceSize)
-	if p.wsBytes > 0 {
-		if p.ws, err = dev.Malloc(p.wsBytes); err != nil {
-			p.wsBytes = 0
-			return nil, fmt.Errorf("hipBLASLt workspace: %w", err)
-		}
-	}
-	ok = true
-	return p, nil
+func (b *HipBLASLt) Plan(dev Device, t GemmType, M, N, K int) (*GemmPlan, error) {
+	return b.plan(dev, t, M, N, K)
 }
 
 // hipDataTypeName names the hipDataType values this file uses.
@@ -516,68 +404,72 @@ func hipDataTypeName(t int32) string {
 	return fmt.Sprintf("hipDataType %d", t)
 }
 
-// Type is the plan's operand type.
-func (p *HipGemmPlan) Type() GemmType { return p.t }
+// hipAlgo views the shared plan's algorithm storage as hipBLASLt's struct.
+func hipAlgo(a *ltAlgo) *hipMatmulAlgo { return (*hipMatmulAlgo)(unsafe.Pointer(a)) }
 
-// InDataType is the hipDataType name of x and w ("HIP_R_8F_E4M3",
-// "HIP_R_8F_E4M3_FNUZ", "HIP_R_16BF").
-func (p *HipGemmPlan) InDataType() string { return hipDataTypeName(p.inType) }
-
-// Shape is (M, N, K).
-func (p *HipGemmPlan) Shape() (M, N, K int) { return p.M, p.N, p.K }
-
-// WorkspaceBytes is the device workspace the chosen algorithm uses.
-func (p *HipGemmPlan) WorkspaceBytes() int { return p.wsBytes }
-
-// Waves is the heuristic's wavesCount for the chosen algorithm.
-func (p *HipGemmPlan) Waves() float32 { return p.waves }
-
-// Enqueue enqueues y = x·wᵀ on stream s: one hipblasLtMatmul, no
-// allocation and no synchronisation, so it may be captured into a graph.
-// x, w and y are device buffers of GemmBytes(t, M, N, K).
-func (p *HipGemmPlan) Enqueue(x, w, y Ptr, s Stream) error {
-	if p.closed || p.b.handle == 0 {
-		return fmt.Errorf("gpu: GEMM plan or its hipBLASLt handle is closed")
+// calls binds hipBLASLt's entry points and enum values into the shared
+// plan's table (blaslt.go).
+func (l *hipBLASLtLib) calls() *ltCalls {
+	return &ltCalls{
+		lib: "hipBLASLt", backend: "hip",
+		inType: hipInType, outType: hipR16BF, typeName: hipDataTypeName,
+		descCreateTN: func(op *uintptr) error {
+			if err := hipblasErr("hipblasLtMatmulDescCreate", l.hipblasLtMatmulDescCreate(op, hipblasCompute32F, hipR32F)); err != nil {
+				return err
+			}
+			for _, at := range [][2]int32{{hipblasLtMatmulDescTransA, hipblasOpT}, {hipblasLtMatmulDescTransB, hipblasOpN}} {
+				v := at[1]
+				if err := hipblasErr("hipblasLtMatmulDescSetAttribute", l.hipblasLtMatmulDescSetAttribute(*op, at[0], unsafe.Pointer(&v), unsafe.Sizeof(v))); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		descDestroy: func(op uintptr) error {
+			return hipblasErr("hipblasLtMatmulDescDestroy", l.hipblasLtMatmulDescDestroy(op))
+		},
+		layoutCreate: func(h *uintptr, typ int32, lay matLayout) error {
+			return hipblasErr("hipblasLtMatrixLayoutCreate", l.hipblasLtMatrixLayoutCreate(h, typ, lay.rows, lay.cols, lay.ld))
+		},
+		layoutDestroy: func(h uintptr) error {
+			return hipblasErr("hipblasLtMatrixLayoutDestroy", l.hipblasLtMatrixLayoutDestroy(h))
+		},
+		prefCreate: func(p *uintptr) error {
+			return hipblasErr("hipblasLtMatmulPreferenceCreate", l.hipblasLtMatmulPreferenceCreate(p))
+		},
+		prefSetMaxW: func(p uintptr, bytes uint64) error {
+			return hipblasErr("hipblasLtMatmulPreferenceSetAttribute", l.hipblasLtMatmulPreferenceSetAttribute(p, hipblasLtMatmulPrefMaxWorkspaceBytes, unsafe.Pointer(&bytes), unsafe.Sizeof(bytes)))
+		},
+		prefDestroy: func(p uintptr) error {
+			return hipblasErr("hipblasLtMatmulPreferenceDestroy", l.hipblasLtMatmulPreferenceDestroy(p))
+		},
+		heuristic: func(h, op, a, b, d, pref uintptr) ([]ltCandidate, error) {
+			var res [heuristicRequest]hipHeuristicResult
+			var n int32
+			if err := hipblasErr("hipblasLtMatmulAlgoGetHeuristic", l.hipblasLtMatmulAlgoGetHeuristic(h, op, a, b, d, d, pref, heuristicRequest, &res[0], &n)); err != nil {
+				return nil, err
+			}
+			out := make([]ltCandidate, 0, n)
+			for _, r := range res[:min(int(n), len(res))] {
+				c := ltCandidate{wsBytes: r.workspaceSize, ok: r.state == hipblasStatusSuccess, waves: r.wavesCount}
+				*hipAlgo(&c.algo) = r.algo
+				out = append(out, c)
+			}
+			return out, nil
+		},
+		matmul: func(h, op uintptr, alpha, beta *float32, a, aDesc, b, bDesc, c, cDesc, d, dDesc uintptr, algo *ltAlgo, ws, wsBytes, stream uintptr) error {
+			return hipblasErr("hipblasLtMatmul", l.hipblasLtMatmul(h, op, alpha, a, aDesc, b, bDesc, beta, c, cDesc, d, dDesc, hipAlgo(algo), ws, wsBytes, stream))
+		},
+		notSupported: func(msg string) error {
+			return &APIError{Func: "hipblasLtMatmulAlgoGetHeuristic", Code: int(hipblasStatusNotSupported), Name: hipblasStatusNames[hipblasStatusNotSupported], Msg: msg}
+		},
+		destroy: func(h uintptr) error { return hipblasErr("hipblasLtDestroy", l.hipblasLtDestroy(h)) },
 	}
-	l := p.b.lib
-	r := l.hipblasLtMatmul(p.b.handle, p.op, &p.alpha,
-		uintptr(w), p.a, uintptr(x), p.bl, &p.beta,
-		uintptr(y), p.d, uintptr(y), p.d,
-		&p.algo, uintptr(p.ws), uintptr(p.wsBytes), uintptr(s))
-	runtime.KeepAlive(p)
-	if err := hipblasErr("hipblasLtMatmul", r); err != nil {
-		return fmt.Errorf("%v GEMM M=%d N=%d K=%d: %w", p.t, p.M, p.N, p.K, err)
-	}
-	return nil
 }
 
-// Close destroys the descriptors and frees the workspace. The caller makes
-// sure no enqueued or captured use of the plan is still to run.
-func (p *HipGemmPlan) Close() error {
-	if p.closed {
-		return nil
-	}
-	p.closed = true
-	l := p.b.lib
-	var first error
-	keep := func(err error) {
-		if first == nil {
-			first = err
-		}
-	}
-	for _, h := range []*uintptr{&p.a, &p.bl, &p.d} {
-		if *h != 0 {
-			keep(hipblasErr("hipblasLtMatrixLayoutDestroy", l.hipblasLtMatrixLayoutDestroy(*h)))
-			*h = 0
-		}
-	}
-	if p.op != 0 {
-		keep(hipblasErr("hipblasLtMatmulDescDestroy", l.hipblasLtMatmulDescDestroy(p.op)))
-		p.op = 0
-	}
-	if p.ws != 0 {
-		keep(p.dev.Free(p.ws))
-		p.ws = 0
-	}
-	return first
-}
+// The shared plan stores either library's algorithm struct in an ltAlgo.
+var (
+	_ [unsafe.Sizeof(ltAlgo{}) - unsafe.Sizeof(hipMatmulAlgo{})]byte
+	_ [unsafe.Sizeof(ltAlgo{}) - unsafe.Sizeof(matmulAlgo{})]byte
+	_ [unsafe.Sizeof(matmulAlgo{}) - unsafe.Sizeof(ltAlgo{})]byte
+)

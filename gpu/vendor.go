@@ -45,21 +45,13 @@ func OpenVendorGEMM(backend string) (VendorGEMM, error) {
 // Name is "cuBLASLt".
 func (b *BLASLt) Name() string { return "cuBLASLt" }
 
-// PlanGEMM is Plan behind the VendorGEMM interface.
-func (b *BLASLt) PlanGEMM(dev Device, t GemmType, M, N, K int) (VendorPlan, error) {
-	p, err := b.Plan(dev, t, M, N, K)
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
 // Name is "hipBLASLt".
 func (b *HipBLASLt) Name() string { return "hipBLASLt" }
 
-// PlanGEMM is Plan behind the VendorGEMM interface.
-func (b *HipBLASLt) PlanGEMM(dev Device, t GemmType, M, N, K int) (VendorPlan, error) {
-	p, err := b.Plan(dev, t, M, N, K)
+// PlanGEMM is Plan behind the VendorGEMM interface (both libraries: the
+// shared plan of blaslt.go).
+func (h *ltHandle) PlanGEMM(dev Device, t GemmType, M, N, K int) (VendorPlan, error) {
+	p, err := h.plan(dev, t, M, N, K)
 	if err != nil {
 		return nil, err
 	}
