@@ -362,15 +362,12 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 
 // gateProducerSemantics checks the mirror (which the device equals byte for
 // byte) against fp64: each decoded code x scale within the e4m3 rounding
-// bound of the exact rotated activation.
-//
-// Tolerance per element, with the reason for each term:
-//
-//	2^-4 |y|        e4m3 round-to-nearest on normals (half an ulp, 3 mantissa bits)
-//	2^-10 * scale   e4m3 subnormals: half the smallest step 2^-9, times the scale
-//	2^-8 |y| + 2^-134  per-token path only: the bf16 rounding of pass A (2^-9 relative,
-//	                with margin; half the bf16 subnormal step absolute)
-//	1e-5 * amax_g   the float32 rotation's rounding (8 layers, relative to the group's size)
+// bound of the exact rotated activation. The bound (semanticsTol) adds the
+// rounding steps the producers take, each bounded on the value it rounds:
+// the float32 rotation (the per-group vector bound checked first), the
+// bf16 rounding of pass A on the per-token path (2^-8 relative, half the
+// bf16 subnormal step 2^-134 absolute), and e4m3 (2^-4 relative on
+// normals, half the subnormal step 2^-9 times the scale below).
 func gateProducerSemantics(t *T) {
 	rng := rand.New(rand.NewPCG(t.Seed(), 0x5e))
 	for _, c := range []producerCase{{K: 5120, P: 1, M: 4, dist: "normal"}, {K: 3072, P: 2, M: 3, dist: "outlier"}, {K: 8704, P: 1, M: 2, dist: "subnormal"}} {
