@@ -43,12 +43,32 @@ func uploadRepeated(c *Ctx, p gpu.Ptr, n int64, buf []byte) error {
 	return nil
 }
 
-// copyUpload is host data for one buffer of a rotated set: copy k of it
-// starts at p + k·stride.
-type copyUpload struct {
+// copySet is one buffer of a cold rotation: its copies laid end to end,
+// copy k at p + k·stride (stride: the buffer's size rounded up to 256
+// bytes, so every copy stays aligned for vector loads).
+type copySet struct {
 	p      gpu.Ptr
 	stride int
-	data   []byte
+}
+
+// at is copy k of the buffer.
+func (s copySet) at(k int) gpu.Ptr { return s.p.Add(k * s.stride) }
+
+// copyStride is the stride of a buffer of size bytes.
+func copyStride(size int) int { return (size + 255) &^ 255 }
+
+// allocCopies allocates copies copies of a size-byte buffer.
+func allocCopies(c *Ctx, size, copies int) (copySet, error) {
+	s := copySet{stride: copyStride(size)}
+	var err error
+	s.p, err = c.Alloc(int64(s.stride) * int64(copies))
+	return s, err
+}
+
+// copyUpload is host data for one buffer of a rotated set.
+type copyUpload struct {
+	set  copySet
+	data []byte
 }
 
 // uploadEachCopy uploads every buffer's data into each of the copies of the
@@ -56,7 +76,7 @@ type copyUpload struct {
 func uploadEachCopy(c *Ctx, copies int, ups ...copyUpload) error {
 	for k := 0; k < copies; k++ {
 		for _, u := range ups {
-			if err := c.Dev.HtoD(u.p.Add(k*u.stride), u.data); err != nil {
+			if err := c.Dev.HtoD(u.set.at(k), u.data); err != nil {
 				return err
 			}
 		}

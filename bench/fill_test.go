@@ -31,7 +31,7 @@ func TestUploadHelpers(t *testing.T) {
 	}
 	// uploadEachCopy: each buffer's data at p + k·stride for every copy.
 	h.mem = make([]byte, 100)
-	if err := uploadEachCopy(c, 3, copyUpload{gpu.Ptr(0), 10, []byte{7, 7}}, copyUpload{gpu.Ptr(50), 4, []byte{9}}); err != nil {
+	if err := uploadEachCopy(c, 3, copyUpload{copySet{gpu.Ptr(0), 10}, []byte{7, 7}}, copyUpload{copySet{gpu.Ptr(50), 4}, []byte{9}}); err != nil {
 		t.Fatal(err)
 	}
 	for k := 0; k < 3; k++ {

@@ -65,9 +65,7 @@ var DecFixedS = []int{1, 2, 4, 8}
 type gemmBufs struct {
 	c                       *Ctx
 	copies                  int
-	w, sz, act, sc, rs, out gpu.Ptr
-	sw, ssz, sact, ssc, srs int
-	sout                    int
+	w, sz, act, sc, rs, out copySet
 	ws, sema                gpu.Ptr
 	footprint               int64
 }
@@ -87,16 +85,16 @@ func newGemmBufs(c *Ctx, s kernels.GemmShape, M int, prefill bool, maxS int) (*g
 	if prefill {
 		scN = P * M // token scales
 	}
-	al := func(n int) int { return (n + 255) &^ 255 }
-	b := &gemmBufs{c: c, sw: al(N * K / 2), ssz: al(4 * G * N), sact: al(P * rows * K), ssc: al(4 * scN), srs: al(4 * P * M * G), sout: al(2 * M * N)}
-	b.footprint = int64(b.sw + b.ssz + b.sact + b.ssc + b.srs + b.sout)
+	b := &gemmBufs{c: c}
+	sets := []*copySet{&b.w, &b.sz, &b.act, &b.sc, &b.rs, &b.out}
+	sizes := []int{N * K / 2, 4 * G * N, P * rows * K, 4 * scN, 4 * P * M * G, 2 * M * N}
+	for _, n := range sizes {
+		b.footprint += int64(copyStride(n))
+	}
 	b.copies = CopiesFor(b.footprint, c.Dev.Info().LLCBytes)
 	var err error
-	for _, x := range []struct {
-		p    *gpu.Ptr
-		size int
-	}{{&b.w, b.sw}, {&b.sz, b.ssz}, {&b.act, b.sact}, {&b.sc, b.ssc}, {&b.rs, b.srs}, {&b.out, b.sout}} {
-		if *x.p, err = c.Alloc(int64(x.size) * int64(b.copies)); err != nil {
+	for i, dst := range sets {
+		if *dst, err = allocCopies(c, sizes[i], b.copies); err != nil {
 			return nil, err
 		}
 	}
@@ -114,27 +112,27 @@ func newGemmBufs(c *Ctx, s kernels.GemmShape, M int, prefill bool, maxS int) (*g
 	// Contents: random nibbles; realistic scale words; e4m3 codes of modest
 	// magnitude; positive scales and row sums of plausible size.
 	rng := rand.New(rand.NewPCG(uint64(N*K+M), 13))
-	if err := fillRandomBytes(c, b.w, int64(b.sw)*int64(b.copies), rng); err != nil {
+	if err := fillRandomBytes(c, b.w.p, int64(b.w.stride)*int64(b.copies), rng); err != nil {
 		return nil, err
 	}
-	szw := make([]byte, b.ssz)
+	szw := make([]byte, b.sz.stride)
 	for i := 0; i+4 <= 4*G*N; i += 4 {
 		sc := refimpl.F64ToF16(1e-3 * math.Pow(10, rng.Float64()))
 		d := int16(rng.IntN(13) - 6)
 		binary.LittleEndian.PutUint32(szw[i:], uint32(sc)|uint32(uint16(d))<<16)
 	}
-	sc := make([]byte, b.ssc)
+	sc := make([]byte, b.sc.stride)
 	for i := 0; i+4 <= len(sc); i += 4 {
 		binary.LittleEndian.PutUint32(sc[i:], math.Float32bits(float32(0.01*(0.5+rng.Float64()))))
 	}
-	rs := make([]byte, b.srs)
+	rs := make([]byte, b.rs.stride)
 	for i := 0; i+4 <= len(rs); i += 4 {
 		binary.LittleEndian.PutUint32(rs[i:], math.Float32bits(float32(rng.NormFloat64()*100)))
 	}
-	if err := uploadEachCopy(c, b.copies, copyUpload{b.sz, b.ssz, szw}, copyUpload{b.sc, b.ssc, sc}, copyUpload{b.rs, b.srs, rs}); err != nil {
+	if err := uploadEachCopy(c, b.copies, copyUpload{b.sz, szw}, copyUpload{b.sc, sc}, copyUpload{b.rs, rs}); err != nil {
 		return nil, err
 	}
-	if err := fillSmallRandom(c, b.act, int64(b.sact)*int64(b.copies), gpu.GemmFP8); err != nil {
+	if err := fillSmallRandom(c, b.act.p, int64(b.act.stride)*int64(b.copies), gpu.GemmFP8); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -175,8 +173,8 @@ func (b *gemmBufs) decVariant(s kernels.GemmShape, M, S int, kernel, name string
 		}
 	}
 	f, err := launcher(kern, grid, block, 0, func(k int) []any {
-		_, _, _, args, _ := kernels.DecLaunch(s, M, S, kernels.DecArgs{W: b.w.Add(k * b.sw), SZ: b.sz.Add(k * b.ssz),
-			Act: b.act.Add(k * b.sact), ASG: b.sc.Add(k * b.ssc), RS: b.rs.Add(k * b.srs), Out: b.out.Add(k * b.sout), WS: b.ws, Sema: b.sema, Kernel: kernel})
+		_, _, _, args, _ := kernels.DecLaunch(s, M, S, kernels.DecArgs{W: b.w.at(k), SZ: b.sz.at(k),
+			Act: b.act.at(k), ASG: b.sc.at(k), RS: b.rs.at(k), Out: b.out.at(k), WS: b.ws, Sema: b.sema, Kernel: kernel})
 		return args
 	})
 	return Variant{Name: name, Enqueue: f}, err
@@ -191,8 +189,8 @@ func (b *gemmBufs) preVariant(s kernels.GemmShape, M int, kernel, name string) (
 		return Variant{}, err
 	}
 	f, err := b.c.Launcher(kern, grid, block, shared, func(k int) []any {
-		_, _, _, _, args, _ := kernels.PreLaunch(s, M, kernels.PreArgs{W: b.w.Add(k * b.sw), SZ: b.sz.Add(k * b.ssz),
-			Act: b.act.Add(k * b.sact), TScale: b.sc.Add(k * b.ssc), RS: b.rs.Add(k * b.srs), Out: b.out.Add(k * b.sout), Kernel: kernel})
+		_, _, _, _, args, _ := kernels.PreLaunch(s, M, kernels.PreArgs{W: b.w.at(k), SZ: b.sz.at(k),
+			Act: b.act.at(k), TScale: b.sc.at(k), RS: b.rs.at(k), Out: b.out.at(k), Kernel: kernel})
 		return args
 	})
 	return Variant{Name: name, Enqueue: f}, err

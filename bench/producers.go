@@ -46,9 +46,9 @@ func init() {
 			bytes: func(M, K, P int) int64 {
 				return int64(M*K*2) + int64(P*M*K) + 2*int64(P*M)*G(K)*4
 			}},
-		{name: "rot", doc: "prefill pass A pq_rot_bf16: rotate -> bf16 rows + group amax",
+		{name: "rot", doc: "prefill pass A pq_rot_bf16: rotate -> bf16 rows + group amax; variants lanes = rows (pq_rot_bf16_lr) and shuffle-routed (pq_rot_bf16_sh)",
 			Ms:       PrefillMs,
-			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passALR()} },
+			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passALR(), b.passASH()} },
 			bytes:    passABytes},
 		{name: "passc", doc: "prefill pass C pq_tokq: token scale, encode, row sums (row-major; tiled as a variant)",
 			Ms:       PrefillMs,
@@ -111,23 +111,21 @@ func tokBytes(M, K, P int) int64 {
 
 // producerBufs holds one point's buffers: Copies sets laid end to end.
 type producerBufs struct {
-	c                                 *Ctx
-	M, K, P, copies                   int
-	x, idx, cs, chs                   gpu.Ptr
-	codes, scale, rsum, xr, gamax     gpu.Ptr
-	sx, sidx, scs, schs               int
-	scodes, sscale, srsum, sxr, sgmax int
-	err                               error
+	c                             *Ctx
+	M, K, P, copies               int
+	x, idx, cs, chs               copySet
+	codes, scale, rsum, xr, gamax copySet
+	shCtrl, shCS, shFin           copySet // pq_rot_bf16_sh's records
+	err                           error
 }
 
-func (b *producerBufs) alloc(size int) (gpu.Ptr, int) {
+func (b *producerBufs) alloc(size int) copySet {
 	if b.err != nil {
-		return 0, size
+		return copySet{}
 	}
-	size = (size + 255) &^ 255
-	p, err := b.c.Alloc(int64(size) * int64(b.copies))
+	s, err := allocCopies(b.c, size, b.copies)
 	b.err = err
-	return p, size
+	return s
 }
 
 func (b *producerBufs) launch(kernel string, grid, block gpu.Dim3, args func(k int) []any) Variant {
@@ -167,8 +165,8 @@ func (b *producerBufs) groupAttr(name string, hotRecords, hotAll bool) Variant {
 // groupArgs are pq_rotq_group's arguments with the records and channel
 // scales from buffer set kr and everything else from set kx.
 func (b *producerBufs) groupArgs(kr, kx, rpw int) []any {
-	return []any{b.x.Add(kx * b.sx), b.idx.Add(kr * b.sidx), b.cs.Add(kr * b.scs), b.chs.Add(kr * b.schs),
-		b.codes.Add(kx * b.scodes), b.scale.Add(kx * b.sscale), b.rsum.Add(kx * b.srsum), uint32(b.M), uint32(b.K), uint32(rpw)}
+	return []any{b.x.at(kx), b.idx.at(kr), b.cs.at(kr), b.chs.at(kr),
+		b.codes.at(kx), b.scale.at(kx), b.rsum.at(kx), uint32(b.M), uint32(b.K), uint32(rpw)}
 }
 
 // groupPDL is the decode-band producer under programmatic dependent launch:
@@ -198,8 +196,8 @@ func (b *producerBufs) passARPW(rpw int) Variant {
 	}
 	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
 	v := b.launch("pq_rot_bf16", grid, block, func(k int) []any {
-		return []any{b.x.Add(k * b.sx), b.idx.Add(k * b.sidx), b.cs.Add(k * b.scs), b.chs.Add(k * b.schs),
-			b.xr.Add(k * b.sxr), b.gamax.Add(k * b.sgmax), uint32(b.M), uint32(b.K), uint32(rpw)}
+		return []any{b.x.at(k), b.idx.at(k), b.cs.at(k), b.chs.at(k),
+			b.xr.at(k), b.gamax.at(k), uint32(b.M), uint32(b.K), uint32(rpw)}
 	})
 	v.Name = name
 	return v
@@ -208,10 +206,23 @@ func (b *producerBufs) passARPW(rpw int) Variant {
 func (b *producerBufs) passALR() Variant {
 	grid, block := kernels.LaneRowGrid(b.M, b.K, b.P)
 	v := b.launch("pq_rot_bf16_lr", grid, block, func(k int) []any {
-		return []any{b.x.Add(k * b.sx), b.idx.Add(k * b.sidx), b.cs.Add(k * b.scs), b.chs.Add(k * b.schs),
-			b.xr.Add(k * b.sxr), b.gamax.Add(k * b.sgmax), uint32(b.M), uint32(b.K)}
+		return []any{b.x.at(k), b.idx.at(k), b.cs.at(k), b.chs.at(k),
+			b.xr.at(k), b.gamax.at(k), uint32(b.M), uint32(b.K)}
 	})
 	v.Name = "passA-lr"
+	return v
+}
+
+// passASH is pass A shuffle-routed (pq_rot_bf16_sh), at the law's rows per
+// warp; its channel scales are the same buffer as pq_rot_bf16's.
+func (b *producerBufs) passASH() Variant {
+	rpw := kernels.RowsPerWarp(b.M)
+	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
+	v := b.launch("pq_rot_bf16_sh", grid, block, func(k int) []any {
+		return []any{b.x.at(k), b.shCtrl.at(k), b.shCS.at(k), b.shFin.at(k), b.chs.at(k),
+			b.xr.at(k), b.gamax.at(k), uint32(b.M), uint32(b.K), uint32(rpw)}
+	})
+	v.Name = "passA-sh"
 	return v
 }
 
@@ -234,8 +245,8 @@ func layoutName(t bool) string {
 func (b *producerBufs) passC(tiled bool) Variant {
 	grid, block := kernels.RowWiseGrid(b.M, b.P, tiled)
 	v := b.launch("pq_tokq", grid, block, func(k int) []any {
-		return []any{b.xr.Add(k * b.sxr), b.gamax.Add(k * b.sgmax), b.codes.Add(k * b.scodes), b.scale.Add(k * b.sscale),
-			b.rsum.Add(k * b.srsum), uint32(b.M), uint32(b.K), tiledFlag(tiled)}
+		return []any{b.xr.at(k), b.gamax.at(k), b.codes.at(k), b.scale.at(k),
+			b.rsum.at(k), uint32(b.M), uint32(b.K), tiledFlag(tiled)}
 	})
 	v.Name = "passC-" + layoutName(tiled)
 	return v
@@ -244,8 +255,8 @@ func (b *producerBufs) passC(tiled bool) Variant {
 func (b *producerBufs) fused(tiled bool) Variant {
 	grid, block := kernels.RowWiseGrid(b.M, b.P, tiled)
 	v := b.launch("pq_rotq_token", grid, block, func(k int) []any {
-		return []any{b.x.Add(k * b.sx), b.idx.Add(k * b.sidx), b.cs.Add(k * b.scs), b.chs.Add(k * b.schs),
-			b.codes.Add(k * b.scodes), b.scale.Add(k * b.sscale), b.rsum.Add(k * b.srsum), uint32(b.M), uint32(b.K), tiledFlag(tiled)}
+		return []any{b.x.at(k), b.idx.at(k), b.cs.at(k), b.chs.at(k),
+			b.codes.at(k), b.scale.at(k), b.rsum.at(k), uint32(b.M), uint32(b.K), tiledFlag(tiled)}
 	})
 	v.Name = "fused-" + layoutName(tiled)
 	return v
@@ -298,7 +309,11 @@ func runProducerSuite(c *Ctx, s producerSuite) error {
 }
 
 func (b *producerBufs) footprint() int64 {
-	return int64(b.sx + b.sidx + b.scs + b.schs + b.scodes + b.sscale + b.srsum + b.sxr + b.sgmax)
+	var n int64
+	for _, s := range []copySet{b.x, b.idx, b.cs, b.chs, b.codes, b.scale, b.rsum, b.xr, b.gamax} {
+		n += int64(s.stride)
+	}
+	return n
 }
 
 // newProducerBufs allocates Copies sets sized so one rotation exceeds the
@@ -310,18 +325,15 @@ func newProducerBufs(c *Ctx, M, K, P int) (*producerBufs, error) {
 		P * Mpad * K, 4 * P * M * G, 4 * P * M * G, 2 * P * M * K, 4 * P * M * G}
 	var fp int64
 	for _, s := range sizes {
-		fp += int64((s + 255) &^ 255)
+		fp += int64(copyStride(s))
 	}
 	b := &producerBufs{c: c, M: M, K: K, P: P, copies: CopiesFor(fp, c.Dev.Info().LLCBytes)}
-	b.x, b.sx = b.alloc(sizes[0])
-	b.idx, b.sidx = b.alloc(sizes[1])
-	b.cs, b.scs = b.alloc(sizes[2])
-	b.chs, b.schs = b.alloc(sizes[3])
-	b.codes, b.scodes = b.alloc(sizes[4])
-	b.scale, b.sscale = b.alloc(sizes[5])
-	b.rsum, b.srsum = b.alloc(sizes[6])
-	b.xr, b.sxr = b.alloc(sizes[7])
-	b.gamax, b.sgmax = b.alloc(sizes[8])
+	for i, dst := range []*copySet{&b.x, &b.idx, &b.cs, &b.chs, &b.codes, &b.scale, &b.rsum, &b.xr, &b.gamax} {
+		*dst = b.alloc(sizes[i])
+	}
+	// The shuffle-routed pass A's records (not in the footprint: the union
+	// above already overstates what any one variant touches).
+	b.shCtrl, b.shCS, b.shFin = b.alloc(sizes[1]), b.alloc(sizes[2]), b.alloc(4*P*G*32)
 	if b.err != nil {
 		return nil, b.err
 	}
@@ -334,13 +346,18 @@ func newProducerBufs(c *Ctx, M, K, P int) (*producerBufs, error) {
 	if err != nil {
 		return nil, err
 	}
+	sr, err := refimpl.BuildShuffleRecords(rots)
+	if err != nil {
+		return nil, err
+	}
 	x := make([]byte, 2*M*K)
 	for i := 0; i < M*K; i++ {
 		binary.LittleEndian.PutUint16(x[2*i:], refimpl.F64ToBF16(rng.NormFloat64()))
 	}
 	idx, cs, chs := rr.Bytes()
-	if err := uploadEachCopy(c, b.copies, copyUpload{b.x, b.sx, x}, copyUpload{b.idx, b.sidx, idx},
-		copyUpload{b.cs, b.scs, cs}, copyUpload{b.chs, b.schs, chs}); err != nil {
+	shCtrl, shCS, shFin, _ := sr.Bytes()
+	if err := uploadEachCopy(c, b.copies, copyUpload{b.x, x}, copyUpload{b.idx, idx}, copyUpload{b.cs, cs}, copyUpload{b.chs, chs},
+		copyUpload{b.shCtrl, shCtrl}, copyUpload{b.shCS, shCS}, copyUpload{b.shFin, shFin}); err != nil {
 		return nil, err
 	}
 	// Pass C reads pass A's outputs: give it real ones in every copy.

@@ -18,7 +18,10 @@ import (
 // producers: every producer variant, byte for byte against the Go mirror
 // (refimpl.RotRecords.RotateF32 + refimpl.QuantizeAct*), on the deployed K
 // values, P = 1..3 partitions, both M ladders with odd M, row-major and
-// fragment-tiled outputs. Every output is poisoned before every variant
+// fragment-tiled outputs; in the full suite also the shuffle-routed pass A
+// (pq_rot_bf16_sh, refimpl.ShuffleRecords), which has not yet run on a
+// device and moves to the quick suite once it has passed there. Every
+// output is poisoned before every variant
 // (0xFF: a NaN code and a NaN float pattern, neither of which a producer
 // writes), rows past M are checked untouched, tiled pad rows must be zero,
 // and every buffer carries canaries. Fused == two-pass follows from both
@@ -30,7 +33,7 @@ import (
 
 func init() {
 	Register(Gate{Name: "producers", Suites: Quick | Full, Device: true, Run: gateProducers,
-		Proves: "every rotate-and-quantize producer (decode band, pass A, pass C row/tiled, fused row/tiled) equals the Go mirror byte for byte on deployed K, P=1..3, decode and prefill M (odd M included), with poisoned outputs, untouched rows past M and canaries"})
+		Proves: "every rotate-and-quantize producer (decode band, pass A (plain, lanes = rows, and in the full suite shuffle-routed), pass C row/tiled, fused row/tiled) equals the Go mirror byte for byte on deployed K, P=1..3, decode and prefill M (odd M included), with poisoned outputs, untouched rows past M and canaries"})
 	Register(Gate{Name: "producers-semantics", Suites: Quick | Full, Run: gateProducerSemantics,
 		Proves: "the producer mirror's codes x scales are within the e4m3 rounding bound of the fp64-rotated activations, and row sums equal the sums of the decoded codes"})
 }
@@ -223,17 +226,28 @@ func gateProducers(t *T) {
 		}
 		rr, err := refimpl.BuildRotRecords(rots)
 		t.Check(err, "build rotation records")
+		var sr *refimpl.ShuffleRecords
+		if t.Full() {
+			sr, err = refimpl.BuildShuffleRecords(rots)
+			t.Check(err, "build shuffle-routed records")
+		}
 		x := randomActivations(rng, c.M, c.K, c.dist)
 		withGroup := c.M <= 128
 		pm := buildMirror(rr, x, c, withGroup)
-		runProducerCase(t, c, seed, rr, x, pm, withGroup)
+		runProducerCase(t, c, seed, rr, sr, x, pm, withGroup)
 		t.Release()
 	}
 	t.Metric("cases", float64(len(cases)))
-	t.Logf("%d cases (K x P x M x distribution), 7 variants each (decode band only for M <= 128)", len(cases))
+	variants := 7
+	if t.Full() {
+		variants++
+	}
+	t.Logf("%d cases (K x P x M x distribution), %d variants each (decode band only for M <= 128; pq_rot_bf16_sh in the full suite only until a device run has passed it)", len(cases), variants)
 }
 
-func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, x []uint16, pm *producerMirror, withGroup bool) {
+// runProducerCase runs every variant of one case; sr (nil: skipped) are the
+// shuffle-routed pass A's records.
+func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, sr *refimpl.ShuffleRecords, x []uint16, pm *producerMirror, withGroup bool) {
 	K, P, M, G := c.K, c.P, c.M, c.K/refimpl.GroupSize
 	Mpad := kernels.PadRows(M)
 	name := fmt.Sprintf("K=%d P=%d M=%d %s seed=%d", K, P, M, c.dist, seed)
@@ -289,9 +303,24 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 		compareOut(t, "pq_rotq_group row sums "+name, t.Download(rsum), f32Bytes(wr), 4, at(G))
 		untouched("pq_rotq_group", xr, gamax)
 	}
+	rpw := kernels.RowsPerWarp(M)
+	if sr != nil {
+		// Pass A shuffle-routed: the same outputs as pass A. It runs before
+		// the verified pass-A kernels, whose rows pass C reads below.
+		ctrl, scs, fin, _ := sr.Bytes()
+		bctrl, bscs, bfin := t.Buffer("sh_ctrl", len(ctrl)), t.Buffer("sh_cs", len(scs)), t.Buffer("sh_final", len(fin))
+		t.Upload(bctrl, ctrl)
+		t.Upload(bscs, scs)
+		t.Upload(bfin, fin)
+		poisonOutputs()
+		grid, block := kernels.GroupWiseGrid(M, K, P, rpw)
+		t.Launch("pq_rot_bf16_sh", grid, block, 0, bx.Ptr(), bctrl.Ptr(), bscs.Ptr(), bfin.Ptr(), bchs.Ptr(), xr.Ptr(), gamax.Ptr(), M32, K32, uint32(rpw))
+		compareOut(t, "pq_rot_bf16_sh rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K))
+		compareOut(t, "pq_rot_bf16_sh group amax "+name, t.Download(gamax), f32Bytes(pm.gamax), 4, at(G))
+		untouched("pq_rot_bf16_sh", codes, scale, rsum)
+	}
 	// Pass A.
 	poisonOutputs()
-	rpw := kernels.RowsPerWarp(M)
 	grid, block := kernels.GroupWiseGrid(M, K, P, rpw)
 	t.Launch("pq_rot_bf16", grid, block, 0, bx.Ptr(), bidx.Ptr(), bcs.Ptr(), bchs.Ptr(), xr.Ptr(), gamax.Ptr(), M32, K32, uint32(rpw))
 	compareOut(t, "pq_rot_bf16 rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K))

@@ -11,6 +11,8 @@
 //   pq_tokq         prefill pass C: token scale = max_g amax_g/448, encode,
 //                   row sums; row-major or fragment-tiled codes
 //   pq_rot_bf16_lr  pass A, lanes = rows: conflict-free, no layer syncs (end of file)
+//   pq_rot_bf16_sh  pass A, values in registers, layers routed by warp
+//                   shuffles on a Go-built schedule (end of file)
 //   pq_rotq_token   fused per-token producer: pass A + pass C in one launch,
 //                   the rotated row parked in shared memory; byte-identical
 //
@@ -381,4 +383,89 @@ KERNEL LAUNCH_BOUNDS(64) void pq_rot_bf16_lr(const u16 *x, const u32 *ridx, cons
     *(u32x4v *)(dst + 8u * q) = u32x4v{w[0], w[1], w[2], w[3]}; // one 16-byte store per lane
   }
   gamax[((u64)p * M + m) * G + g] = amax;
+}
+
+// ---------------------------------------------------------------------------
+// pq_rot_bf16_sh: pass A with the row-group in registers and shuffle-routed
+// layers. Lane l holds 4 of the group's 128 values; before each layer four
+// warp shuffles bring each lane the values of its two pairs, so a layer
+// costs 4 shuffles, 10 selects and 8 float ops per lane and no shared-memory
+// traffic. The schedule (which lane each round reads, which register each
+// lane offers, the slot swap and the signed cos/sin) is built in Go by two
+// Euler splits per layer (refimpl.BuildShuffleRecords, whose comment derives
+// it) and is proved on the CPU bit-identical to refimpl.RotateF32 by a
+// lane-by-lane emulator (refimpl.ShuffleRecords.RotateWarp); the op order is
+// the producers' contract above, so the outputs equal pq_rot_bf16's byte for
+// byte. After the last layer each lane writes its bf16 values to their
+// channels in a 128-entry shared slice and reads its canonical four back.
+// Grid and rows per warp as pq_rot_bf16 (kernels.GroupWiseGrid).
+// Records, per (partition p, group g), lane l, layer r:
+//   sctrl [P][G][KROT][32]   u32: source lane of round t at bits 5t..5t+4,
+//                            b1..b4 at bits 20..23, swap at bit 24
+//   scs   [P][G][KROT][32]   f4: cA, sA, cB, sB
+//   sfin  [P][G][32]         u32: channel of slot q at byte q after layer 7
+#define SH_B1 (1u << 20)
+#define SH_B2 (1u << 21)
+#define SH_B3 (1u << 22)
+#define SH_B4 (1u << 23)
+#define SH_SWAP (1u << 24)
+
+DEVICE float shfl_idx_f32(float v, u32 src) { return bits_f32(shfl_idx_u32(f32_bits(v), src)); }
+
+KERNEL LAUNCH_BOUNDS(256) void pq_rot_bf16_sh(const u16 *x, const u32 *sctrl, const f4 *scs, const u32 *sfin,
+                                              const f4 *chs, u16 *xr, float *gamax, u32 M, u32 K, u32 rpw) {
+  SHARED u16 sbuf[WARPS][GROUP];
+  u32 g = bid_x(), p = bid_y(), G = K / GROUP;
+  u32 lane = lane_id(), warp = tid_x() >> 5;
+  u16 *sv = sbuf[warp];
+  u32 ctrl[KROT];
+  f4 cs[KROT];
+  u64 rb = ((u64)p * G + g) * KROT * 32u + lane;
+#pragma unroll
+  for (u32 r = 0; r < KROT; r++) {
+    ctrl[r] = sctrl[rb + 32u * r];
+    cs[r] = scs[rb + 32u * r];
+  }
+  u32 fin = sfin[((u64)p * G + g) * 32u + lane];
+  f4 chs4 = chs[((u64)p * K + (u64)g * GROUP) / 4u + lane];
+  u32 nw = bdim_x() >> 5;
+  u32 m0 = bid_z() * nw * rpw;
+  for (u32 m = m0 + warp; m < M && m < m0 + nw * rpw; m += nw) {
+    const u32 *xp = (const u32 *)(x + (u64)m * K + (u64)g * GROUP + 4u * lane);
+    u32 w0 = xp[0], w1 = xp[1];
+    float X0 = bf16_to_f32(w0 & 0xFFFFu) * chs4.x, X1 = bf16_to_f32(w0 >> 16) * chs4.y;
+    float X2 = bf16_to_f32(w1 & 0xFFFFu) * chs4.z, X3 = bf16_to_f32(w1 >> 16) * chs4.w;
+#pragma unroll
+    for (u32 r = 0; r < KROT; r++) {
+      u32 w = ctrl[r];
+      float u = (w & SH_B1) ? X1 : X0, v = (w & SH_B2) ? X3 : X2;
+      float u2 = (w & SH_B1) ? X0 : X1, v2 = (w & SH_B2) ? X2 : X3;
+      float Y0 = shfl_idx_f32((w & SH_B3) ? v : u, w & 31u);
+      float Y1 = shfl_idx_f32((w & SH_B3) ? u : v, (w >> 5) & 31u);
+      float Y2 = shfl_idx_f32((w & SH_B4) ? v2 : u2, (w >> 10) & 31u);
+      float Y3 = shfl_idx_f32((w & SH_B4) ? u2 : v2, (w >> 15) & 31u);
+      float Z2 = (w & SH_SWAP) ? Y3 : Y2, Z3 = (w & SH_SWAP) ? Y2 : Y3;
+      f4 q = cs[r];
+      float pA = q.y * Z2, qA = q.y * Y0, pB = q.w * Z3, qB = q.w * Y1;
+      X0 = __builtin_fmaf(q.x, Y0, pA);
+      X2 = __builtin_fmaf(q.x, Z2, -qA);
+      X1 = __builtin_fmaf(q.z, Y1, pB);
+      X3 = __builtin_fmaf(q.z, Z3, -qB);
+    }
+    u32 h0 = bf16_rne(X0), h1 = bf16_rne(X1), h2 = bf16_rne(X2), h3 = bf16_rne(X3);
+    sv[fin & 0xFFu] = (u16)h0;
+    sv[(fin >> 8) & 0xFFu] = (u16)h1;
+    sv[(fin >> 16) & 0xFFu] = (u16)h2;
+    sv[fin >> 24] = (u16)h3;
+    float a = warp_max(__builtin_fmaxf(__builtin_fmaxf(__builtin_fabsf(bf16_to_f32(h0)), __builtin_fabsf(bf16_to_f32(h1))),
+                                       __builtin_fmaxf(__builtin_fabsf(bf16_to_f32(h2)), __builtin_fabsf(bf16_to_f32(h3)))));
+    warp_sync_all();
+    const u32 *sv32 = (const u32 *)sv;
+    u64 row = (u64)p * M + m;
+    u32 *out = (u32 *)(xr + row * K + (u64)g * GROUP + 4u * lane);
+    out[0] = sv32[2 * lane];
+    out[1] = sv32[2 * lane + 1];
+    if (lane == 0) gamax[row * G + g] = a;
+    warp_sync_all();
+  }
 }
