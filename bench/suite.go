@@ -153,7 +153,7 @@ func (c *Ctx) LauncherEx(kernel string, grid, block gpu.Dim3, shared int, opts g
 	if !ok {
 		return nil, fmt.Errorf("%s: the %s backend cannot launch with %v", kernel, c.Dev.Info().Backend, opts)
 	}
-	f, err := c.Kernels.Function(kernel)
+	f, err := c.Kernels.Checked(kernel, args(0))
 	if err != nil {
 		return nil, err
 	}
@@ -163,9 +163,11 @@ func (c *Ctx) LauncherEx(kernel string, grid, block gpu.Dim3, shared int, opts g
 }
 
 // Launcher returns an Enqueue for kernel with fixed geometry and per-copy
-// arguments (args(copy) picks the buffer set of the cold rotation).
+// arguments (args(copy) picks the buffer set of the cold rotation). The
+// arguments are checked once, on copy 0's, against the kernel's declared
+// parameters (every copy passes the same types).
 func (c *Ctx) Launcher(kernel string, grid, block gpu.Dim3, shared int, args func(copy int) []any) (func(gpu.Stream, int) error, error) {
-	f, err := c.Kernels.Function(kernel)
+	f, err := c.Kernels.Checked(kernel, args(0))
 	if err != nil {
 		return nil, err
 	}

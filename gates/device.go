@@ -108,16 +108,24 @@ func (t *T) Poison(b *Buffer, v byte) {
 // the kernel.
 func (t *T) Launch(kernel string, grid, block gpu.Dim3, sharedBytes int, args ...any) {
 	dev := t.Device()
-	if t.env.Kernels == nil {
-		t.Skipf("no kernel loader (no build directory)")
-	}
-	f, err := t.env.Kernels.Function(kernel)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
+	f := t.checkedFunction(kernel, args)
 	t.Check(dev.Launch(f, grid, block, sharedBytes, 0, args...), "launch "+kernel)
 	t.Check(dev.Synchronize(), "run "+kernel)
 	t.CheckCanaries(kernel)
+}
+
+// checkedFunction is a kernel's entry point after its launch arguments
+// were checked against the parameters its code object declares
+// (kernels.Loader.Checked); any mismatch fails the gate before a launch.
+func (t *T) checkedFunction(kernel string, args []any) gpu.Function {
+	if t.env.Kernels == nil {
+		t.Skipf("no kernel loader (no build directory)")
+	}
+	f, err := t.env.Kernels.Checked(kernel, args)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return f
 }
 
 // LaunchEx launches kernel with opts (clusters, PDL), synchronizes and
@@ -155,12 +163,9 @@ func (t *T) launchEx(kernel string, grid, block gpu.Dim3, sharedBytes int, opts 
 		}
 		return false
 	}
-	if t.env.Kernels == nil {
-		t.Skipf("no kernel loader (no build directory)")
-	}
-	f, err := t.env.Kernels.Function(kernel)
-	if err != nil {
-		t.Fatalf("%v", err)
+	f := t.checkedFunction(kernel, args)
+	for _, m := range more {
+		t.checkedFunction(kernel, m.args)
 	}
 	// Uploads and poisons went to the legacy default stream, which a
 	// non-blocking stream does not wait for: finish them first.

@@ -228,10 +228,7 @@ func gateE4M3DeviceSweep(t *T) {
 // timeLaunch launches a kernel between two events and returns the
 // milliseconds; it syncs and checks canaries like T.Launch.
 func timeLaunch(t *T, dev gpu.Device, kernel string, grid, block gpu.Dim3, args ...any) float32 {
-	f, err := t.env.Kernels.Function(kernel)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
+	f := t.checkedFunction(kernel, args)
 	start, err := dev.NewEvent()
 	t.Check(err, "create event")
 	defer dev.DestroyEvent(start)

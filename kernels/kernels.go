@@ -89,11 +89,36 @@ type Loader struct {
 	Dev      gpu.Device
 	modules  map[string]gpu.Module
 	funcs    map[string]gpu.Function
+	params   map[string][]Param // kernel name -> declared parameters, from the loaded code objects
 }
 
 // NewLoader returns a loader reading from buildDir.
 func NewLoader(buildDir string, dev gpu.Device) *Loader {
-	return &Loader{BuildDir: buildDir, Dev: dev, modules: map[string]gpu.Module{}, funcs: map[string]gpu.Function{}}
+	return &Loader{BuildDir: buildDir, Dev: dev, modules: map[string]gpu.Module{}, funcs: map[string]gpu.Function{}, params: map[string][]Param{}}
+}
+
+// Checked returns a kernel's entry point after checking a launch's
+// arguments against the parameters its code object declares (CheckArgs).
+// Gates and benches launch through it, so every launch is checked.
+func (l *Loader) Checked(name string, args []any) (gpu.Function, error) {
+	f, err := l.Function(name)
+	if err != nil {
+		return nil, err
+	}
+	ps, ok := l.params[name]
+	if !ok {
+		return nil, fmt.Errorf("kernel %s: %s declares no such entry in its signatures; rebuild with `make kernels`", name, l.path(lookupModule(name)))
+	}
+	if err := CheckArgs(name, ps, args); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// lookupModule is the registered module of a kernel ("" if unregistered).
+func lookupModule(name string) string {
+	k, _ := kernelRegistry.Get(name)
+	return k.Module
 }
 
 // Function returns the loaded entry point of a registered kernel.
@@ -141,11 +166,18 @@ func (l *Loader) Module(module string) (gpu.Module, error) {
 	if err := CheckArch(img, info.CodeArch()); err != nil {
 		return nil, fmt.Errorf("code object %s: %v; rebuild with `make kernels`", path, err)
 	}
+	sigs, err := Signatures(img, info.CodeArch())
+	if err != nil {
+		return nil, fmt.Errorf("code object %s: its kernel parameters cannot be read: %v; rebuild with `make kernels`", path, err)
+	}
 	m, err := l.Dev.LoadModule(img)
 	if err != nil {
 		return nil, fmt.Errorf("code object %s: the driver refused it: %v; the file may be corrupt, rebuild with `make kernels`", path, err)
 	}
 	l.modules[module] = m
+	for name, ps := range sigs {
+		l.params[name] = ps
+	}
 	return m, nil
 }
 
@@ -156,6 +188,7 @@ func (l *Loader) Close() {
 		delete(l.modules, k)
 	}
 	l.funcs = map[string]gpu.Function{}
+	l.params = map[string][]Param{}
 }
 
 var ptxTarget = regexp.MustCompile(`(?m)^\s*\.target\s+(sm_[0-9]+a?)`)

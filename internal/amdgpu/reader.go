@@ -64,6 +64,30 @@ type Kernel struct {
 	// UsesDynamicStack is .uses_dynamic_stack (code object v5); nil when the
 	// metadata does not say.
 	UsesDynamicStack *bool `json:"uses_dynamic_stack,omitempty"`
+
+	// Args is .args: the kernel's arguments in kernarg order, the source's
+	// explicit ones first, then the hidden ones the runtime fills (value
+	// kinds hidden_*). Empty for a kernel without arguments.
+	Args []Arg `json:"args,omitempty"`
+}
+
+// Arg is one .args entry (AMDGPUUsage, "Code Object V3 Metadata", kernel
+// argument map).
+type Arg struct {
+	Size      int    `json:"size"`       // .size, bytes
+	Offset    int    `json:"offset"`     // .offset in the kernarg segment
+	ValueKind string `json:"value_kind"` // .value_kind: by_value, global_buffer, hidden_*, ...
+}
+
+// Explicit returns the arguments the source declares (not hidden_*).
+func (k *Kernel) Explicit() []Arg {
+	var out []Arg
+	for _, a := range k.Args {
+		if !strings.HasPrefix(a.ValueKind, "hidden_") {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // errPanic marks an error made from a recovered panic: a parser bug to fix
@@ -416,7 +440,52 @@ func parseKernel(e any) (Kernel, error) {
 		}
 		k.UsesDynamicStack = &b
 	}
+	if v, ok := m[".args"]; ok {
+		list, ok := v.([]any)
+		if !ok {
+			return k, fmt.Errorf(".args is %s, want an array", typeName(v))
+		}
+		for i, e := range list {
+			a, err := parseArg(e)
+			if err != nil {
+				return k, fmt.Errorf(".args[%d]: %v", i, err)
+			}
+			k.Args = append(k.Args, a)
+		}
+	}
 	return k, nil
+}
+
+// parseArg reads one .args entry: .size, .offset and .value_kind are
+// required; the rest (.name, .type_name, .address_space, ...) is not read.
+func parseArg(e any) (Arg, error) {
+	var a Arg
+	m, ok := e.(map[string]any)
+	if !ok {
+		return a, fmt.Errorf("entry is %s, want a map", typeName(e))
+	}
+	for _, f := range []struct {
+		key string
+		dst *int
+	}{{".size", &a.Size}, {".offset", &a.Offset}} {
+		v, ok := m[f.key]
+		if !ok {
+			return a, fmt.Errorf("missing %s", f.key)
+		}
+		x, err := count(f.key, v)
+		if err != nil {
+			return a, err
+		}
+		*f.dst = x
+	}
+	v, ok := m[".value_kind"]
+	if !ok {
+		return a, errors.New("missing .value_kind")
+	}
+	if a.ValueKind, ok = v.(string); !ok {
+		return a, fmt.Errorf(".value_kind is %s, want a string", typeName(v))
+	}
+	return a, nil
 }
 
 // maxCount bounds every count; metadata values are 32-bit in LLVM.

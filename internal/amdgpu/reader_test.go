@@ -349,3 +349,37 @@ func TestMachAndFamily(t *testing.T) {
 		}
 	}
 }
+
+// .args: explicit arguments in order, hidden ones filtered by Explicit, and
+// malformed entries named by index.
+func TestKernelArgs(t *testing.T) {
+	k := testKernelMap()
+	k[".args"] = []any{
+		map[string]any{".size": 8, ".offset": 0, ".value_kind": "global_buffer", ".name": "x"},
+		map[string]any{".size": 4, ".offset": 8, ".value_kind": "by_value"},
+		map[string]any{".size": 8, ".offset": 16, ".value_kind": "hidden_global_offset_x"},
+	}
+	co, err := ReadKernels(metadataELF(testMetadata(k)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := co.Kernels[0].Explicit()
+	if len(co.Kernels[0].Args) != 3 || len(got) != 2 || got[0] != (Arg{8, 0, "global_buffer"}) || got[1] != (Arg{4, 8, "by_value"}) {
+		t.Fatalf("args %+v, explicit %+v", co.Kernels[0].Args, got)
+	}
+	for _, c := range []struct {
+		args any
+		want string
+	}{
+		{"x", ".args is a string, want an array"},
+		{[]any{7}, ".args[0]: entry is"},
+		{[]any{map[string]any{".offset": 0, ".value_kind": "by_value"}}, ".args[0]: missing .size"},
+		{[]any{map[string]any{".size": 4, ".offset": 0}}, ".args[0]: missing .value_kind"},
+		{[]any{map[string]any{".size": 4, ".offset": 0, ".value_kind": 3}}, ".value_kind is"},
+	} {
+		k[".args"] = c.args
+		if _, err := ReadKernels(metadataELF(testMetadata(k))); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf(".args %v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}

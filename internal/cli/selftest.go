@@ -31,10 +31,6 @@ func runSelftest(args []string, stdout, stderr io.Writer) (int, error) {
 	if sess.dev == nil {
 		return ExitUsage, fmt.Errorf("%v", sess.devErr)
 	}
-	f, err := sess.loader.Function("selftest_spin")
-	if err != nil {
-		return ExitUsage, err
-	}
 	flag, err := sess.dev.Malloc(8)
 	if err != nil {
 		return ExitUsage, err
@@ -42,11 +38,16 @@ func runSelftest(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := sess.dev.Memset(flag, 0, 8); err != nil {
 		return ExitUsage, err
 	}
+	spinArgs := []any{flag, flag.Add(4)}
+	f, err := sess.loader.Checked("selftest_spin", spinArgs)
+	if err != nil {
+		return ExitUsage, err
+	}
 	gpu.SetWatchdog(*watchdog, func(what string, after time.Duration) {
 		fmt.Fprintf(stdout, "selftest hang: the watchdog caught the hung kernel selftest_spin (%s, %s): PASS\n", what, after)
 	})
 	fmt.Fprintf(stdout, "selftest hang: launching selftest_spin, which never returns; the watchdog must end this process within %s\n", *watchdog)
-	if err := sess.dev.Launch(f, gpu.D1(1), gpu.D1(32), 0, 0, flag, flag.Add(4)); err != nil {
+	if err := sess.dev.Launch(f, gpu.D1(1), gpu.D1(32), 0, 0, spinArgs...); err != nil {
 		return ExitUsage, err
 	}
 	err = sess.dev.Synchronize()

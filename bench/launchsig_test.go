@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/fakegpu"
+	"github.com/parharness/parharness/kernels"
+)
+
+// The bench suites' launch sites, built on a fake device against the code
+// objects `make kernels` built: every variant's arguments must match the
+// parameters its compiled kernel declares (Ctx.Launcher checks them through
+// kernels.Loader.Checked), on both targets.
+
+var fakeTargets = []gpu.Info{
+	{Backend: "cuda", Arch: "sm_90", Name: "fake sm_90", SMs: 132, LLCBytes: 1 << 20},
+	{Backend: "hip", Arch: "gfx1201", Name: "fake gfx1201", SMs: 64, LLCBytes: 1 << 20},
+}
+
+func fakeCtx(t *testing.T, info gpu.Info) (*Ctx, *fakegpu.Device) {
+	t.Helper()
+	dir := filepath.Join("..", "build")
+	if _, err := os.Stat(filepath.Join(dir, info.CodeArch())); err != nil {
+		t.Skipf("no %s code objects in %s (run make kernels): %v", info.CodeArch(), dir, err)
+	}
+	dev := fakegpu.New(info)
+	return &Ctx{Dev: dev, Kernels: kernels.NewLoader(dir, dev)}, dev
+}
+
+func TestProducerSuiteLaunchesMatchSignatures(t *testing.T) {
+	for _, info := range fakeTargets {
+		c, dev := fakeCtx(t, info)
+		b, err := newProducerBufs(c, 40, 384, 2) // primes pass C: pass A on every copy
+		if err != nil {
+			t.Fatalf("%s: %v", info.Arch, err)
+		}
+		var names []string
+		vs := []Variant{b.group(), b.groupAttr("hot", true, true), b.passA(), b.passALR(), b.passASH(), b.passC(false), b.passC(true), b.fused(false), b.fused(true)}
+		if v, ok := b.groupPDL(); ok {
+			vs = append(vs, v)
+		}
+		if b.err != nil {
+			t.Fatalf("%s: %v", info.Arch, b.err)
+		}
+		for _, v := range vs {
+			names = append(names, v.Name)
+			if err := v.Enqueue(0, 1); err != nil {
+				t.Errorf("%s %s: %v", info.Arch, v.Name, err)
+			}
+		}
+		for _, k := range []string{"pq_rotq_group", "pq_rot_bf16", "pq_rot_bf16_lr", "pq_rot_bf16_sh", "pq_tokq", "pq_rotq_token"} {
+			if !slices.Contains(dev.Kernels(), k) {
+				t.Errorf("%s: %s never launched (variants %v)", info.Arch, k, names)
+			}
+		}
+	}
+}
+
+func TestGEMMSuiteLaunchesMatchSignatures(t *testing.T) {
+	for _, info := range fakeTargets {
+		c, dev := fakeCtx(t, info)
+		s := kernels.GemmShape{K: 384, Parts: []int{256, 128}}
+		for _, M := range []int{1, 9, 24, 33} {
+			b, err := newGemmBufs(c, s, M, false, 8)
+			if err != nil {
+				t.Fatalf("%s M=%d: %v", info.Arch, M, err)
+			}
+			for _, S := range []int{1, 2} {
+				for _, k := range []string{"", kernels.DecKernel(M)} {
+					v, err := b.decVariant(s, M, S, k, "v", false, false)
+					if err == nil {
+						err = v.Enqueue(0, 0)
+					}
+					if err != nil {
+						t.Errorf("%s dec M=%d S=%d %q: %v", info.Arch, M, S, k, err)
+					}
+				}
+			}
+		}
+		b, err := newGemmBufs(c, s, 200, true, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pre := []string{"pq_gemm_pre"}
+		if info.Arch == "sm_90" {
+			pre = append(pre, kernels.PreWG)
+		}
+		for _, k := range pre {
+			v, err := b.preVariant(s, 200, k, k)
+			if err == nil {
+				err = v.Enqueue(0, 0)
+			}
+			if err != nil {
+				t.Errorf("%s pre %s: %v", info.Arch, k, err)
+			}
+		}
+		for _, k := range append([]string{"pq_gemm_dec_m8", "pq_gemm_dec_m16", "pq_gemm_dec_m32", "pq_gemm_dec_m64"}, pre...) {
+			if !slices.Contains(dev.Kernels(), k) {
+				t.Errorf("%s: %s never launched (%v)", info.Arch, k, dev.Kernels())
+			}
+		}
+	}
+}

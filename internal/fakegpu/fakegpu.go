@@ -1,0 +1,138 @@
+// Package fakegpu is a gpu.Device in host memory for tests that exercise
+// the harness's device-side plumbing without a GPU: buffers, copies and
+// memsets work on a host slab; modules expose every symbol asked for;
+// launches run nothing and are recorded (kernel name, geometry and
+// arguments), so a test can run real gate and bench code paths against the
+// real compiled code objects' declared parameters (kernels.Loader.Checked)
+// and see which kernels were launched with what. Outputs stay as the test
+// left them; anything comparing them with a reference will fail, which
+// such tests expect.
+package fakegpu
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/parharness/parharness/gpu"
+)
+
+// Launch is one recorded launch.
+type Launch struct {
+	Kernel      string
+	Grid, Block gpu.Dim3
+	SharedBytes int
+	Opts        *gpu.LaunchOpts // nil for a plain launch
+	Args        []any
+}
+
+// Device is the fake. Info is what Info returns (set Arch to pick the code
+// objects a loader reads).
+type Device struct {
+	info     gpu.Info
+	mem      []byte
+	Launches []Launch
+}
+
+// base keeps fake addresses away from 0 and from small integers.
+const base = 1 << 20
+
+// New returns a fake device that reports info.
+func New(info gpu.Info) *Device { return &Device{info: info} }
+
+func (d *Device) Info() gpu.Info { return d.info }
+
+func (d *Device) at(p gpu.Ptr, n int) ([]byte, error) {
+	o := int(p) - base
+	if o < 0 || n < 0 || o+n > len(d.mem) {
+		return nil, fmt.Errorf("fakegpu: access [%#x, +%d) outside the %d allocated bytes", uint64(p), n, len(d.mem))
+	}
+	return d.mem[o : o+n], nil
+}
+
+func (d *Device) Malloc(n int) (gpu.Ptr, error) {
+	if n < 0 {
+		return 0, errors.New("fakegpu: negative allocation")
+	}
+	n = (n + 255) &^ 255
+	p := gpu.Ptr(base + len(d.mem))
+	d.mem = append(d.mem, make([]byte, n)...)
+	return p, nil
+}
+func (d *Device) Free(gpu.Ptr) error { return nil }
+func (d *Device) HtoD(dst gpu.Ptr, src []byte) error {
+	b, err := d.at(dst, len(src))
+	if err == nil {
+		copy(b, src)
+	}
+	return err
+}
+func (d *Device) DtoH(dst []byte, src gpu.Ptr) error {
+	b, err := d.at(src, len(dst))
+	if err == nil {
+		copy(dst, b)
+	}
+	return err
+}
+func (d *Device) Memset(dst gpu.Ptr, v byte, n int) error {
+	b, err := d.at(dst, n)
+	for i := range b {
+		b[i] = v
+	}
+	return err
+}
+
+type module struct{}
+type function string
+
+func (module) Function(name string) (gpu.Function, error) { return function(name), nil }
+func (module) Unload() error                              { return nil }
+func (f function) Name() string                           { return string(f) }
+func (f function) Attrs() (gpu.FuncAttrs, error) {
+	return gpu.FuncAttrs{Regs: 32, MaxThreads: 1024}, nil
+}
+
+func (d *Device) LoadModule([]byte) (gpu.Module, error) { return module{}, nil }
+
+func (d *Device) Launch(f gpu.Function, grid, block gpu.Dim3, sharedBytes int, s gpu.Stream, args ...any) error {
+	d.Launches = append(d.Launches, Launch{Kernel: f.Name(), Grid: grid, Block: block, SharedBytes: sharedBytes, Args: args})
+	return nil
+}
+
+// LaunchEx makes the fake a gpu.ExLauncher.
+func (d *Device) LaunchEx(f gpu.Function, grid, block gpu.Dim3, sharedBytes int, s gpu.Stream, opts gpu.LaunchOpts, args ...any) error {
+	o := opts
+	d.Launches = append(d.Launches, Launch{Kernel: f.Name(), Grid: grid, Block: block, SharedBytes: sharedBytes, Opts: &o, Args: args})
+	return nil
+}
+
+func (d *Device) Synchronize() error                            { return nil }
+func (d *Device) NewStream() (gpu.Stream, error)                { return 1, nil }
+func (d *Device) DestroyStream(gpu.Stream) error                { return nil }
+func (d *Device) StreamSynchronize(gpu.Stream) error            { return nil }
+func (d *Device) NewEvent() (gpu.Event, error)                  { return 1, nil }
+func (d *Device) DestroyEvent(gpu.Event) error                  { return nil }
+func (d *Device) Record(gpu.Event, gpu.Stream) error            { return nil }
+func (d *Device) Elapsed(gpu.Event, gpu.Event) (float32, error) { return 0.001, nil }
+func (d *Device) BeginCapture(gpu.Stream) error                 { return errors.New("fakegpu: no graph capture") }
+func (d *Device) EndCapture(gpu.Stream) (gpu.Graph, error) {
+	return nil, errors.New("fakegpu: no graph capture")
+}
+func (d *Device) Close() error { return nil }
+
+// Kernels lists the distinct kernels launched, in first-launch order.
+func (d *Device) Kernels() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range d.Launches {
+		if !seen[l.Kernel] {
+			seen[l.Kernel] = true
+			out = append(out, l.Kernel)
+		}
+	}
+	return out
+}
+
+var (
+	_ gpu.Device     = (*Device)(nil)
+	_ gpu.ExLauncher = (*Device)(nil)
+)
