@@ -1084,6 +1084,11 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
       if (pt < 32) cp_async16_s(st + PW_SZ_OFF + pt * 16u, sz + (u64)g * N + n_blk + 4u * pt, 16u);
       cp_async_mbar_arrive(full0 + 8u * s);
     }
+    // Exit only once this thread's copies have landed: the consumers'
+    // full-barrier waits already order them before any read, but the PTX
+    // ISA does not promise that a thread may exit with cp.async writes in
+    // flight. Costs nothing on the critical path (the producer is idle now).
+    asm volatile("cp.async.wait_all;" ::: "memory");
     return;
   }
   setmaxnreg_inc<PW_CONSUMER_REGS>();
