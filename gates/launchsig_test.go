@@ -63,6 +63,9 @@ func TestProducerGateLaunchesMatchSignatures(t *testing.T) {
 		if bad := argumentErrors(res); len(bad) > 0 {
 			t.Errorf("%s: %v", info.Arch, bad)
 		}
+		if res.Status != Fail {
+			t.Errorf("%s: a device that runs nothing got %s from the producer checks", info.Arch, res.Status)
+		}
 		want := []string{"pq_rotq_group", "pq_rot_bf16_sh", "pq_rot_bf16", "pq_rot_bf16_lr", "pq_tokq", "pq_rotq_token"}
 		if got := dev.Kernels(); !slices.Equal(got, want) {
 			t.Errorf("%s: launched %v, want %v (status %s: %s)", info.Arch, got, want, res.Status, res.Reason)
@@ -90,6 +93,9 @@ func TestGEMMGateLaunchesMatchSignatures(t *testing.T) {
 		if bad := argumentErrors(res); len(bad) > 0 {
 			t.Errorf("%s: %v", info.Arch, bad)
 		}
+		if res.Status != Fail || !strings.Contains(res.Reason, "unwritten") {
+			t.Errorf("%s: a device that runs nothing got %s (%s) from the GEMM checks", info.Arch, res.Status, res.Reason)
+		}
 		got := dev.Kernels()
 		for _, k := range []string{"pq_gemm_dec_m8", "pq_gemm_dec_m16", "pq_gemm_dec_m32", "pq_gemm_dec_m64", "pq_gemm_pre"} {
 			if !slices.Contains(got, k) {
@@ -98,6 +104,32 @@ func TestGEMMGateLaunchesMatchSignatures(t *testing.T) {
 		}
 		if wg := slices.Contains(got, kernels.PreWG); wg != (info.Arch == "sm_90") {
 			t.Errorf("%s: %s launched = %v", info.Arch, kernels.PreWG, wg)
+		}
+	}
+}
+
+// A device that accepts every launch and runs nothing must fail every
+// device gate that checks what kernels compute (all but resources-device,
+// which reads attributes): no gate passes on outputs it did not see
+// written. The cheap ones run here; producers and gemm are covered by the
+// tests above on small cases.
+func TestNoOpDeviceFailsGates(t *testing.T) {
+	for _, info := range fakeTargets {
+		env, _ := fakeEnv(t, info)
+		env.Full = false
+		for _, name := range []string{"e4m3-device-decode", "e4m3-device-sweep", "e4m3-device-vs-go", "harness-selftest"} {
+			var g Gate
+			for _, x := range All() {
+				if x.Name == name {
+					g = x
+				}
+			}
+			if g.Run == nil {
+				t.Fatalf("gate %s not registered", name)
+			}
+			if res := RunGate(env, g); res.Status != Fail || len(argumentErrors(res)) > 0 {
+				t.Errorf("%s %s on a no-op device: %s (%s)", info.Arch, name, res.Status, res.Reason)
+			}
 		}
 	}
 }
