@@ -46,9 +46,13 @@ func init() {
 			bytes: func(M, K, P int) int64 {
 				return int64(M*K*2) + int64(P*M*K) + 2*int64(P*M)*G(K)*4
 			}},
-		{name: "rot", doc: "prefill pass A pq_rot_bf16: rotate -> bf16 rows + group amax; variants lanes = rows (pq_rot_bf16_lr) and shuffle-routed (pq_rot_bf16_sh)",
+		{name: "rot", doc: "prefill pass A pq_rot_bf16: rotate -> bf16 rows + group amax; variant lanes = rows (pq_rot_bf16_lr)",
 			Ms:       PrefillMs,
-			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passALR(), b.passASH()} },
+			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passALR()} },
+			bytes:    passABytes},
+		{name: "rotsh", doc: "prefill pass A shuffle-routed (pq_rot_bf16_sh: the row-group in registers, 4 warp shuffles per layer) against pq_rot_bf16; a suite of its own until the kernel has passed the producers gate (--full) on a device",
+			Ms:       PrefillMs,
+			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passASH()} },
 			bytes:    passABytes},
 		{name: "passc", doc: "prefill pass C pq_tokq: token scale, encode, row sums (row-major; tiled as a variant)",
 			Ms:       PrefillMs,

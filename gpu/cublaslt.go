@@ -365,8 +365,8 @@ func (l *blasLtLib) calls() *ltCalls {
 			if err := l.err("cublasLtMatmulAlgoGetHeuristic", l.cublasLtMatmulAlgoGetHeuristic(h, op, a, b, d, d, pref, heuristicRequest, &res[0], &n)); err != nil {
 				return nil, err
 			}
-			out := make([]ltCandidate, 0, n)
-			for _, r := range res[:min(int(n), len(res))] {
+			out := make([]ltCandidate, 0, len(res))
+			for _, r := range res[:max(0, min(int(n), len(res)))] {
 				out = append(out, ltCandidate{algo: ltAlgo(r.algo.data), wsBytes: r.workspaceSize, ok: r.state == cublasStatusSuccess, waves: r.wavesCount})
 			}
 			return out, nil

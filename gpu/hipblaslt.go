@@ -449,8 +449,8 @@ func (l *hipBLASLtLib) calls() *ltCalls {
 			if err := hipblasErr("hipblasLtMatmulAlgoGetHeuristic", l.hipblasLtMatmulAlgoGetHeuristic(h, op, a, b, d, d, pref, heuristicRequest, &res[0], &n)); err != nil {
 				return nil, err
 			}
-			out := make([]ltCandidate, 0, n)
-			for _, r := range res[:min(int(n), len(res))] {
+			out := make([]ltCandidate, 0, len(res))
+			for _, r := range res[:max(0, min(int(n), len(res)))] {
 				c := ltCandidate{wsBytes: r.workspaceSize, ok: r.state == hipblasStatusSuccess, waves: r.wavesCount}
 				*hipAlgo(&c.algo) = r.algo
 				out = append(out, c)

@@ -414,7 +414,8 @@ DEVICE float shfl_idx_f32(float v, u32 src) { return bits_f32(shfl_idx_u32(f32_b
 
 KERNEL LAUNCH_BOUNDS(256) void pq_rot_bf16_sh(const u16 *x, const u32 *sctrl, const f4 *scs, const u32 *sfin,
                                               const f4 *chs, u16 *xr, float *gamax, u32 M, u32 K, u32 rpw) {
-  SHARED u16 sbuf[WARPS][GROUP];
+  // Written as u16, read back as u32 pairs: 16-byte aligned, not u16-aligned.
+  SHARED __attribute__((aligned(16))) u16 sbuf[WARPS][GROUP];
   u32 g = bid_x(), p = bid_y(), G = K / GROUP;
   u32 lane = lane_id(), warp = tid_x() >> 5;
   u16 *sv = sbuf[warp];

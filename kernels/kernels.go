@@ -89,12 +89,12 @@ type Loader struct {
 	Dev      gpu.Device
 	modules  map[string]gpu.Module
 	funcs    map[string]gpu.Function
-	params   map[string][]Param // kernel name -> declared parameters, from the loaded code objects
+	sigs     map[string]Signature // kernel name -> declared parameters, from the loaded code objects
 }
 
 // NewLoader returns a loader reading from buildDir.
 func NewLoader(buildDir string, dev gpu.Device) *Loader {
-	return &Loader{BuildDir: buildDir, Dev: dev, modules: map[string]gpu.Module{}, funcs: map[string]gpu.Function{}, params: map[string][]Param{}}
+	return &Loader{BuildDir: buildDir, Dev: dev, modules: map[string]gpu.Module{}, funcs: map[string]gpu.Function{}, sigs: map[string]Signature{}}
 }
 
 // Checked returns a kernel's entry point after checking a launch's
@@ -105,11 +105,14 @@ func (l *Loader) Checked(name string, args []any) (gpu.Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	ps, ok := l.params[name]
+	sig, ok := l.sigs[name]
 	if !ok {
-		return nil, fmt.Errorf("kernel %s: %s declares no such entry in its signatures; rebuild with `make kernels`", name, l.path(lookupModule(name)))
+		return nil, fmt.Errorf("kernel %s: its code object %s declares no parameter list for it; rebuild with `make kernels`", name, l.path(lookupModule(name)))
 	}
-	if err := CheckArgs(name, ps, args); err != nil {
+	if sig.Err != nil {
+		return nil, fmt.Errorf("kernel %s: %v", name, sig.Err)
+	}
+	if err := CheckArgs(name, sig.Params, args); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -168,15 +171,22 @@ func (l *Loader) Module(module string) (gpu.Module, error) {
 	}
 	sigs, err := Signatures(img, info.CodeArch())
 	if err != nil {
-		return nil, fmt.Errorf("code object %s: its kernel parameters cannot be read: %v; rebuild with `make kernels`", path, err)
+		// The driver may still load it; every launch from it then says why
+		// its arguments cannot be checked.
+		sigs = map[string]Signature{}
+		for _, k := range All() {
+			if k.Module == module {
+				sigs[k.Name] = Signature{Err: fmt.Errorf("code object %s: kernel parameters unreadable: %v; rebuild with `make kernels`", path, err)}
+			}
+		}
 	}
 	m, err := l.Dev.LoadModule(img)
 	if err != nil {
 		return nil, fmt.Errorf("code object %s: the driver refused it: %v; the file may be corrupt, rebuild with `make kernels`", path, err)
 	}
 	l.modules[module] = m
-	for name, ps := range sigs {
-		l.params[name] = ps
+	for name, sig := range sigs {
+		l.sigs[name] = sig
 	}
 	return m, nil
 }
@@ -188,7 +198,7 @@ func (l *Loader) Close() {
 		delete(l.modules, k)
 	}
 	l.funcs = map[string]gpu.Function{}
-	l.params = map[string][]Param{}
+	l.sigs = map[string]Signature{}
 }
 
 var ptxTarget = regexp.MustCompile(`(?m)^\s*\.target\s+(sm_[0-9]+a?)`)

@@ -31,35 +31,57 @@ type Param struct {
 
 func (p Param) String() string { return fmt.Sprintf("%s/%dB", p.Class, p.Bytes) }
 
+// Signature is one kernel's declared parameters, or why they cannot be
+// read (a parameter the harness cannot pass): that kernel's launches fail
+// with Err, the module's other kernels are unaffected.
+type Signature struct {
+	Params []Param
+	Err    error
+}
+
 var (
-	ptxEntry = regexp.MustCompile(`(?m)^\s*(?:\.visible\s+)?\.entry\s+([A-Za-z_$][\w$]*)\s*\(([^)]*)\)`)
-	ptxParam = regexp.MustCompile(`^\.param\s+(\.[a-z0-9]+)\s+`)
+	ptxEntry     = regexp.MustCompile(`(?m)^\s*(?:\.(?:visible|weak)\s+)?\.entry\s+([A-Za-z_$][\w$]*)\s*\(([^)]*)\)`)
+	ptxParam     = regexp.MustCompile(`^\.param\s+(\.[a-z0-9]+)\s+[A-Za-z_$][\w$]*$`)
+	ptxAggregate = regexp.MustCompile(`^\.param\s+\.align\s+\d+\s+\.b8\s+[A-Za-z_$][\w$]*\[(\d+)\]$`)
 )
 
 // PTXSignatures returns the parameters of every .entry in a PTX module.
-func PTXSignatures(ptx []byte) (map[string][]Param, error) {
-	out := map[string][]Param{}
+// Scalars get their width and class; a by-value aggregate (.align N .b8
+// name[SIZE]) gets class "aggregate", which no Go argument matches.
+func PTXSignatures(ptx []byte) map[string]Signature {
+	out := map[string]Signature{}
 	for _, m := range ptxEntry.FindAllSubmatch(ptx, -1) {
 		name := string(m[1])
-		var ps []Param
+		sig := Signature{Params: []Param{}}
 		for i, decl := range strings.Split(string(m[2]), ",") {
-			decl = strings.TrimSpace(decl)
+			decl = strings.Join(strings.Fields(decl), " ")
 			if decl == "" {
+				continue
+			}
+			if am := ptxAggregate.FindStringSubmatch(decl); am != nil {
+				var n int
+				fmt.Sscan(am[1], &n)
+				sig.Params = append(sig.Params, Param{Bytes: n, Class: "aggregate"})
 				continue
 			}
 			pm := ptxParam.FindStringSubmatch(decl)
 			if pm == nil {
-				return nil, fmt.Errorf("PTX entry %s: parameter %d %q: not a scalar .param (aggregate parameters are not supported)", name, i, decl)
+				sig.Err = fmt.Errorf("PTX entry %s: parameter %d %q is not a form the harness reads", name, i, decl)
+				break
 			}
 			p, ok := ptxParamTypes[pm[1]]
 			if !ok {
-				return nil, fmt.Errorf("PTX entry %s: parameter %d has type %s, which the harness does not pass", name, i, pm[1])
+				sig.Err = fmt.Errorf("PTX entry %s: parameter %d has type %s, which the harness cannot pass", name, i, pm[1])
+				break
 			}
-			ps = append(ps, p)
+			sig.Params = append(sig.Params, p)
 		}
-		out[name] = ps
+		if sig.Err != nil {
+			sig.Params = nil
+		}
+		out[name] = sig
 	}
-	return out, nil
+	return out
 }
 
 var ptxParamTypes = map[string]Param{
@@ -69,13 +91,14 @@ var ptxParamTypes = map[string]Param{
 }
 
 // AMDGPUSignatures returns the explicit parameters of every kernel in an
-// AMDGPU code object, from its metadata note.
-func AMDGPUSignatures(img []byte) (map[string][]Param, error) {
+// AMDGPU code object, from its metadata note (an unreadable note is an
+// error for the whole object).
+func AMDGPUSignatures(img []byte) (map[string]Signature, error) {
 	co, err := amdgpu.ReadKernels(img)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]Param{}
+	out := map[string]Signature{}
 	for _, k := range co.Kernels {
 		ps := []Param{}
 		for _, a := range k.Explicit() {
@@ -88,16 +111,16 @@ func AMDGPUSignatures(img []byte) (map[string][]Param, error) {
 			}
 			ps = append(ps, Param{Bytes: a.Size, Class: class})
 		}
-		out[k.Name] = ps
+		out[k.Name] = Signature{Params: ps}
 	}
 	return out, nil
 }
 
 // Signatures reads the parameters of every kernel of a code object for
 // codeArch (PTX text for sm_*, an AMDGPU ELF otherwise).
-func Signatures(img []byte, codeArch string) (map[string][]Param, error) {
+func Signatures(img []byte, codeArch string) (map[string]Signature, error) {
 	if Ext(codeArch) == ".ptx" {
-		return PTXSignatures(img)
+		return PTXSignatures(img), nil
 	}
 	return AMDGPUSignatures(img)
 }

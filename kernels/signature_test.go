@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/fakegpu"
 )
 
 func TestPTXSignatures(t *testing.T) {
@@ -20,24 +21,36 @@ func TestPTXSignatures(t *testing.T) {
 { ret; }
 .entry k_none()
 { ret; }
+.weak .entry k_tmpl(
+	.param .u64 k_tmpl_param_0
+)
+.visible .entry k_agg(
+	.param .align 8 .b8 k_agg_param_0[16],
+	.param .u32 k_agg_param_1
+)
+.visible .entry k_u16(
+	.param .u16 k_u16_param_0
+)
 `
-	sigs, err := PTXSignatures([]byte(ptx))
-	if err != nil {
-		t.Fatal(err)
+	sigs := PTXSignatures([]byte(ptx))
+	if got := sigs["k_two"]; got.Err != nil || len(got.Params) != 3 || got.Params[0] != (Param{8, "int"}) || got.Params[1] != (Param{4, "int"}) || got.Params[2] != (Param{4, "float"}) {
+		t.Errorf("k_two: %+v", got)
 	}
-	if got := sigs["k_two"]; len(got) != 3 || got[0] != (Param{8, "int"}) || got[1] != (Param{4, "int"}) || got[2] != (Param{4, "float"}) {
-		t.Errorf("k_two: %v", got)
+	if got, ok := sigs["k_none"]; !ok || got.Err != nil || len(got.Params) != 0 {
+		t.Errorf("k_none: %+v, %v", got, ok)
 	}
-	if got, ok := sigs["k_none"]; !ok || len(got) != 0 {
-		t.Errorf("k_none: %v, %v", got, ok)
+	if got := sigs["k_tmpl"]; got.Err != nil || len(got.Params) != 1 {
+		t.Errorf(".weak entry: %+v", got)
 	}
-	for _, bad := range []string{
-		".visible .entry a(\n.param .align 8 .b8 a_param_0[16]\n)",
-		".visible .entry a(\n.param .pred a_param_0\n)",
-	} {
-		if _, err := PTXSignatures([]byte(bad)); err == nil || !strings.Contains(err.Error(), "PTX entry a: parameter 0") {
-			t.Errorf("%q: error %v", bad, err)
-		}
+	// An aggregate parameter reads (and no Go argument matches it); a
+	// parameter type the harness cannot pass fails that kernel only.
+	if got := sigs["k_agg"]; got.Err != nil || len(got.Params) != 2 || got.Params[0] != (Param{16, "aggregate"}) {
+		t.Errorf("k_agg: %+v", got)
+	} else if err := CheckArgs("k_agg", got.Params, []any{gpu.Ptr(1), uint32(1)}); err == nil {
+		t.Error("a Ptr passed for a 16-byte aggregate")
+	}
+	if got := sigs["k_u16"]; got.Err == nil || !strings.Contains(got.Err.Error(), "PTX entry k_u16: parameter 0 has type .u16") {
+		t.Errorf("k_u16: %+v", got)
 	}
 }
 
@@ -78,7 +91,7 @@ func TestCheckArgs(t *testing.T) {
 // (where `make kernels` built them), and the two targets declare the same
 // parameter widths: one source, one argument list.
 func TestBuiltSignaturesAgreeAcrossTargets(t *testing.T) {
-	read := func(arch, module string) map[string][]Param {
+	read := func(arch, module string) map[string]Signature {
 		img, err := os.ReadFile(ObjectPath("../build", arch, module))
 		if err != nil {
 			t.Skipf("%v (run make kernels)", err)
@@ -95,8 +108,13 @@ func TestBuiltSignaturesAgreeAcrossTargets(t *testing.T) {
 			if k.Module != mod {
 				continue
 			}
-			a, okA := nv[k.Name]
-			b, okB := amd[k.Name]
+			sa, okA := nv[k.Name]
+			sb, okB := amd[k.Name]
+			if sa.Err != nil || sb.Err != nil {
+				t.Errorf("%s: unreadable parameters: %v / %v", k.Name, sa.Err, sb.Err)
+				continue
+			}
+			a, b := sa.Params, sb.Params
 			if !okA && k.ForArch("sm_90a") || !okB && k.ForArch("gfx1201") {
 				t.Errorf("%s: missing from a code object (sm_90a %v, gfx1201 %v)", k.Name, okA, okB)
 				continue
@@ -122,16 +140,37 @@ func FuzzPTXSignatures(f *testing.F) {
 	f.Add([]byte(".entry k()"))
 	f.Add([]byte(".visible .entry k(.param .align 4 .b8 x[8])"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		sigs, err := PTXSignatures(b)
-		if err != nil {
-			return
-		}
-		for name, ps := range sigs {
-			for _, p := range ps {
-				if p.Bytes != 4 && p.Bytes != 8 {
+		for name, sig := range PTXSignatures(b) {
+			if sig.Err != nil && sig.Params != nil {
+				t.Fatalf("%s: both an error and parameters", name)
+			}
+			for _, p := range sig.Params {
+				if p.Class != "aggregate" && p.Bytes != 4 && p.Bytes != 8 {
 					t.Fatalf("%s: parameter %v", name, p)
 				}
 			}
 		}
 	})
+}
+
+// A kernel whose parameters cannot be read fails its own launches only; the
+// module's other kernels still check and launch.
+func TestLoaderCheckedPerKernel(t *testing.T) {
+	dir := t.TempDir()
+	writePTX(t, dir, "producers", ".version 8.4\n.target sm_90a\n"+
+		".visible .entry pq_tokq(\n.param .u64 a,\n.param .u32 b\n)\n{ ret; }\n"+
+		".visible .entry pq_rot_bf16_sh(\n.param .u16 a\n)\n{ ret; }\n")
+	l := NewLoader(dir, fakegpu.New(gpu.Info{Backend: "cuda", Arch: "sm_90"}))
+	if _, err := l.Checked("pq_tokq", []any{gpu.Ptr(1), uint32(2)}); err != nil {
+		t.Errorf("readable kernel: %v", err)
+	}
+	if _, err := l.Checked("pq_tokq", []any{gpu.Ptr(1)}); err == nil || !strings.Contains(err.Error(), "launched with 1 arguments") {
+		t.Errorf("short launch: %v", err)
+	}
+	if _, err := l.Checked("pq_rot_bf16_sh", []any{uint32(1)}); err == nil || !strings.Contains(err.Error(), "has type .u16") {
+		t.Errorf("unreadable kernel: %v", err)
+	}
+	if _, err := l.Checked("pq_rot_bf16", []any{}); err == nil || !strings.Contains(err.Error(), "declares no parameter list") {
+		t.Errorf("kernel absent from the PTX: %v", err)
+	}
 }

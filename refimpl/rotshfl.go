@@ -44,7 +44,8 @@ import (
 //
 // The pair arithmetic is the contract of RotateF32 (rotf32.go) op for op:
 // with the pair (i, j), (c, s) and slot 0 holding i, sA = s; holding j,
-// sA = -s, which (since (-s)·x == -(s·x) exactly, zeros included) gives
+// sA = -s, which (since (-s)·x == -(s·x) exactly for finite x, zeros
+// included; a NaN result's sign bit may differ) gives
 //
 //	X0 = fma(cA, Y0, sA*Y2)      X2 = fma(cA, Y2, -(sA*Y0))
 //
@@ -297,7 +298,8 @@ func ShuffleSends(w uint32, x [4]float32) [4]float32 {
 // RotateWarp runs the shuffle-routed producer's rotation of bf16 rows x
 // [M, K] for partition p as the kernel does, lane by lane and round by
 // round in float32, and returns v [M, K] in channel order. It must equal
-// RotRecords.RotateF32 of the same rotations bit for bit.
+// RotRecords.RotateF32 of the same rotations bit for bit on finite inputs
+// (with a NaN or Inf input, a NaN output's sign bit may differ).
 func (sr *ShuffleRecords) RotateWarp(x []uint16, M, p int) []float32 {
 	K, G := sr.K, sr.K/GroupSize
 	v := make([]float32, M*K)

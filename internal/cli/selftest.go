@@ -31,6 +31,11 @@ func runSelftest(args []string, stdout, stderr io.Writer) (int, error) {
 	if sess.dev == nil {
 		return ExitUsage, fmt.Errorf("%v", sess.devErr)
 	}
+	// The argument types are checked before anything is allocated.
+	f, err := sess.loader.Checked("selftest_spin", []any{gpu.Ptr(0), gpu.Ptr(0)})
+	if err != nil {
+		return ExitUsage, err
+	}
 	flag, err := sess.dev.Malloc(8)
 	if err != nil {
 		return ExitUsage, err
@@ -39,10 +44,6 @@ func runSelftest(args []string, stdout, stderr io.Writer) (int, error) {
 		return ExitUsage, err
 	}
 	spinArgs := []any{flag, flag.Add(4)}
-	f, err := sess.loader.Checked("selftest_spin", spinArgs)
-	if err != nil {
-		return ExitUsage, err
-	}
 	gpu.SetWatchdog(*watchdog, func(what string, after time.Duration) {
 		fmt.Fprintf(stdout, "selftest hang: the watchdog caught the hung kernel selftest_spin (%s, %s): PASS\n", what, after)
 	})
