@@ -66,7 +66,7 @@ func TestProducerGateLaunchesMatchSignatures(t *testing.T) {
 		if res.Status != Fail {
 			t.Errorf("%s: a device that runs nothing got %s from the producer checks", info.Arch, res.Status)
 		}
-		want := []string{"pq_rotq_group", "pq_rot_bf16_sh", "pq_rot_bf16", "pq_rot_bf16_lr", "pq_tokq", "pq_rotq_token"}
+		want := []string{"pq_rotq_group", "pq_rot_bf16", "pq_rot_bf16_lr", "pq_tokq", "pq_rotq_token", "pq_rot_bf16_sh"}
 		if got := dev.Kernels(); !slices.Equal(got, want) {
 			t.Errorf("%s: launched %v, want %v (status %s: %s)", info.Arch, got, want, res.Status, res.Reason)
 		}
