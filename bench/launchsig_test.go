@@ -39,7 +39,7 @@ func TestProducerSuiteLaunchesMatchSignatures(t *testing.T) {
 			t.Fatalf("%s: %v", info.Arch, err)
 		}
 		var names []string
-		vs := []Variant{b.group(), b.groupAttr("hot", true, true), b.passA(), b.passALR(), b.passASH(), b.passC(false), b.passC(true), b.fused(false), b.fused(true)}
+		vs := []Variant{b.group(), b.groupAttr("hot", true, true), b.passA(), b.passALR(), b.passASH(0), b.passASH(64), b.passC(false), b.passC(true), b.fused(false), b.fused(true)}
 		if v, ok := b.groupPDL(); ok {
 			vs = append(vs, v)
 		}

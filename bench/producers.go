@@ -52,7 +52,15 @@ func init() {
 			bytes:    passABytes},
 		{name: "rotsh", doc: "prefill pass A shuffle-routed (pq_rot_bf16_sh: the row-group in registers, 4 warp shuffles per layer) against pq_rot_bf16; a suite of its own until the kernel has passed the producers gate (--full) on a device",
 			Ms:       PrefillMs,
-			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passASH()} },
+			variants: func(b *producerBufs) []Variant {
+				vs := []Variant{b.passA(), b.passASH(0)}
+				for _, r := range []int{16, 64} { // its 41 record registers may want more rows per warp than the law's
+					if r != kernels.RowsPerWarp(b.M) {
+						vs = append(vs, b.passASH(r))
+					}
+				}
+				return vs
+			},
 			bytes:    passABytes},
 		{name: "passc", doc: "prefill pass C pq_tokq: token scale, encode, row sums (row-major; tiled as a variant)",
 			Ms:       PrefillMs,
@@ -217,16 +225,21 @@ func (b *producerBufs) passALR() Variant {
 	return v
 }
 
-// passASH is pass A shuffle-routed (pq_rot_bf16_sh), at the law's rows per
-// warp; its channel scales are the same buffer as pq_rot_bf16's.
-func (b *producerBufs) passASH() Variant {
-	rpw := kernels.RowsPerWarp(b.M)
+// passASH is pass A shuffle-routed (pq_rot_bf16_sh) at rpw rows per warp
+// (0: the law's); its channel scales are the same buffer as pq_rot_bf16's.
+func (b *producerBufs) passASH(rpw int) Variant {
+	name := "passA-sh"
+	if rpw == 0 {
+		rpw = kernels.RowsPerWarp(b.M)
+	} else {
+		name = fmt.Sprintf("passA-sh-rpw%d", rpw)
+	}
 	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
 	v := b.launch("pq_rot_bf16_sh", grid, block, func(k int) []any {
 		return []any{b.x.at(k), b.shCtrl.at(k), b.shCS.at(k), b.shFin.at(k), b.chs.at(k),
 			b.xr.at(k), b.gamax.at(k), uint32(b.M), uint32(b.K), uint32(rpw)}
 	})
-	v.Name = "passA-sh"
+	v.Name = name
 	return v
 }
 

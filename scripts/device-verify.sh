@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# scripts/device-verify.sh OUTDIR: the runs that verify on a GPU what was
+# committed without one (see results/h200-2026-11-29/README.md, "Not run on
+# the H200"), in the order that keeps a fault in a new kernel from hiding the
+# rest: the quick suite first, then the new shuffle-routed pass A alone, then
+# the benches whose files in results/ predate the current build.
+# Needs bin/parharness and build/ (make kernels bin); writes OUTDIR/*.json
+# and OUTDIR/*.log and keeps going past a failing step, exiting 1 if any
+# step failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: scripts/device-verify.sh OUTDIR}
+mkdir -p "$out"
+bin=./bin/parharness
+[ -x "$bin" ] || { echo "device-verify: $bin missing: run 'make kernels bin' where Go and clang-19 are" >&2; exit 2; }
+failed=0
+step() { # step NAME CMD...: run, log, note the status
+  local name=$1; shift
+  echo "== $name: $*"
+  if "$@" >"$out/$name.log" 2>&1; then echo "   ok"; else echo "   FAILED (exit $?), see $out/$name.log"; failed=1; fi
+  tail -n 3 "$out/$name.log" | sed 's/^/   | /'
+}
+step quick "$bin" gate --quick --require-device --json "$out/quick.json"
+step producers-full "$bin" gate --full --require-device --only '^producers$' --json "$out/producers-full.json"
+step rotsh "$bin" bench2 rotsh --m 2048,8192 --json "$out/rotsh.json"
+step grpq "$bin" bench2 grpq --m 1,8 --json "$out/grpq.json"
+step pre "$bin" bench2 pre --json "$out/pre.json"
+step dec "$bin" bench2 dec --json "$out/dec.json"
+exit $failed
