@@ -170,3 +170,27 @@ func TestParseObjdumpRejectsGarbage(t *testing.T) {
 		}
 	}
 }
+
+// The objdump parser and the loop analysis never panic on any text, and a
+// branch target is only ever set on a branch.
+func FuzzParseObjdump(f *testing.F) {
+	f.Add(disWMMAInLoop)
+	f.Add(disWMMAOutsideLoop + disNoWMMA)
+	f.Add("0000000000001000 <k>:\n\ts_branch 65535 // 000000001004: BFA0FFFF <k+0x0>\n")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, text string) {
+		syms, err := ParseObjdump(text)
+		if err != nil {
+			return
+		}
+		for _, s := range syms {
+			for _, in := range s.Insts {
+				if in.HasTarget && !IsBranch(in.Mnemonic) {
+					t.Fatalf("%s: non-branch %q at %#x has a target", s.Name, in.Mnemonic, in.Addr)
+				}
+			}
+			// The loop analysis takes any parsed symbol without panicking.
+			CheckMatrixInLoop(AnalyzeMatrixLoops(s, "v_wmma"), "v_wmma")
+		}
+	})
+}
