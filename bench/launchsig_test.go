@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -16,16 +15,13 @@ import (
 // parameters its compiled kernel declares (Ctx.Launcher checks them through
 // kernels.Loader.Checked), on both targets.
 
-var fakeTargets = []gpu.Info{
-	{Backend: "cuda", Arch: "sm_90", Name: "fake sm_90", SMs: 132, LLCBytes: 1 << 20},
-	{Backend: "hip", Arch: "gfx1201", Name: "fake gfx1201", SMs: 64, LLCBytes: 1 << 20},
-}
+var fakeTargets = fakegpu.Targets(1 << 20) // a small cache: few cold copies
 
 func fakeCtx(t *testing.T, info gpu.Info) (*Ctx, *fakegpu.Device) {
 	t.Helper()
 	dir := filepath.Join("..", "build")
-	if _, err := os.Stat(filepath.Join(dir, info.CodeArch())); err != nil {
-		t.Skipf("no %s code objects in %s (run make kernels): %v", info.CodeArch(), dir, err)
+	if err := fakegpu.Built(dir, info); err != nil {
+		t.Skip(err)
 	}
 	dev := fakegpu.New(info)
 	return &Ctx{Dev: dev, Kernels: kernels.NewLoader(dir, dev)}, dev

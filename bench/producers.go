@@ -51,7 +51,7 @@ func init() {
 			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passALR()} },
 			bytes:    passABytes},
 		{name: "rotsh", doc: "prefill pass A shuffle-routed (pq_rot_bf16_sh: the row-group in registers, 4 warp shuffles per layer) against pq_rot_bf16; a suite of its own until the kernel has passed the producers gate (--full) on a device",
-			Ms:       PrefillMs,
+			Ms: PrefillMs,
 			variants: func(b *producerBufs) []Variant {
 				vs := []Variant{b.passA(), b.passASH(0)}
 				for _, r := range []int{16, 64} { // its 41 record registers may want more rows per warp than the law's
@@ -61,7 +61,7 @@ func init() {
 				}
 				return vs
 			},
-			bytes:    passABytes},
+			bytes: passABytes},
 		{name: "passc", doc: "prefill pass C pq_tokq: token scale, encode, row sums (row-major; tiled as a variant)",
 			Ms:       PrefillMs,
 			variants: func(b *producerBufs) []Variant { return []Variant{b.passC(false), b.passC(true)} },
@@ -198,14 +198,18 @@ func (b *producerBufs) groupPDL() (Variant, bool) {
 
 func (b *producerBufs) passA() Variant { return b.passARPW(0) }
 
+// rpwVariant names a group-wise variant at rpw rows per warp: the law's
+// choice under lawName when rpw is 0, else fixed under fixedFmt.
+func rpwVariant(lawName, fixedFmt string, rpw, M int) (string, int) {
+	if rpw == 0 {
+		return lawName, kernels.RowsPerWarp(M)
+	}
+	return fmt.Sprintf(fixedFmt, rpw), rpw
+}
+
 // passARPW is pass A at a fixed rows-per-warp (0: the law's choice).
 func (b *producerBufs) passARPW(rpw int) Variant {
-	name := "passA"
-	if rpw == 0 {
-		rpw = kernels.RowsPerWarp(b.M)
-	} else {
-		name = fmt.Sprintf("rpw%d", rpw)
-	}
+	name, rpw := rpwVariant("passA", "rpw%d", rpw, b.M)
 	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
 	v := b.launch("pq_rot_bf16", grid, block, func(k int) []any {
 		return []any{b.x.at(k), b.idx.at(k), b.cs.at(k), b.chs.at(k),
@@ -228,12 +232,7 @@ func (b *producerBufs) passALR() Variant {
 // passASH is pass A shuffle-routed (pq_rot_bf16_sh) at rpw rows per warp
 // (0: the law's); its channel scales are the same buffer as pq_rot_bf16's.
 func (b *producerBufs) passASH(rpw int) Variant {
-	name := "passA-sh"
-	if rpw == 0 {
-		rpw = kernels.RowsPerWarp(b.M)
-	} else {
-		name = fmt.Sprintf("passA-sh-rpw%d", rpw)
-	}
+	name, rpw := rpwVariant("passA-sh", "passA-sh-rpw%d", rpw, b.M)
 	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
 	v := b.launch("pq_rot_bf16_sh", grid, block, func(k int) []any {
 		return []any{b.x.at(k), b.shCtrl.at(k), b.shCS.at(k), b.shFin.at(k), b.chs.at(k),

@@ -2,7 +2,6 @@ package gates
 
 import (
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,16 +19,13 @@ import (
 // the gate otherwise), on both targets. The fake runs nothing, so the
 // output comparisons fail; only argument errors count here.
 
-var fakeTargets = []gpu.Info{
-	{Backend: "cuda", Arch: "sm_90", Name: "fake sm_90", SMs: 132, LLCBytes: 50 << 20},
-	{Backend: "hip", Arch: "gfx1201", Name: "fake gfx1201", SMs: 64, LLCBytes: 64 << 20},
-}
+var fakeTargets = fakegpu.Targets(50 << 20)
 
 func fakeEnv(t *testing.T, info gpu.Info) (*Env, *fakegpu.Device) {
 	t.Helper()
 	dir := filepath.Join("..", "build")
-	if _, err := os.Stat(filepath.Join(dir, info.CodeArch())); err != nil {
-		t.Skipf("no %s code objects in %s (run make kernels): %v", info.CodeArch(), dir, err)
+	if err := fakegpu.Built(dir, info); err != nil {
+		t.Skip(err)
 	}
 	dev := fakegpu.New(info)
 	return &Env{Seed: 1, Dev: dev, Kernels: kernels.NewLoader(dir, dev), BuildDir: dir, Full: true}, dev

@@ -43,23 +43,15 @@ const LanePairs = PairsPerGroup / 32
 // MaxRotationsPerLaunch). Every rotation needs Krot == DefaultKrot (the
 // kernels unroll 8 layers) and the same K.
 func BuildRotRecords(rots []*Rotation) (*RotRecords, error) {
-	if len(rots) == 0 || len(rots) > MaxRotationsPerLaunch {
-		return nil, fmt.Errorf("refimpl: %d rotations in one launch; the producers take 1..%d", len(rots), MaxRotationsPerLaunch)
+	K, chs, err := launchRotations(rots)
+	if err != nil {
+		return nil, err
 	}
-	K, krot := rots[0].K, rots[0].Krot
+	krot := DefaultKrot
 	G := K / GroupSize
 	rr := &RotRecords{P: len(rots), K: K, Krot: krot,
-		Idx: make([]uint32, len(rots)*krot*G*32), CS: make([]float32, len(rots)*krot*G*32*4), ChS: make([]float32, len(rots)*K)}
+		Idx: make([]uint32, len(rots)*krot*G*32), CS: make([]float32, len(rots)*krot*G*32*4), ChS: chs}
 	for p, r := range rots {
-		if err := r.Validate(); err != nil {
-			return nil, fmt.Errorf("refimpl: partition %d: %w", p, err)
-		}
-		if r.K != K || r.Krot != DefaultKrot {
-			return nil, fmt.Errorf("refimpl: partition %d: K=%d Krot=%d; this launch needs K=%d and Krot=%d", p, r.K, r.Krot, K, DefaultKrot)
-		}
-		for c := 0; c < K; c++ {
-			rr.ChS[p*K+c] = float32(r.ChannelScales[c])
-		}
 		for l := 0; l < krot; l++ {
 			for g := 0; g < G; g++ {
 				for lane := 0; lane < 32; lane++ {
@@ -79,6 +71,29 @@ func BuildRotRecords(rots []*Rotation) (*RotRecords, error) {
 		}
 	}
 	return rr, nil
+}
+
+// launchRotations checks the rotations of one producer launch (1..3
+// partitions, each valid, Krot == DefaultKrot, one K) and returns K and
+// the channel scales [P][K] as float32 (fp16 values: exact).
+func launchRotations(rots []*Rotation) (K int, chs []float32, err error) {
+	if len(rots) == 0 || len(rots) > MaxRotationsPerLaunch {
+		return 0, nil, fmt.Errorf("refimpl: %d rotations in one launch; the producers take 1..%d", len(rots), MaxRotationsPerLaunch)
+	}
+	K = rots[0].K
+	chs = make([]float32, len(rots)*K)
+	for p, r := range rots {
+		if err := r.Validate(); err != nil {
+			return 0, nil, fmt.Errorf("refimpl: partition %d: %w", p, err)
+		}
+		if r.K != K || r.Krot != DefaultKrot {
+			return 0, nil, fmt.Errorf("refimpl: partition %d: K=%d Krot=%d; this launch needs K=%d and Krot=%d", p, r.K, r.Krot, K, DefaultKrot)
+		}
+		for c := 0; c < K; c++ {
+			chs[p*K+c] = float32(r.ChannelScales[c])
+		}
+	}
+	return K, chs, nil
 }
 
 // RotateF32 is the producers' rotation of bf16 rows x [M, K] for partition

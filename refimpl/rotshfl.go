@@ -96,25 +96,16 @@ func (sr *ShuffleRecords) Bytes() (ctrl, cs, final, chs []byte) {
 // partitions, Krot == DefaultKrot, the same K) for the shuffle-routed
 // producer.
 func BuildShuffleRecords(rots []*Rotation) (*ShuffleRecords, error) {
-	if len(rots) == 0 || len(rots) > MaxRotationsPerLaunch {
-		return nil, fmt.Errorf("refimpl: %d rotations in one launch; the producers take 1..%d", len(rots), MaxRotationsPerLaunch)
+	K, chs, err := launchRotations(rots)
+	if err != nil {
+		return nil, err
 	}
-	K := rots[0].K
 	G := K / GroupSize
 	P := len(rots)
 	sr := &ShuffleRecords{P: P, K: K, Krot: DefaultKrot,
 		Ctrl: make([]uint32, P*G*DefaultKrot*32), CS: make([]float32, P*G*DefaultKrot*32*4),
-		Final: make([]uint32, P*G*32), ChS: make([]float32, P*K)}
+		Final: make([]uint32, P*G*32), ChS: chs}
 	for p, r := range rots {
-		if err := r.Validate(); err != nil {
-			return nil, fmt.Errorf("refimpl: partition %d: %w", p, err)
-		}
-		if r.K != K || r.Krot != DefaultKrot {
-			return nil, fmt.Errorf("refimpl: partition %d: K=%d Krot=%d; this launch needs K=%d and Krot=%d", p, r.K, r.Krot, K, DefaultKrot)
-		}
-		for c := 0; c < K; c++ {
-			sr.ChS[p*K+c] = float32(r.ChannelScales[c])
-		}
 		for g := 0; g < G; g++ {
 			var at [32][4]int // channel in (lane, slot): canonical at the start
 			for c := 0; c < GroupSize; c++ {

@@ -12,9 +12,30 @@ package fakegpu
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/parharness/parharness/gpu"
 )
+
+// Targets are the two devices the kernels are built for, as fakes report
+// them (llc is the last-level cache the cold-regime sizing divides).
+func Targets(llc int) []gpu.Info {
+	return []gpu.Info{
+		{Backend: "cuda", Arch: "sm_90", Name: "fake sm_90", SMs: 132, LLCBytes: llc},
+		{Backend: "hip", Arch: "gfx1201", Name: "fake gfx1201", SMs: 64, LLCBytes: llc},
+	}
+}
+
+// Built returns nil if buildDir holds code objects for info's arch, else
+// why not (for a test's Skip: `make kernels` was not run).
+func Built(buildDir string, info gpu.Info) error {
+	dir := filepath.Join(buildDir, info.CodeArch())
+	if _, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("no %s code objects in %s (run make kernels): %v", info.CodeArch(), buildDir, err)
+	}
+	return nil
+}
 
 // Launch is one recorded launch.
 type Launch struct {
