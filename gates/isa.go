@@ -42,6 +42,11 @@ type Inst struct {
 	// says whether the instruction is such a branch with a known target.
 	Target    uint64
 	HasTarget bool
+	// Branch marks a direct branch (it ends its basic block); Ends an
+	// instruction control never falls through (an unconditional branch,
+	// the end of the program). The parsers set both; the CFG reads only
+	// these, so one loop analysis serves both instruction sets.
+	Branch, Ends bool
 }
 
 // IsBranch reports whether the mnemonic is a direct SOPP branch.
@@ -100,8 +105,8 @@ func ParseObjdump(text string) ([]Symbol, error) {
 		if err != nil {
 			return nil, fmt.Errorf("line %d: address %q: %v", ln, addrText, err)
 		}
-		inst := Inst{Addr: addr, Mnemonic: fields[0]}
-		if IsBranch(inst.Mnemonic) {
+		inst := Inst{Addr: addr, Mnemonic: fields[0], Branch: IsBranch(fields[0]), Ends: endsFlow(fields[0])}
+		if inst.Branch {
 			if len(fields) > 1 {
 				if imm, err := strconv.ParseInt(strings.TrimSuffix(fields[1], ","), 0, 64); err == nil {
 					inst.Target = uint64(int64(addr) + 4 + 4*int64(int16(uint16(imm))))
@@ -165,10 +170,11 @@ func annotation(s string) (string, bool) {
 	return s[i+1 : j], true
 }
 
-// Loop is a natural loop closed by one backward branch: the branch at
-// Branch jumps to Head, and Head dominates the branch (every path from the
-// kernel entry to the branch passes Head), so the body, the blocks that
-// reach the branch without passing Head, runs again each time it is taken.
+// Loop is a natural loop closed by one back edge: control goes from the
+// instruction at Branch (a branch, or the last instruction of a latch block
+// that falls through) to Head, and Head dominates it (every path from the
+// kernel entry to it passes Head), so the body, the blocks that reach it
+// without passing Head, runs again each time the edge is taken.
 type Loop struct {
 	Head, Branch uint64
 	Insts        int // instructions in the body
@@ -178,7 +184,7 @@ type Loop struct {
 // MatrixReport is what AnalyzeMatrixLoops finds in one symbol.
 type MatrixReport struct {
 	Matrix int    // matrix instructions in the symbol
-	Loops  []Loop // every natural loop of the symbol, in address order of the branch
+	Loops  []Loop // every natural loop of the symbol, in block order of the latch
 	// Backward counts backward branches into the symbol that close no
 	// loop: their target does not dominate them (llvm's block layout
 	// threads jumps back into straight-line code, e.g. a chain of ifs;
@@ -197,7 +203,7 @@ type cfg struct {
 	pred  [][]int
 }
 
-// endsFlow reports whether an instruction never falls through.
+// endsFlow reports whether a gfx1201 instruction never falls through.
 func endsFlow(mnemonic string) bool {
 	return mnemonic == "s_branch" || strings.HasPrefix(mnemonic, "s_endpgm") || mnemonic == "s_setpc_b64"
 }
@@ -218,7 +224,7 @@ func buildCFG(s Symbol) cfg {
 				leader[j] = true
 			}
 		}
-		if (IsBranch(in.Mnemonic) || endsFlow(in.Mnemonic)) && i+1 < n {
+		if (in.Branch || in.Ends) && i+1 < n {
 			leader[i+1] = true
 		}
 	}
@@ -243,7 +249,7 @@ func buildCFG(s Symbol) cfg {
 				g.succ[b] = append(g.succ[b], g.block[j])
 			}
 		}
-		if !endsFlow(in.Mnemonic) && last+1 < n {
+		if !in.Ends && last+1 < n {
 			g.succ[b] = append(g.succ[b], g.block[last+1])
 		}
 		for _, t := range g.succ[b] {
@@ -316,10 +322,12 @@ func (g cfg) dominators() [][]uint64 {
 }
 
 // AnalyzeMatrixLoops counts the instructions of s whose mnemonic contains
-// stem and finds the loops around them: a backward branch at B whose
-// target T lies in the kernel (s.Start <= T <= B) and dominates B closes
-// a natural loop, and a matrix instruction in its body (which runs from T
-// to B) is inside the loop.
+// stem and finds the natural loops around them: every CFG edge b -> h
+// whose head h dominates b (a back edge: a backward branch, or, where the
+// compiler placed the latch before the header, a fall-through) closes a
+// loop whose body is h plus the blocks that reach b without passing h; a
+// matrix instruction in the body is inside the loop. Backward branches
+// whose target does not dominate them are counted, not taken for loops.
 func AnalyzeMatrixLoops(s Symbol, stem string) MatrixReport {
 	var rep MatrixReport
 	for _, in := range s.Insts {
@@ -329,51 +337,63 @@ func AnalyzeMatrixLoops(s Symbol, stem string) MatrixReport {
 	}
 	g := buildCFG(s)
 	dom, live := g.dominators(), g.reachable()
+	dominates := func(a, b int) bool { return dom[b][a/64]&(1<<(a%64)) != 0 }
 	for bi, in := range s.Insts {
 		if !in.HasTarget || in.Target > in.Addr || in.Target < s.Start {
 			continue
 		}
 		bb := g.block[bi]
-		if !live[bb] { // dead code: no loop, whatever its branches
-			rep.Backward++
-			continue
-		}
-		tb := -1
-		for _, t := range g.succ[bb] {
-			if s.Insts[g.first[t]].Addr == in.Target {
-				tb = t
+		closes := false
+		if live[bb] {
+			for _, t := range g.succ[bb] {
+				if s.Insts[g.first[t]].Addr == in.Target && dominates(t, bb) {
+					closes = true
+				}
 			}
 		}
-		if tb < 0 || dom[bb][tb/64]&(1<<(tb%64)) == 0 {
+		if !closes { // dead code, or a jump back into straight-line code
 			rep.Backward++
+		}
+	}
+	for bb := range g.first {
+		if !live[bb] {
 			continue
 		}
-		// Body: tb plus every block reaching bb backwards without passing tb.
-		body := map[int]bool{tb: true}
-		stack := []int{bb}
-		for len(stack) > 0 {
-			b := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if body[b] {
+		last := len(s.Insts) - 1
+		if bb+1 < len(g.first) {
+			last = g.first[bb+1] - 1
+		}
+		for _, tb := range g.succ[bb] {
+			if !dominates(tb, bb) {
 				continue
 			}
-			body[b] = true
-			for _, p := range g.pred[b] {
-				if live[p] {
-					stack = append(stack, p)
+			// Body: tb plus every block reaching bb backwards without passing tb.
+			body := map[int]bool{tb: true}
+			stack := []int{bb}
+			for len(stack) > 0 {
+				b := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if body[b] {
+					continue
+				}
+				body[b] = true
+				for _, p := range g.pred[b] {
+					if live[p] {
+						stack = append(stack, p)
+					}
 				}
 			}
-		}
-		l := Loop{Head: in.Target, Branch: in.Addr}
-		for i, x := range s.Insts {
-			if body[g.block[i]] {
-				l.Insts++
-				if strings.Contains(x.Mnemonic, stem) {
-					l.Matrix++
+			l := Loop{Head: s.Insts[g.first[tb]].Addr, Branch: s.Insts[last].Addr}
+			for i, x := range s.Insts {
+				if body[g.block[i]] {
+					l.Insts++
+					if strings.Contains(x.Mnemonic, stem) {
+						l.Matrix++
+					}
 				}
 			}
+			rep.Loops = append(rep.Loops, l)
 		}
-		rep.Loops = append(rep.Loops, l)
 	}
 	for i := range rep.Loops {
 		l := &rep.Loops[i]
@@ -389,9 +409,9 @@ func AnalyzeMatrixLoops(s Symbol, stem string) MatrixReport {
 func CheckMatrixInLoop(rep MatrixReport, stem string) string {
 	switch {
 	case rep.Matrix == 0:
-		return fmt.Sprintf("no %s instruction: the matrix op is not the native fp8 WMMA (emulated, or a different op)", stem)
+		return fmt.Sprintf("no %s instruction: the kernel does not use the native matrix op (emulated, or a different op)", stem)
 	case rep.Hot == nil:
-		return fmt.Sprintf("%d %s instruction(s), none inside a loop (%d loops, %d backward branches closing none): the k loop does not run the WMMA",
+		return fmt.Sprintf("%d %s instruction(s), none inside a loop (%d loops, %d backward branches closing none): the k loop does not run the matrix op",
 			rep.Matrix, stem, len(rep.Loops), rep.Backward)
 	}
 	return ""

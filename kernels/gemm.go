@@ -24,7 +24,7 @@ func init() {
 		{Name: "pq_gemm_dec_v1_m16", Module: "gemm", Doc: "previous decode generation, 8 < M <= 16 (kept for the bench2 dec A/B)"},
 		{Name: "pq_gemm_dec_v1_m32", Module: "gemm", Doc: "previous decode generation, 16 < M <= 32 (kept for the bench2 dec A/B)"},
 		{Name: "pq_gemm_dec_v1_m64", Module: "gemm", Doc: "previous decode generation, 32 < M <= 64 (kept for the bench2 dec A/B)"},
-		{Name: "pq_gemm_dec_memonly_m8", Module: "gemm", Doc: "attribution only (not a GEMM on sm_90, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold; on gfx1201 the same body as pq_gemm_dec_m8"},
+		{Name: "pq_gemm_dec_memonly_m8", Module: "gemm", NoMatrixOp: "sm_90a", Doc: "attribution only (not a GEMM on sm_90, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold; on gfx1201 the same body as pq_gemm_dec_m8"},
 		{Name: "pq_gemm_pre", Module: "gemm", Doc: "per-token prefill W4A8 GEMM: fragment-tiled activations, weights through shared memory, 128x128 tiles, fold once per 128-group"},
 		{Name: PreWG, Module: "gemm", OnlyArch: "sm_90a", Doc: "per-token prefill W4A8 GEMM on Hopper's wgmma (fp8 at the op's native rate): row-major activations staged 128B-swizzled as the shared-memory operand, weights converted in registers to e4m3 codes minus their zero point as the register operand (no row-sum term), a producer warpgroup and two consumers, 128x128 tiles, one FMA fold per 128-group"},
 	} {

@@ -39,6 +39,10 @@ type Kernel struct {
 	// object has this kernel (an instruction the other target lacks, e.g.
 	// wgmma); on other devices Function returns ErrNotForArch.
 	OnlyArch string
+	// NoMatrixOp, when non-empty, is the code arch on which this kernel has
+	// no matrix op by design (an attribution kernel); the ISA gates do not
+	// look for one there.
+	NoMatrixOp string
 }
 
 // ForArch reports whether codeArch's code objects have k.

@@ -1,0 +1,238 @@
+package gates
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/parharness/parharness/kernels"
+)
+
+// isa-sm90a: the sm_90a counterpart of isa-gfx1201, read from the PTX that
+// `make kernels` writes (what the driver JIT-compiles), so it runs wherever
+// the kernels build, CI included. The claim is the same: each W4A8 GEMM's
+// tensor-core instruction sits inside a natural loop of the kernel, so a
+// kernel whose matrix op fell out of the k loop, or that lost it (an
+// emulation), cannot pass. On sm_90 the mma.sync kernels run
+// mma.sync.aligned.m16n8k16 on f16 (their e4m3 operands converted in
+// registers: Hopper has no native fp8 mma.sync) and pq_gemm_pre_wg runs
+// wgmma.mma_async on e4m3. PTX is not the final machine code (ptxas
+// schedules and may unroll), but ptxas does not move an instruction out of
+// a loop it stays in; the ptxas-sm90a gate covers what ptxas does.
+
+// ptxMatrixStem is the tensor-core instruction a kernel must run on sm_90a.
+func ptxMatrixStem(kernel string) string {
+	if kernel == kernels.PreWG {
+		return "wgmma.mma_async"
+	}
+	return "mma.sync.aligned"
+}
+
+func init() {
+	Register(Gate{Name: "isa-sm90a", Suites: Quick | Full, Run: gateISASm90a,
+		Proves: "every pq_gemm* kernel's sm_90a PTX (what the driver compiles) runs its tensor-core op (mma.sync.aligned, or wgmma.mma_async for " + kernels.PreWG + ") inside a natural loop of the kernel"})
+}
+
+var (
+	// ptxEntryAt finds an entry header after module directives that have
+	// no ';' of their own (.version, .target, .address_size).
+	ptxEntryAt = regexp.MustCompile(`(?:^|\s)(?:\.(?:visible|weak)\s+)?\.entry\s+([A-Za-z_$][\w$]*)\s*\(`)
+	ptxLabel   = regexp.MustCompile(`^([A-Za-z_$%][\w$]*):\s*`)
+	ptxGuard   = regexp.MustCompile(`^@!?%?[\w$]+\s+`)
+)
+
+// ParsePTX reads the .entry functions of a PTX module as Symbols: every
+// statement of a body is one Inst at a sequential address (inline-asm
+// statements included), labels name the next statement, "bra" is a
+// branch (unconditional, unless guarded by a predicate, ends the block)
+// and ret/exit/trap end control. Directives (.reg, .shared, ...) are not
+// instructions. A branch to an unknown label is an error.
+func ParsePTX(text string) ([]Symbol, error) {
+	// Statements: comments out, then split at ';', '{' and '}'.
+	var clean strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		if i := strings.Index(line, "//"); i >= 0 {
+			line = line[:i]
+		}
+		clean.WriteString(line)
+		clean.WriteByte('\n')
+	}
+	src := clean.String()
+	var syms []Symbol
+	depth, inEntry := 0, false
+	var labels map[string]uint64
+	type ref struct {
+		inst  int
+		label string
+	}
+	var refs []ref
+	finish := func() error {
+		if !inEntry {
+			return nil
+		}
+		s := &syms[len(syms)-1]
+		for _, r := range refs {
+			a, ok := labels[r.label]
+			if !ok {
+				return fmt.Errorf("entry %s: branch to unknown label %s", s.Name, r.label)
+			}
+			s.Insts[r.inst].Target, s.Insts[r.inst].HasTarget = a, true
+		}
+		inEntry, refs = false, nil
+		return nil
+	}
+	stmt := strings.Builder{}
+	operand := 0 // depth of vector-operand braces ({%f1, %f2}) inside a statement
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		// Inside a body, a brace in a statement that has begun (an opcode is
+		// written) is a vector operand, not a scope.
+		if c == '{' && depth > 0 && opcodeWritten(stmt.String()) {
+			operand++
+			stmt.WriteByte(c)
+			continue
+		}
+		if c == '}' && operand > 0 {
+			operand--
+			stmt.WriteByte(c)
+			continue
+		}
+		if c != ';' && c != '{' && c != '}' {
+			stmt.WriteByte(c)
+			continue
+		}
+		st := strings.Join(strings.Fields(stmt.String()), " ")
+		stmt.Reset()
+		operand = 0
+		if m := ptxEntryAt.FindStringSubmatch(st); m != nil && c == '{' && depth == 0 {
+			syms = append(syms, Symbol{Name: m[1]})
+			inEntry, labels = true, map[string]uint64{}
+			depth = 1
+			continue
+		}
+		if inEntry && depth >= 1 {
+			s := &syms[len(syms)-1]
+			for {
+				m := ptxLabel.FindStringSubmatch(st)
+				if m == nil {
+					break
+				}
+				labels[m[1]] = uint64(len(s.Insts))
+				st = st[len(m[0]):]
+			}
+			if st != "" && !strings.HasPrefix(st, ".") {
+				guarded := ptxGuard.MatchString(st)
+				body := ptxGuard.ReplaceAllString(st, "")
+				fields := strings.Fields(body)
+				in := Inst{Addr: uint64(len(s.Insts)), Mnemonic: fields[0]}
+				op := strings.SplitN(fields[0], ".", 2)[0]
+				switch op {
+				case "bra":
+					if len(fields) < 2 {
+						return nil, fmt.Errorf("entry %s: bra without a target: %q", s.Name, st)
+					}
+					in.Branch, in.Ends = true, !guarded
+					refs = append(refs, ref{len(s.Insts), strings.TrimSuffix(fields[len(fields)-1], ",")})
+				case "ret", "exit", "trap":
+					in.Ends = !guarded
+				}
+				s.Insts = append(s.Insts, in)
+			}
+		}
+		switch c {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth < 0 {
+				return nil, fmt.Errorf("unbalanced '}' in the PTX")
+			}
+			if depth == 0 {
+				if err := finish(); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if depth != 0 || inEntry {
+		return nil, fmt.Errorf("the PTX ends inside a body (unbalanced braces)")
+	}
+	return syms, nil
+}
+
+// opcodeWritten reports whether a statement in progress (inside a body)
+// has more than labels in it, so that a '{' now opens a vector operand,
+// not a scope.
+func opcodeWritten(st string) bool {
+	st = strings.TrimSpace(st)
+	for {
+		m := ptxLabel.FindStringSubmatch(st)
+		if m == nil {
+			break
+		}
+		st = strings.TrimSpace(st[len(m[0]):])
+	}
+	return st != ""
+}
+
+func gateISASm90a(t *T) {
+	dir := filepath.Join(t.Env().BuildDir, "sm_90a")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("no sm_90a code objects in %s: run `make kernels` (needs clang-19)", dir)
+	}
+	byModule := map[string][]string{}
+	var modules []string
+	for _, k := range kernels.All() {
+		if !strings.HasPrefix(k.Name, isaKernelPrefix) || !k.ForArch("sm_90a") || k.NoMatrixOp == "sm_90a" {
+			continue
+		}
+		if _, seen := byModule[k.Module]; !seen {
+			modules = append(modules, k.Module)
+		}
+		byModule[k.Module] = append(byModule[k.Module], k.Name)
+	}
+	if len(modules) == 0 {
+		t.Fatalf("no registered kernel starts with %q", isaKernelPrefix)
+	}
+	checked := 0
+	for _, mod := range modules {
+		path := kernels.ObjectPath(t.Env().BuildDir, "sm_90a", mod)
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Failf("%s: %v: run `make kernels`", path, err)
+			continue
+		}
+		syms, err := ParsePTX(string(text))
+		if err != nil {
+			t.Failf("%s: %v", path, err)
+			continue
+		}
+		byName := map[string]Symbol{}
+		for _, s := range syms {
+			byName[s.Name] = s
+		}
+		for _, name := range byModule[mod] {
+			s, ok := byName[name]
+			if !ok {
+				t.Failf("%s (sm_90a): no .entry %s in %s", name, name, path)
+				continue
+			}
+			stem := ptxMatrixStem(name)
+			rep := AnalyzeMatrixLoops(s, stem)
+			t.Metric(name+".ptx_mma", float64(rep.Matrix))
+			if rep.Hot != nil {
+				t.Metric(name+".ptx_loop_insts", float64(rep.Hot.Insts))
+				t.Metric(name+".ptx_loop_mma", float64(rep.Hot.Matrix))
+				t.Logf("%s: %d %s; the innermost loop holding one (head: statement %d, back edge from statement %d) has %d statements and %d %s", name, rep.Matrix, stem,
+					rep.Hot.Head, rep.Hot.Branch, rep.Hot.Insts, rep.Hot.Matrix, stem)
+			}
+			if msg := CheckMatrixInLoop(rep, stem); msg != "" {
+				t.Failf("%s (sm_90a, %s): %s", name, filepath.Base(path), msg)
+			}
+			checked++
+		}
+	}
+	t.Logf("%d kernels checked in their PTX", checked)
+}
