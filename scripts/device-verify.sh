@@ -23,6 +23,10 @@ step() { # step NAME CMD...: run, log, note the status
 step quick "$bin" gate --quick --require-device --json "$out/quick.json"
 step producers-full "$bin" gate --full --require-device --only '^producers$' --json "$out/producers-full.json"
 step rotsh "$bin" bench2 rotsh --m 2048,8192 --json "$out/rotsh.json"
+# The shuffle-routed pass A's modelled limit is the ALU pipe (10 selects per
+# lane and layer) and the shuffles: check which pipe binds.
+NCU_METRICS=smsp__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,smsp__inst_executed_op_shfl.sum \
+  step ncu-rotsh scripts/ncu.sh '^pq_rot_bf16_sh$' bench2 rotsh --m 8192 --reps 4 --variants passA-sh
 step grpq "$bin" bench2 grpq --m 1,8 --json "$out/grpq.json"
 step pre "$bin" bench2 pre --json "$out/pre.json"
 step dec "$bin" bench2 dec --json "$out/dec.json"
