@@ -60,6 +60,9 @@ type Symbol struct {
 	Name  string
 	Start uint64
 	Insts []Inst
+	// LocalBytes is the local (stack) memory a PTX entry declares
+	// (.local arrays: clang's __local_depot); 0 for machine code.
+	LocalBytes int
 }
 
 // ParseObjdump reads `llvm-objdump -d --mcpu=gfx1201` output: symbol

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/parharness/parharness/kernels"
@@ -33,12 +34,80 @@ func ptxMatrixStem(kernel string) string {
 func init() {
 	Register(Gate{Name: "isa-sm90a", Suites: Quick | Full, Run: gateISASm90a,
 		Proves: "every pq_gemm* kernel's sm_90a PTX (what the driver compiles) runs its tensor-core op (mma.sync.aligned, or wgmma.mma_async for " + kernels.PreWG + ") inside a natural loop of the kernel"})
+	Register(Gate{Name: "resources-ptx", Suites: Quick | Full, Run: gateResourcesPTX,
+		Proves: "every registered sm_90a kernel's PTX declares no local (stack) memory unless its registry entry allows scratch, and calls no function (everything inlined): what clang decided, checked where the kernels build; ptxas-sm90a checks what ptxas adds"})
+}
+
+// ptxResourceProblems says what is wrong with one kernel's PTX entry: a
+// .local array (clang's stack depot: a private array it could not keep in
+// registers) or a call (a function left out of line, like the lambda that
+// once cost pq_gemm_pre_wg a 912-byte stack and 97% of its speed, third
+// session).
+func ptxResourceProblems(k kernels.Kernel, s Symbol) []string {
+	var out []string
+	if s.LocalBytes > 0 && k.AllowScratch == "" {
+		out = append(out, fmt.Sprintf("%d bytes of local memory declared (a private array not kept in registers); make its indices compile-time constants or declare AllowScratch with the reason", s.LocalBytes))
+	}
+	calls := 0
+	for _, in := range s.Insts {
+		if in.Mnemonic == "call" || strings.HasPrefix(in.Mnemonic, "call.") {
+			calls++
+		}
+	}
+	if calls > 0 {
+		out = append(out, fmt.Sprintf("%d call(s): a function was not inlined (mark it always_inline: DEVICE in hipsrc/arch/arch.h)", calls))
+	}
+	return out
+}
+
+// gateResourcesPTX runs ptxResourceProblems on every registered sm_90a
+// kernel's PTX entry.
+func gateResourcesPTX(t *T) {
+	dir := filepath.Join(t.Env().BuildDir, "sm_90a")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("no sm_90a code objects in %s: run `make kernels` (needs clang-19)", dir)
+	}
+	checked := 0
+	for _, mod := range kernels.Modules() {
+		path := kernels.ObjectPath(t.Env().BuildDir, "sm_90a", mod)
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Failf("%s: %v: run `make kernels`", path, err)
+			continue
+		}
+		syms, err := ParsePTX(string(text))
+		if err != nil {
+			t.Failf("%s: %v", path, err)
+			continue
+		}
+		byName := map[string]Symbol{}
+		for _, s := range syms {
+			byName[s.Name] = s
+		}
+		for _, k := range kernels.All() {
+			if k.Module != mod || !k.ForArch("sm_90a") {
+				continue
+			}
+			s, ok := byName[k.Name]
+			if !ok {
+				t.Failf("%s (sm_90a): no .entry %s in %s", k.Name, k.Name, path)
+				continue
+			}
+			t.Metric(k.Name+".ptx_local_bytes", float64(s.LocalBytes))
+			for _, p := range ptxResourceProblems(k, s) {
+				t.Failf("%s (sm_90a, %s): %s", k.Name, filepath.Base(path), p)
+			}
+			checked++
+		}
+	}
+	t.Logf("%d kernels' PTX checked for local memory and calls", checked)
 }
 
 var (
 	// ptxEntryAt finds an entry header after module directives that have
 	// no ';' of their own (.version, .target, .address_size).
 	ptxEntryAt = regexp.MustCompile(`(?:^|\s)(?:\.(?:visible|weak)\s+)?\.entry\s+([A-Za-z_$][\w$]*)\s*\(`)
+	ptxLocal   = regexp.MustCompile(`^\.local\b.*\[(\d+)\]$`)
 	ptxLabel   = regexp.MustCompile(`^([A-Za-z_$%][\w$]*):\s*`)
 	ptxGuard   = regexp.MustCompile(`^@!?%?[\w$]+\s+`)
 )
@@ -121,6 +190,10 @@ func ParsePTX(text string) ([]Symbol, error) {
 				}
 				labels[m[1]] = uint64(len(s.Insts))
 				st = st[len(m[0]):]
+			}
+			if m := ptxLocal.FindStringSubmatch(st); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				s.LocalBytes += n
 			}
 			if st != "" && !strings.HasPrefix(st, ".") {
 				guarded := ptxGuard.MatchString(st)

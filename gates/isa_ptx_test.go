@@ -3,6 +3,8 @@ package gates
 import (
 	"strings"
 	"testing"
+
+	"github.com/parharness/parharness/kernels"
 )
 
 // A kernel as clang lays it out: a scope brace right after a label (inline
@@ -102,4 +104,35 @@ func FuzzParsePTX(f *testing.F) {
 			CheckMatrixInLoop(AnalyzeMatrixLoops(s, "mma"), "mma")
 		}
 	})
+}
+
+// A private array clang could not keep in registers (a .local depot) and an
+// out-of-line call are what resources-ptx reports; AllowScratch excuses
+// the first only.
+func TestPTXResourceProblems(t *testing.T) {
+	syms, err := ParsePTX(`.visible .entry k()
+{
+	.local .align 8 .b8 	__local_depot0[912];
+	.reg .b64 	%SP;
+	{ // callseq 0, 0
+	.param .b64 param0;
+	call.uni 	_Z6lambdav, (param0);
+	} // callseq 0
+	ret;
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := syms[0]
+	if s.LocalBytes != 912 {
+		t.Fatalf("LocalBytes %d, want 912", s.LocalBytes)
+	}
+	p := ptxResourceProblems(kernels.Kernel{Name: "k"}, s)
+	if len(p) != 2 || !strings.Contains(p[0], "912 bytes of local memory") || !strings.Contains(p[1], "1 call(s)") {
+		t.Errorf("problems %q", p)
+	}
+	if p := ptxResourceProblems(kernels.Kernel{Name: "k", AllowScratch: "test"}, s); len(p) != 1 {
+		t.Errorf("with AllowScratch: %q", p)
+	}
 }
