@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# scripts/device-verify.sh OUTDIR: the runs that verify on a GPU what was
+# scripts/device-verify.sh OUTDIR [STEP...]: the runs that verify on a GPU what was
 # committed without one (see results/h200-2026-11-29/README.md, "Not run on
 # the H200"), in the order that keeps a fault in a new kernel from hiding the
 # rest: the quick suite first, then the new shuffle-routed pass A alone, then
 # the benches whose files in results/ predate the current build.
 # Needs bin/parharness and build/ (make kernels bin); writes OUTDIR/*.json
 # and OUTDIR/*.log and keeps going past a failing step, exiting 1 if any
-# step failed.
+# step failed. STEPs (default: all, in this order) pick some, so the runs
+# can be split across calls of a time-limited remote runner:
+#   quick producers-full rotsh ncu-rotsh grpq pre dec
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: scripts/device-verify.sh OUTDIR}
+out=${1:?usage: scripts/device-verify.sh OUTDIR [STEP...]}
+shift
+all="quick producers-full rotsh ncu-rotsh grpq pre dec"
+want=" ${*:-$all} "
+for w in $want; do
+  case " $all " in *" $w "*) ;; *) echo "device-verify: unknown step $w (steps: $all)" >&2; exit 2 ;; esac
+done
 mkdir -p "$out"
 bin=./bin/parharness
 [ -x "$bin" ] || { echo "device-verify: $bin missing: run 'make kernels bin' where Go and clang-19 are" >&2; exit 2; }
 failed=0
-step() { # step NAME CMD...: run, log, note the status
+step() { # step NAME CMD...: run, log, note the status (when NAME was asked for)
   local name=$1; shift
+  case "$want" in *" $name "*) ;; *) return 0 ;; esac
   echo "== $name: $*"
   if "$@" >"$out/$name.log" 2>&1; then echo "   ok"; else echo "   FAILED (exit $?), see $out/$name.log"; failed=1; fi
   tail -n 3 "$out/$name.log" | sed 's/^/   | /'
