@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/parharness/parharness/gpu"
 )
@@ -50,36 +51,54 @@ type Launch struct {
 // objects a loader reads).
 type Device struct {
 	info     gpu.Info
-	mem      []byte
+	allocs   []alloc // by address
+	next     gpu.Ptr
 	Launches []Launch
 }
 
-// base keeps fake addresses away from 0 and from small integers.
-const base = 1 << 20
+// alloc is one Malloc: its host bytes at a fake address.
+type alloc struct {
+	p   gpu.Ptr
+	mem []byte
+}
 
-// New returns a fake device that reports info.
-func New(info gpu.Info) *Device { return &Device{info: info} }
+// New returns a fake device that reports info. Addresses start at 1 MiB,
+// away from 0 and small integers, and are never reused.
+func New(info gpu.Info) *Device { return &Device{info: info, next: 1 << 20} }
 
 func (d *Device) Info() gpu.Info { return d.info }
 
+// at returns the host bytes of [p, p+n), which must lie in one live
+// allocation.
 func (d *Device) at(p gpu.Ptr, n int) ([]byte, error) {
-	o := int(p) - base
-	if o < 0 || n < 0 || o+n > len(d.mem) {
-		return nil, fmt.Errorf("fakegpu: access [%#x, +%d) outside the %d allocated bytes", uint64(p), n, len(d.mem))
+	i := sort.Search(len(d.allocs), func(i int) bool { return d.allocs[i].p > p }) - 1
+	if i < 0 || n < 0 || int(p-d.allocs[i].p)+n > len(d.allocs[i].mem) {
+		return nil, fmt.Errorf("fakegpu: access [%#x, +%d) is not inside one live allocation", uint64(p), n)
 	}
-	return d.mem[o : o+n], nil
+	o := int(p - d.allocs[i].p)
+	return d.allocs[i].mem[o : o+n], nil
 }
 
 func (d *Device) Malloc(n int) (gpu.Ptr, error) {
 	if n < 0 {
 		return 0, errors.New("fakegpu: negative allocation")
 	}
-	n = (n + 255) &^ 255
-	p := gpu.Ptr(base + len(d.mem))
-	d.mem = append(d.mem, make([]byte, n)...)
+	p := d.next
+	d.next += gpu.Ptr((n + 256 + 255) &^ 255) // a gap: an overrun is not the next buffer
+	d.allocs = append(d.allocs, alloc{p, make([]byte, n)})
 	return p, nil
 }
-func (d *Device) Free(gpu.Ptr) error { return nil }
+
+// Free releases an allocation; freeing anything else is an error.
+func (d *Device) Free(p gpu.Ptr) error {
+	for i, a := range d.allocs {
+		if a.p == p {
+			d.allocs = append(d.allocs[:i], d.allocs[i+1:]...)
+			return nil
+		}
+	}
+	return fmt.Errorf("fakegpu: free of %#x, which is not a live allocation", uint64(p))
+}
 func (d *Device) HtoD(dst gpu.Ptr, src []byte) error {
 	b, err := d.at(dst, len(src))
 	if err == nil {

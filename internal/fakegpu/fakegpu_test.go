@@ -1,0 +1,44 @@
+package fakegpu
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/parharness/parharness/gpu"
+)
+
+func TestMemory(t *testing.T) {
+	d := New(gpu.Info{Arch: "sm_90"})
+	a, _ := d.Malloc(10)
+	b, _ := d.Malloc(4)
+	if err := d.HtoD(a.Add(2), []byte{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 10)
+	if err := d.DtoH(got, a); err != nil || string(got) != "\x00\x00\x01\x02\x03\x00\x00\x00\x00\x00" {
+		t.Fatalf("%v %v", got, err)
+	}
+	if err := d.Memset(b, 7, 4); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		p gpu.Ptr
+		n int
+	}{{a.Add(8), 3}, {b.Add(4), 1}, {a - 1, 1}} {
+		if err := d.Memset(c.p, 0, c.n); err == nil || !strings.Contains(err.Error(), "not inside one live allocation") {
+			t.Errorf("access %#x+%d: %v", c.p, c.n, err)
+		}
+	}
+	if err := d.Free(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Free(a); err == nil {
+		t.Error("double free accepted")
+	}
+	if err := d.HtoD(a, []byte{1}); err == nil {
+		t.Error("write after free accepted")
+	}
+	if err := d.HtoD(b, []byte{1}); err != nil {
+		t.Errorf("other allocation after a free: %v", err)
+	}
+}
