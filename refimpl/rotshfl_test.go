@@ -3,6 +3,11 @@ package refimpl
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -182,5 +187,29 @@ func TestBuildShuffleRecordsRejects(t *testing.T) {
 	bad.Pairs[5] = bad.Pairs[6]
 	if _, err := BuildShuffleRecords([]*Rotation{bad}); err == nil {
 		t.Error("a layer that is not a permutation accepted")
+	}
+}
+
+// The kernel decodes the control words with its own #defines; they must be
+// the bits BuildShuffleRecords writes.
+func TestShuffleCtrlBitsMatchKernel(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "hipsrc", "producers.hip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]uint32{"SH_B1": ShflB1, "SH_B2": ShflB2, "SH_B3": ShflB3, "SH_B4": ShflB4, "SH_SWAP": ShflSwap} {
+		m := regexp.MustCompile(`(?m)^#define ` + name + ` \(1u << (\d+)\)`).FindSubmatch(src)
+		if m == nil {
+			t.Fatalf("hipsrc/producers.hip: no #define %s (1u << n)", name)
+		}
+		if n, _ := strconv.Atoi(string(m[1])); uint32(1)<<n != want {
+			t.Errorf("%s is 1<<%d in the kernel, %#x in refimpl", name, n, want)
+		}
+	}
+	// The source lanes: 5 bits per round from bit 0, as the kernel shifts them.
+	for r, shift := range []string{"w & 31u", "(w >> 5) & 31u", "(w >> 10) & 31u", "(w >> 15) & 31u"} {
+		if !strings.Contains(string(src), shift) || ShflSrcBits*r != []int{0, 5, 10, 15}[r] {
+			t.Errorf("round %d: the kernel's source-lane field %q or ShflSrcBits=%d disagree", r, shift, ShflSrcBits)
+		}
 	}
 }
