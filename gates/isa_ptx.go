@@ -106,10 +106,11 @@ func gateResourcesPTX(t *T) {
 var (
 	// ptxEntryAt finds an entry header after module directives that have
 	// no ';' of their own (.version, .target, .address_size).
-	ptxEntryAt = regexp.MustCompile(`(?:^|\s)(?:\.(?:visible|weak)\s+)?\.entry\s+([A-Za-z_$][\w$]*)\s*\(`)
-	ptxLocal   = regexp.MustCompile(`^\.local\b.*\[(\d+)\]$`)
-	ptxLabel   = regexp.MustCompile(`^([A-Za-z_$%][\w$]*):\s*`)
-	ptxGuard   = regexp.MustCompile(`^@!?%?[\w$]+\s+`)
+	ptxEntryAt      = regexp.MustCompile(`(?:^|\s)(?:\.(?:visible|weak)\s+)?\.entry\s+([A-Za-z_$][\w$]*)\s*\(`)
+	ptxBlockComment = regexp.MustCompile(`(?s)/\*.*?\*/`)
+	ptxLocal        = regexp.MustCompile(`^\.local\b.*\[(\d+)\]$`)
+	ptxLabel        = regexp.MustCompile(`^([A-Za-z_$%][\w$]*):\s*`)
+	ptxGuard        = regexp.MustCompile(`^@!?%?[\w$]+\s+`)
 )
 
 // ParsePTX reads the .entry functions of a PTX module as Symbols: every
@@ -119,11 +120,16 @@ var (
 // and ret/exit/trap end control. Directives (.reg, .shared, ...) are not
 // instructions. A branch to an unknown label is an error.
 func ParsePTX(text string) ([]Symbol, error) {
-	// Statements: comments out, then split at ';', '{' and '}'.
+	// Statements: comments and line-info directives (.loc, .file: no ';'
+	// of their own) out, then split at ';', '{' and '}'.
+	text = ptxBlockComment.ReplaceAllString(text, " ")
 	var clean strings.Builder
 	for _, line := range strings.Split(text, "\n") {
 		if i := strings.Index(line, "//"); i >= 0 {
 			line = line[:i]
+		}
+		if f := strings.Fields(line); len(f) > 0 && (f[0] == ".loc" || f[0] == ".file") {
+			continue
 		}
 		clean.WriteString(line)
 		clean.WriteByte('\n')
@@ -187,6 +193,12 @@ func ParsePTX(text string) ([]Symbol, error) {
 				m := ptxLabel.FindStringSubmatch(st)
 				if m == nil {
 					break
+				}
+				if _, dup := labels[m[1]]; dup {
+					// Valid PTX when the two sit in different { } scopes (an
+					// inline-asm label without %=), but this reader keeps one
+					// label space per entry: refuse rather than mis-wire.
+					return nil, fmt.Errorf("entry %s: label %s defined twice (scoped labels are not supported; give inline-asm labels a %%= suffix)", s.Name, m[1])
 				}
 				labels[m[1]] = uint64(len(s.Insts))
 				st = st[len(m[0]):]

@@ -136,3 +136,29 @@ func TestPTXResourceProblems(t *testing.T) {
 		t.Errorf("with AllowScratch: %q", p)
 	}
 }
+
+// Line info (.loc/.file, as -lineinfo builds have) and block comments do
+// not disturb the statements; a label defined twice is refused, not
+// silently rewired.
+func TestParsePTXLineInfoCommentsLabels(t *testing.T) {
+	withInfo := strings.ReplaceAll(ptxRotatedLoop, "\tadd.s32 \t%r1, %r1, 1;", "\t.loc\t1 12 3\n\tadd.s32 \t%r1, %r1, 1; /* { ; } */")
+	withInfo = strings.Replace(withInfo, ".target sm_90a", ".target sm_90a\n.file\t1 \"producers.hip\"", 1)
+	if !strings.Contains(withInfo, ".loc") || !strings.Contains(withInfo, ".file") {
+		t.Fatal("the test text did not take the line info")
+	}
+	a, err := ParsePTX(ptxRotatedLoop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParsePTX(withInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a[0].Insts) != len(b[0].Insts) {
+		t.Errorf("line info changed the statements: %d vs %d", len(a[0].Insts), len(b[0].Insts))
+	}
+	dup := ".visible .entry k()\n{\n$L: { $L: ret; }\n}\n"
+	if _, err := ParsePTX(dup); err == nil || !strings.Contains(err.Error(), "label $L defined twice") {
+		t.Errorf("duplicate label: %v", err)
+	}
+}

@@ -10,15 +10,15 @@
 # can be split across calls of a time-limited remote runner:
 #   quick producers-full rotsh ncu-rotsh grpq pre dec
 set -uo pipefail
-cd "$(dirname "$0")/.."
-out=${1:?usage: scripts/device-verify.sh OUTDIR [STEP...]}
+if [ $# -lt 1 ]; then echo "usage: scripts/device-verify.sh OUTDIR [STEP...]" >&2; exit 2; fi
+mkdir -p "$1" && out=$(cd "$1" && pwd) || exit 2 # absolute: the script runs from the repository root
 shift
+cd "$(dirname "$0")/.."
 all="quick producers-full rotsh ncu-rotsh grpq pre dec"
 want=" ${*:-$all} "
 for w in $want; do
   case " $all " in *" $w "*) ;; *) echo "device-verify: unknown step $w (steps: $all)" >&2; exit 2 ;; esac
 done
-mkdir -p "$out"
 bin=./bin/parharness
 [ -x "$bin" ] || { echo "device-verify: $bin missing: run 'make kernels bin' where Go and clang-19 are" >&2; exit 2; }
 failed=0

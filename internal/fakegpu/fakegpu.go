@@ -72,7 +72,7 @@ func (d *Device) Info() gpu.Info { return d.info }
 // allocation.
 func (d *Device) at(p gpu.Ptr, n int) ([]byte, error) {
 	i := sort.Search(len(d.allocs), func(i int) bool { return d.allocs[i].p > p }) - 1
-	if i < 0 || n < 0 || int(p-d.allocs[i].p)+n > len(d.allocs[i].mem) {
+	if i < 0 || n < 0 || uint64(p-d.allocs[i].p) > uint64(len(d.allocs[i].mem)) || int(p-d.allocs[i].p)+n > len(d.allocs[i].mem) {
 		return nil, fmt.Errorf("fakegpu: access [%#x, +%d) is not inside one live allocation", uint64(p), n)
 	}
 	o := int(p - d.allocs[i].p)
@@ -133,15 +133,28 @@ func (f function) Attrs() (gpu.FuncAttrs, error) {
 
 func (d *Device) LoadModule([]byte) (gpu.Module, error) { return module{}, nil }
 
+// Launch records a launch after checking that every pointer argument
+// points into a live allocation (a freed or never-allocated buffer is an
+// error, as a fault would be on a device).
 func (d *Device) Launch(f gpu.Function, grid, block gpu.Dim3, sharedBytes int, s gpu.Stream, args ...any) error {
-	d.Launches = append(d.Launches, Launch{Kernel: f.Name(), Grid: grid, Block: block, SharedBytes: sharedBytes, Args: args})
-	return nil
+	return d.record(Launch{Kernel: f.Name(), Grid: grid, Block: block, SharedBytes: sharedBytes, Args: args})
 }
 
 // LaunchEx makes the fake a gpu.ExLauncher.
 func (d *Device) LaunchEx(f gpu.Function, grid, block gpu.Dim3, sharedBytes int, s gpu.Stream, opts gpu.LaunchOpts, args ...any) error {
 	o := opts
-	d.Launches = append(d.Launches, Launch{Kernel: f.Name(), Grid: grid, Block: block, SharedBytes: sharedBytes, Opts: &o, Args: args})
+	return d.record(Launch{Kernel: f.Name(), Grid: grid, Block: block, SharedBytes: sharedBytes, Opts: &o, Args: args})
+}
+
+func (d *Device) record(l Launch) error {
+	for i, a := range l.Args {
+		if p, ok := a.(gpu.Ptr); ok {
+			if _, err := d.at(p, 0); err != nil {
+				return fmt.Errorf("fakegpu: %s argument %d: %v", l.Kernel, i, err)
+			}
+		}
+	}
+	d.Launches = append(d.Launches, l)
 	return nil
 }
 

@@ -41,4 +41,15 @@ func TestMemory(t *testing.T) {
 	if err := d.HtoD(b, []byte{1}); err != nil {
 		t.Errorf("other allocation after a free: %v", err)
 	}
+	// A launch with a freed buffer is refused; one inside a live one runs.
+	f, _ := module{}.Function("k")
+	if err := d.Launch(f, gpu.D1(1), gpu.D1(32), 0, 0, a, uint32(1)); err == nil || !strings.Contains(err.Error(), "k argument 0") {
+		t.Errorf("launch with a freed buffer: %v", err)
+	}
+	if err := d.Launch(f, gpu.D1(1), gpu.D1(32), 0, 0, b.Add(3), uint32(1)); err != nil || len(d.Launches) != 1 {
+		t.Errorf("launch inside a live buffer: %v (%d recorded)", err, len(d.Launches))
+	}
+	if _, err := d.at(b+1<<62, 1); err == nil {
+		t.Error("a far pointer past an allocation was accepted")
+	}
 }
