@@ -420,6 +420,26 @@ func CheckMatrixInLoop(rep MatrixReport, stem string) string {
 	return ""
 }
 
+// matrixKernels groups by module the pq_gemm* kernels an ISA gate checks
+// on codeArch (those built for it, not marked NoMatrixOp there), modules in
+// registry order; no such kernel at all is a gate failure.
+func matrixKernels(t *T, codeArch string) (modules []string, byModule map[string][]string) {
+	byModule = map[string][]string{}
+	for _, k := range kernels.All() {
+		if !strings.HasPrefix(k.Name, isaKernelPrefix) || !k.ForArch(codeArch) || k.NoMatrixOp == codeArch {
+			continue
+		}
+		if _, seen := byModule[k.Module]; !seen {
+			modules = append(modules, k.Module)
+		}
+		byModule[k.Module] = append(byModule[k.Module], k.Name)
+	}
+	if len(modules) == 0 {
+		t.Fatalf("no registered kernel starts with %q", isaKernelPrefix)
+	}
+	return modules, byModule
+}
+
 // objdumpHint is how to get the disassembler.
 const objdumpHint = "apt-get install llvm-19"
 
@@ -445,20 +465,7 @@ func gateISAGfx1201(t *T) {
 	if err != nil {
 		t.Skipf("no LLVM disassembler on PATH (%v): %s", err, objdumpHint)
 	}
-	byModule := map[string][]string{}
-	var modules []string
-	for _, k := range kernels.All() {
-		if !strings.HasPrefix(k.Name, isaKernelPrefix) || !k.ForArch("gfx1201") || k.NoMatrixOp == "gfx1201" {
-			continue
-		}
-		if _, seen := byModule[k.Module]; !seen {
-			modules = append(modules, k.Module)
-		}
-		byModule[k.Module] = append(byModule[k.Module], k.Name)
-	}
-	if len(modules) == 0 {
-		t.Fatalf("no registered kernel starts with %q", isaKernelPrefix)
-	}
+	modules, byModule := matrixKernels(t, "gfx1201")
 	checked := 0
 	for _, mod := range modules {
 		path := kernels.ObjectPath(t.Env().BuildDir, "gfx1201", mod)

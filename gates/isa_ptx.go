@@ -60,6 +60,27 @@ func ptxResourceProblems(k kernels.Kernel, s Symbol) []string {
 	return out
 }
 
+// ptxModule reads and parses one module's sm_90a PTX, its entries by
+// name; false (after a gate failure saying why) when it cannot.
+func ptxModule(t *T, mod string) (path string, byName map[string]Symbol, ok bool) {
+	path = kernels.ObjectPath(t.Env().BuildDir, "sm_90a", mod)
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Failf("%s: %v: run `make kernels`", path, err)
+		return path, nil, false
+	}
+	syms, err := ParsePTX(string(text))
+	if err != nil {
+		t.Failf("%s: %v", path, err)
+		return path, nil, false
+	}
+	byName = map[string]Symbol{}
+	for _, s := range syms {
+		byName[s.Name] = s
+	}
+	return path, byName, true
+}
+
 // gateResourcesPTX runs ptxResourceProblems on every registered sm_90a
 // kernel's PTX entry.
 func gateResourcesPTX(t *T) {
@@ -69,20 +90,9 @@ func gateResourcesPTX(t *T) {
 	}
 	checked := 0
 	for _, mod := range kernels.Modules() {
-		path := kernels.ObjectPath(t.Env().BuildDir, "sm_90a", mod)
-		text, err := os.ReadFile(path)
-		if err != nil {
-			t.Failf("%s: %v: run `make kernels`", path, err)
+		path, byName, ok := ptxModule(t, mod)
+		if !ok {
 			continue
-		}
-		syms, err := ParsePTX(string(text))
-		if err != nil {
-			t.Failf("%s: %v", path, err)
-			continue
-		}
-		byName := map[string]Symbol{}
-		for _, s := range syms {
-			byName[s.Name] = s
 		}
 		for _, k := range kernels.All() {
 			if k.Module != mod || !k.ForArch("sm_90a") {
@@ -267,36 +277,12 @@ func gateISASm90a(t *T) {
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("no sm_90a code objects in %s: run `make kernels` (needs clang-19)", dir)
 	}
-	byModule := map[string][]string{}
-	var modules []string
-	for _, k := range kernels.All() {
-		if !strings.HasPrefix(k.Name, isaKernelPrefix) || !k.ForArch("sm_90a") || k.NoMatrixOp == "sm_90a" {
-			continue
-		}
-		if _, seen := byModule[k.Module]; !seen {
-			modules = append(modules, k.Module)
-		}
-		byModule[k.Module] = append(byModule[k.Module], k.Name)
-	}
-	if len(modules) == 0 {
-		t.Fatalf("no registered kernel starts with %q", isaKernelPrefix)
-	}
+	modules, byModule := matrixKernels(t, "sm_90a")
 	checked := 0
 	for _, mod := range modules {
-		path := kernels.ObjectPath(t.Env().BuildDir, "sm_90a", mod)
-		text, err := os.ReadFile(path)
-		if err != nil {
-			t.Failf("%s: %v: run `make kernels`", path, err)
+		path, byName, ok := ptxModule(t, mod)
+		if !ok {
 			continue
-		}
-		syms, err := ParsePTX(string(text))
-		if err != nil {
-			t.Failf("%s: %v", path, err)
-			continue
-		}
-		byName := map[string]Symbol{}
-		for _, s := range syms {
-			byName[s.Name] = s
 		}
 		for _, name := range byModule[mod] {
 			s, ok := byName[name]
