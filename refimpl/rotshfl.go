@@ -164,24 +164,9 @@ func scheduleLayer(at *[32][4]int, pairs *[PairsPerGroup][2]int, theta *[PairsPe
 		pairOf[i], pairOf[j] = t, t
 	}
 	// Split 1: half[c] in {0, 1} (rounds {0,1} or {2,3}).
-	half := [GroupSize]int{}
-	for c := range half {
-		half[c] = -1
-	}
-	for e := 0; e < GroupSize; e++ {
-		if half[e] >= 0 {
-			continue
-		}
-		for cur := e; ; {
-			n := rMate[cur]
-			if half[cur] >= 0 || half[n] >= 0 {
-				return next, fmt.Errorf("split 1: edge %d coloured twice (internal error)", cur)
-			}
-			half[cur], half[n] = 0, 1
-			if cur = sMate[n]; cur == e {
-				break
-			}
-		}
+	half, err := eulerSplit(&sMate, &rMate)
+	if err != nil {
+		return next, fmt.Errorf("split 1: %w", err)
 	}
 	// Split 2: in each half, pair a vertex's two edges of that half.
 	var sMate2, rMate2 [GroupSize]int
@@ -205,24 +190,13 @@ func scheduleLayer(at *[32][4]int, pairs *[PairsPerGroup][2]int, theta *[PairsPe
 			rMate2[a], rMate2[b] = b, a
 		}
 	}
-	round := [GroupSize]int{}
-	for c := range round {
-		round[c] = -1
+	side, err := eulerSplit(&sMate2, &rMate2)
+	if err != nil {
+		return next, fmt.Errorf("split 2: %w", err)
 	}
-	for e := 0; e < GroupSize; e++ {
-		if round[e] >= 0 {
-			continue
-		}
-		for cur := e; ; {
-			n := rMate2[cur]
-			if round[cur] >= 0 || round[n] >= 0 {
-				return next, fmt.Errorf("split 2: edge %d coloured twice (internal error)", cur)
-			}
-			round[cur], round[n] = 2*half[cur], 2*half[cur]+1
-			if cur = sMate2[n]; cur == e {
-				break
-			}
-		}
+	var round [GroupSize]int
+	for c := range round {
+		round[c] = 2*half[c] + side[c]
 	}
 	// Control words: receive side (sources, swap, pairs) and send side
 	// (which register each round offers).
@@ -270,6 +244,34 @@ func scheduleLayer(at *[32][4]int, pairs *[PairsPerGroup][2]int, theta *[PairsPe
 		ctrl[lane] = w
 	}
 	return next, nil
+}
+
+// eulerSplit colours every edge 0 or 1 so that the two edges paired at each
+// sender (sMate) and at each receiver (rMate) differ: it walks each closed
+// trail the pairings chain (edge, its receiver mate, that one's sender
+// mate, ...), colouring alternately. Both pairings are perfect matchings
+// on the edges of a bipartite graph, so every trail has even length and
+// the colouring is consistent; a clash is an internal error.
+func eulerSplit(sMate, rMate *[GroupSize]int) (colour [GroupSize]int, err error) {
+	for c := range colour {
+		colour[c] = -1
+	}
+	for e := 0; e < GroupSize; e++ {
+		if colour[e] >= 0 {
+			continue
+		}
+		for cur := e; ; {
+			n := rMate[cur]
+			if colour[cur] >= 0 || colour[n] >= 0 {
+				return colour, fmt.Errorf("edge %d coloured twice (internal error)", cur)
+			}
+			colour[cur], colour[n] = 0, 1
+			if cur = sMate[n]; cur == e {
+				break
+			}
+		}
+	}
+	return colour, nil
 }
 
 // ShuffleSends are the four values a lane offers in rounds 0..3 under a
