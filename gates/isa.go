@@ -407,6 +407,29 @@ func AnalyzeMatrixLoops(s Symbol, stem string) MatrixReport {
 	return rep
 }
 
+// matrixMetrics names one ISA gate's metrics: name.<count> (matrix
+// instructions in the kernel), name.<loop>insts and name.<loop><op> (in
+// its innermost loop holding one); where says what Loop.Head and Branch
+// count from the kernel's start.
+type matrixMetrics struct{ count, loop, op, where string }
+
+// checkMatrixSymbol analyses one kernel's loops for stem, records its
+// metrics and fails the gate (tag names the target and file) unless the
+// matrix op is inside a loop.
+func checkMatrixSymbol(t *T, s Symbol, stem, tag string, m matrixMetrics) {
+	rep := AnalyzeMatrixLoops(s, stem)
+	t.Metric(s.Name+"."+m.count, float64(rep.Matrix))
+	if rep.Hot != nil {
+		t.Metric(s.Name+"."+m.loop+"insts", float64(rep.Hot.Insts))
+		t.Metric(s.Name+"."+m.loop+m.op, float64(rep.Hot.Matrix))
+		t.Logf("%s: %d %s; the innermost loop holding one (head at %s %#x, back edge from %#x) has %d instructions, %d of them %s",
+			s.Name, rep.Matrix, stem, m.where, rep.Hot.Head-s.Start, rep.Hot.Branch-s.Start, rep.Hot.Insts, rep.Hot.Matrix, stem)
+	}
+	if msg := CheckMatrixInLoop(rep, stem); msg != "" {
+		t.Failf("%s (%s): %s", s.Name, tag, msg)
+	}
+}
+
 // CheckMatrixInLoop states what is wrong with a report, or "" when the
 // matrix instruction is present and inside a loop.
 func CheckMatrixInLoop(rep MatrixReport, stem string) string {
@@ -498,17 +521,7 @@ func gateISAGfx1201(t *T) {
 				t.Failf("%s (gfx1201): no symbol %s in the disassembly of %s", name, name, path)
 				continue
 			}
-			rep := AnalyzeMatrixLoops(s, wmmaFP8)
-			t.Metric(name+".wmma", float64(rep.Matrix))
-			if rep.Hot != nil {
-				t.Metric(name+".loop_insts", float64(rep.Hot.Insts))
-				t.Metric(name+".loop_wmma", float64(rep.Hot.Matrix))
-				t.Logf("%s: %d %s, hot loop 0x%x..0x%x: %d instructions, %d WMMA", name, rep.Matrix, wmmaFP8,
-					rep.Hot.Head-s.Start, rep.Hot.Branch-s.Start, rep.Hot.Insts, rep.Hot.Matrix)
-			}
-			if msg := CheckMatrixInLoop(rep, wmmaFP8); msg != "" {
-				t.Failf("%s (gfx1201, %s): %s", name, filepath.Base(path), msg)
-			}
+			checkMatrixSymbol(t, s, wmmaFP8, "gfx1201, "+filepath.Base(path), matrixMetrics{count: "wmma", loop: "loop_", op: "wmma", where: "byte offset"})
 			checked++
 		}
 	}

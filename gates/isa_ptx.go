@@ -290,18 +290,7 @@ func gateISASm90a(t *T) {
 				t.Failf("%s (sm_90a): no .entry %s in %s", name, name, path)
 				continue
 			}
-			stem := ptxMatrixStem(name)
-			rep := AnalyzeMatrixLoops(s, stem)
-			t.Metric(name+".ptx_mma", float64(rep.Matrix))
-			if rep.Hot != nil {
-				t.Metric(name+".ptx_loop_insts", float64(rep.Hot.Insts))
-				t.Metric(name+".ptx_loop_mma", float64(rep.Hot.Matrix))
-				t.Logf("%s: %d %s; the innermost loop holding one (head: statement %d, back edge from statement %d) has %d statements and %d %s", name, rep.Matrix, stem,
-					rep.Hot.Head, rep.Hot.Branch, rep.Hot.Insts, rep.Hot.Matrix, stem)
-			}
-			if msg := CheckMatrixInLoop(rep, stem); msg != "" {
-				t.Failf("%s (sm_90a, %s): %s", name, filepath.Base(path), msg)
-			}
+			checkMatrixSymbol(t, s, ptxMatrixStem(name), "sm_90a, "+filepath.Base(path), matrixMetrics{count: "ptx_mma", loop: "ptx_loop_", op: "mma", where: "statement"})
 			checked++
 		}
 	}
