@@ -79,7 +79,7 @@ func newGemmBufs(c *Ctx, s kernels.GemmShape, M int, prefill bool, maxS int) (*g
 	N, K, G, P := s.N(), s.K, s.G(), len(s.Parts)
 	rows := M
 	if prefill {
-		rows = kernels.PadRows(M)
+		rows = refimpl.PadRows(M)
 	}
 	scN := P * M * G // group scales
 	if prefill {

@@ -336,7 +336,7 @@ func (b *producerBufs) footprint() int64 {
 // cold bound, and fills inputs and records (the same contents in every copy).
 func newProducerBufs(c *Ctx, M, K, P int) (*producerBufs, error) {
 	G := K / kernels.Group
-	Mpad := kernels.PadRows(M)
+	Mpad := refimpl.PadRows(M)
 	sizes := []int{2 * M * K, 4 * P * 8 * G * 32, 16 * P * 8 * G * 32, 4 * P * K,
 		P * Mpad * K, 4 * P * M * G, 4 * P * M * G, 2 * P * M * K, 4 * P * M * G}
 	var fp int64

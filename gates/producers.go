@@ -249,7 +249,7 @@ func gateProducers(t *T) {
 // shuffle-routed pass A's records.
 func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, sr *refimpl.ShuffleRecords, x []uint16, pm *producerMirror, withGroup bool) {
 	K, P, M, G := c.K, c.P, c.M, c.K/refimpl.GroupSize
-	Mpad := kernels.PadRows(M)
+	Mpad := refimpl.PadRows(M)
 	name := fmt.Sprintf("K=%d P=%d M=%d %s seed=%d", K, P, M, c.dist, seed)
 	bx := t.Buffer("x", 2*M*K)
 	bidx := t.Buffer("rot_idx", 4*len(rr.Idx))

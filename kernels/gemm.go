@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/parharness/parharness/gpu"
@@ -212,7 +213,7 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 	N := s.N()
 	kernel = DecKernel(M)
 	if a.Kernel != "" {
-		if !contains(DecKernelsFor(M), a.Kernel) {
+		if !slices.Contains(DecKernelsFor(M), a.Kernel) {
 			err = fmt.Errorf("gemm: kernel %s does not take decode M=%d (want one of %v)", a.Kernel, M, DecKernelsFor(M))
 			return
 		}
@@ -330,7 +331,7 @@ func GemmShapesOf(s *shapes.Set, only ...string) ([]string, []GemmShape, error) 
 	var names []string
 	var out []GemmShape
 	for _, l := range GemmLabels {
-		if len(only) > 0 && !contains(only, l.Label) {
+		if len(only) > 0 && !slices.Contains(only, l.Label) {
 			continue
 		}
 		lin, ok := s.Linear(l.Linear)
@@ -345,13 +346,4 @@ func GemmShapesOf(s *shapes.Set, only ...string) ([]string, []GemmShape, error) 
 		out = append(out, gs)
 	}
 	return names, out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -67,7 +67,7 @@ func GroupWiseGrid(M, K, P, rpw int) (grid, block gpu.Dim3) {
 func RowWiseGrid(M, P int, tiled bool) (grid, block gpu.Dim3) {
 	rows := M
 	if tiled {
-		rows = PadRows(M)
+		rows = refimpl.PadRows(M)
 	}
 	return gpu.Dim3{X: uint32(rows), Y: uint32(P), Z: 1}, gpu.D1(32 * ProducerWarps)
 }
@@ -81,9 +81,6 @@ func FusedTokenCheck(K int) error {
 	}
 	return nil
 }
-
-// PadRows is M rounded up to the 16-row fragment tile.
-func PadRows(M int) int { return refimpl.PadRows(M) }
 
 // LaneRowGrid is the grid of pq_rot_bf16_lr: (G, P, 64-row chunks), 64 threads.
 func LaneRowGrid(M, K, P int) (grid, block gpu.Dim3) {
