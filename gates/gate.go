@@ -70,6 +70,9 @@ func Register(g Gate) {
 	if g.Run == nil || g.Proves == "" || g.Suites == 0 {
 		panic("gates: gate " + g.Name + " needs Run, Proves and Suites")
 	}
+	if g.Suites&Quick != 0 && g.Suites&Full == 0 {
+		panic("gates: gate " + g.Name + " is in the quick suite but not the full one (--full is the quick gates plus the sweeps)")
+	}
 	gateRegistry.Add(g.Name, g)
 }
 

@@ -132,3 +132,12 @@ func TestReadmeNamesEveryGate(t *testing.T) {
 		}
 	}
 }
+
+// --full names the full suite (it once printed "quick": the suite mask was
+// compared with Full exactly).
+func TestGateFullNamesItsSuite(t *testing.T) {
+	_, _, errOut := run(t, "gate", "--full", "--backend", "none", "--only", "^no-such-gate$")
+	if !strings.Contains(errOut, "in the full suite") {
+		t.Errorf("gate --full: %q", errOut)
+	}
+}
