@@ -30,7 +30,8 @@ func fakeCtx(t *testing.T, info gpu.Info) (*Ctx, *fakegpu.Device) {
 func TestProducerSuiteLaunchesMatchSignatures(t *testing.T) {
 	for _, info := range fakeTargets {
 		c, dev := fakeCtx(t, info)
-		b, err := newProducerBufs(c, 40, 384, 2) // primes pass C: pass A on every copy
+		all := producerSuite{bytes: passABytes, needs: needs{records: true, shuffle: true, passA: true}}
+		b, err := newProducerBufs(c, all, 40, 384, 2) // primes pass C: pass A on every copy
 		if err != nil {
 			t.Fatalf("%s: %v", info.Arch, err)
 		}
@@ -98,6 +99,34 @@ func TestGEMMSuiteLaunchesMatchSignatures(t *testing.T) {
 			if !slices.Contains(dev.Kernels(), k) {
 				t.Errorf("%s: %s never launched (%v)", info.Arch, k, dev.Kernels())
 			}
+		}
+	}
+}
+
+// A suite's cold rotation is sized by what its variants touch: the bytes it
+// counts plus the records it reads, not every buffer the point allocates
+// (pass A's outputs are no part of the decode producer's footprint).
+func TestProducerFootprintIsWhatTheSuiteTouches(t *testing.T) {
+	c, _ := fakeCtx(t, fakeTargets[0])
+	for _, name := range []string{"grpq", "passc"} {
+		var s producerSuite
+		switch name {
+		case "grpq":
+			s = producerSuite{bytes: func(M, K, P int) int64 { return 1000 }, needs: needs{records: true}}
+		case "passc":
+			s = producerSuite{bytes: func(M, K, P int) int64 { return 1000 }, needs: needs{passA: true}}
+		}
+		b, err := newProducerBufs(c, s, 8, 256, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		G := 2
+		want := int64(1000)
+		if s.needs.records {
+			want += int64(4*2*8*G*32 + 16*2*8*G*32 + 4*2*256)
+		}
+		if b.fp != want || b.copies != CopiesFor(want, c.Dev.Info().LLCBytes) {
+			t.Errorf("%s: footprint %d copies %d, want %d and %d", name, b.fp, b.copies, want, CopiesFor(want, c.Dev.Info().LLCBytes))
 		}
 	}
 }

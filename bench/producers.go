@@ -29,7 +29,13 @@ type producerSuite struct {
 	Ms        []int
 	variants  func(b *producerBufs) []Variant
 	bytes     func(M, K, P int) int64
+	// needs says what the variants read besides the inputs bytes counts:
+	// rotation records (their footprint counts them), the shuffle-routed
+	// records (built only then), pass A's outputs (primed in every copy).
+	needs needs
 }
+
+type needs struct{ records, shuffle, passA bool }
 
 func init() {
 	G := func(K int) int64 { return int64(K / kernels.Group) }
@@ -45,11 +51,12 @@ func init() {
 			},
 			bytes: func(M, K, P int) int64 {
 				return int64(M*K*2) + int64(P*M*K) + 2*int64(P*M)*G(K)*4
-			}},
+			},
+			needs: needs{records: true}},
 		{name: "rot", doc: "prefill pass A pq_rot_bf16: rotate -> bf16 rows + group amax; variant lanes = rows (pq_rot_bf16_lr)",
 			Ms:       PrefillMs,
 			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passALR()} },
-			bytes:    passABytes},
+			bytes:    passABytes, needs: needs{records: true}},
 		{name: "rotsh", doc: "prefill pass A shuffle-routed (pq_rot_bf16_sh: the row-group in registers, 4 warp shuffles per layer) against pq_rot_bf16; a suite of its own until the kernel has passed the producers gate (--full) on a device",
 			Ms: PrefillMs,
 			variants: func(b *producerBufs) []Variant {
@@ -61,25 +68,26 @@ func init() {
 				}
 				return vs
 			},
-			bytes: passABytes},
+			bytes: passABytes, needs: needs{records: true, shuffle: true}},
 		{name: "passc", doc: "prefill pass C pq_tokq: token scale, encode, row sums (row-major; tiled as a variant)",
 			Ms:       PrefillMs,
 			variants: func(b *producerBufs) []Variant { return []Variant{b.passC(false), b.passC(true)} },
 			bytes: func(M, K, P int) int64 {
 				return int64(P*M*K*2) + int64(P*M)*G(K)*4 + int64(P*M*K) + int64(P*M*4) + int64(P*M)*G(K)*4
-			}},
+			},
+			needs: needs{passA: true}},
 		{name: "tokq", doc: "fused per-token producer pq_rotq_token, row-major codes, against pass A + pass C",
 			Ms: PrefillMs,
 			variants: func(b *producerBufs) []Variant {
 				return []Variant{b.fused(false), b.twoPass(false), b.twoPassLR(false)}
 			},
-			bytes: tokBytes},
+			bytes: tokBytes, needs: needs{records: true}},
 		{name: "tokqt", doc: "fused per-token producer pq_rotq_token, fragment-tiled codes, against pass A + pass C tiled",
 			Ms: PrefillMs,
 			variants: func(b *producerBufs) []Variant {
 				return []Variant{b.fused(true), b.twoPass(true), b.twoPassLR(true)}
 			},
-			bytes: tokBytes},
+			bytes: tokBytes, needs: needs{records: true}},
 	} {
 		s := s
 		RegisterSuite(Suite{Name: s.name, Doc: s.doc, Run: func(c *Ctx) error { return runProducerSuite(c, s) }})
@@ -106,7 +114,7 @@ func init() {
 			}
 			return vs
 		},
-		bytes: passABytes}
+		bytes: passABytes, needs: needs{records: true}}
 	RegisterSuite(Suite{Name: s.name, Doc: s.doc, Run: func(c *Ctx) error { return runProducerSuite(c, s) }, Laws: []Law{law}})
 }
 
@@ -125,6 +133,7 @@ func tokBytes(M, K, P int) int64 {
 type producerBufs struct {
 	c                             *Ctx
 	M, K, P, copies               int
+	fp                            int64 // Point.Footprint: what one call of the lightest variant touches
 	x, idx, cs, chs               copySet
 	codes, scale, rsum, xr, gamax copySet
 	shCtrl, shCS, shFin           copySet // pq_rot_bf16_sh's records
@@ -300,7 +309,7 @@ func runProducerSuite(c *Ctx, s producerSuite) error {
 			c.Skipf("%s K=%d P=%d: %v", s.name, p.K, p.P, err)
 			continue
 		}
-		b, err := newProducerBufs(c, p.M, p.K, p.P)
+		b, err := newProducerBufs(c, s, p.M, p.K, p.P)
 		if err != nil {
 			c.FreeAll()
 			return err
@@ -315,7 +324,7 @@ func runProducerSuite(c *Ctx, s producerSuite) error {
 			kernel = vs[0].Name
 		}
 		point := Point{Suite: s.name, Kernel: kernel, Shape: fmt.Sprintf("K%dxP%d", p.K, p.P), M: p.M, Regime: Cold,
-			Bytes: s.bytes(p.M, p.K, p.P), Footprint: b.footprint(), Copies: b.copies, Variants: vs,
+			Bytes: s.bytes(p.M, p.K, p.P), Footprint: b.fp, Copies: b.copies, Variants: vs,
 			Extra: map[string]float64{"K": float64(p.K), "P": float64(p.P)}}
 		if err := c.Measure(point); err != nil {
 			return err
@@ -324,32 +333,28 @@ func runProducerSuite(c *Ctx, s producerSuite) error {
 	return nil
 }
 
-func (b *producerBufs) footprint() int64 {
-	var n int64
-	for _, s := range []copySet{b.x, b.idx, b.cs, b.chs, b.codes, b.scale, b.rsum, b.xr, b.gamax} {
-		n += int64(s.stride)
-	}
-	return n
-}
-
-// newProducerBufs allocates Copies sets sized so one rotation exceeds the
-// cold bound, and fills inputs and records (the same contents in every copy).
-func newProducerBufs(c *Ctx, M, K, P int) (*producerBufs, error) {
+// newProducerBufs allocates the buffer sets of one point and fills inputs
+// and records (the same contents in every copy). The cold rotation's copy
+// count comes from what one call of the suite's lightest variant touches,
+// the bytes it counts plus the records it reads, not from the union of
+// every buffer here: buffers a suite never touches would otherwise count
+// towards the footprint and leave too few copies to defeat the cache.
+func newProducerBufs(c *Ctx, s producerSuite, M, K, P int) (*producerBufs, error) {
 	G := K / kernels.Group
 	Mpad := refimpl.PadRows(M)
 	sizes := []int{2 * M * K, 4 * P * 8 * G * 32, 16 * P * 8 * G * 32, 4 * P * K,
 		P * Mpad * K, 4 * P * M * G, 4 * P * M * G, 2 * P * M * K, 4 * P * M * G}
-	var fp int64
-	for _, s := range sizes {
-		fp += int64(copyStride(s))
+	fp := s.bytes(M, K, P)
+	if s.needs.records {
+		fp += int64(sizes[1] + sizes[2] + sizes[3])
 	}
-	b := &producerBufs{c: c, M: M, K: K, P: P, copies: CopiesFor(fp, c.Dev.Info().LLCBytes)}
+	b := &producerBufs{c: c, M: M, K: K, P: P, fp: fp, copies: CopiesFor(fp, c.Dev.Info().LLCBytes)}
 	for i, dst := range []*copySet{&b.x, &b.idx, &b.cs, &b.chs, &b.codes, &b.scale, &b.rsum, &b.xr, &b.gamax} {
 		*dst = b.alloc(sizes[i])
 	}
-	// The shuffle-routed pass A's records (not in the footprint: the union
-	// above already overstates what any one variant touches).
-	b.shCtrl, b.shCS, b.shFin = b.alloc(sizes[1]), b.alloc(sizes[2]), b.alloc(4*P*G*32)
+	if s.needs.shuffle {
+		b.shCtrl, b.shCS, b.shFin = b.alloc(sizes[1]), b.alloc(sizes[2]), b.alloc(4*P*G*32)
+	}
 	if b.err != nil {
 		return nil, b.err
 	}
@@ -362,22 +367,27 @@ func newProducerBufs(c *Ctx, M, K, P int) (*producerBufs, error) {
 	if err != nil {
 		return nil, err
 	}
-	sr, err := refimpl.BuildShuffleRecords(rots)
-	if err != nil {
-		return nil, err
-	}
 	x := make([]byte, 2*M*K)
 	for i := 0; i < M*K; i++ {
 		binary.LittleEndian.PutUint16(x[2*i:], refimpl.F64ToBF16(rng.NormFloat64()))
 	}
 	idx, cs, chs := rr.Bytes()
-	shCtrl, shCS, shFin, _ := sr.Bytes()
-	if err := uploadEachCopy(c, b.copies, copyUpload{b.x, x}, copyUpload{b.idx, idx}, copyUpload{b.cs, cs}, copyUpload{b.chs, chs},
-		copyUpload{b.shCtrl, shCtrl}, copyUpload{b.shCS, shCS}, copyUpload{b.shFin, shFin}); err != nil {
+	ups := []copyUpload{{b.x, x}, {b.idx, idx}, {b.cs, cs}, {b.chs, chs}}
+	if s.needs.shuffle {
+		sr, err := refimpl.BuildShuffleRecords(rots)
+		if err != nil {
+			return nil, err
+		}
+		ctrl, scs, fin, _ := sr.Bytes()
+		ups = append(ups, copyUpload{b.shCtrl, ctrl}, copyUpload{b.shCS, scs}, copyUpload{b.shFin, fin})
+	}
+	if err := uploadEachCopy(c, b.copies, ups...); err != nil {
 		return nil, err
 	}
-	// Pass C reads pass A's outputs: give it real ones in every copy.
-	return b, b.primePassC()
+	if s.needs.passA { // pass C reads pass A's outputs: give it real ones in every copy
+		return b, b.primePassC()
+	}
+	return b, nil
 }
 
 // primePassC runs pass A once per copy so pass C benches read real rows.
