@@ -274,10 +274,14 @@ func TestDiffNoiseFloorNeverLowers(t *testing.T) {
 	ob, nb := tight("base", 10, 0), tight("base", 10, 1)
 	nb.Control = &Control{Of: "base", ASamplesUS: samples(4, 10, 0.01, 0), BSamplesUS: samples(4, 10.4, 0.01, 1), Ratio: 1.04, SpreadPct: 4}
 	ov, nv := tight("other", 10, 2), tight("other", 10.3, 3) // 3% slower, tight, but the rung's control spread 4%
-	rows := diffRecords([]Record{ob, ov}, []Record{nb, nv}, 0)
+	// A hot attribution variant of the same cold rung is judged against
+	// that rung's control too.
+	oh, nh := tight("hot", 10, 2), tight("hot", 10.3, 3)
+	oh.Regime, nh.Regime = Hot, Hot
+	rows := diffRecords([]Record{ob, ov, oh}, []Record{nb, nv, nh}, 0)
 	for _, r := range rows {
-		if r.Variant == "other" && r.Verdict != VerdictSame {
-			t.Errorf("variant without its own control: verdict %q, want %q (the rung's control spread 4%%)", r.Verdict, VerdictSame)
+		if (r.Variant == "other" || r.Variant == "hot") && r.Verdict != VerdictSame {
+			t.Errorf("variant %s without its own control: verdict %q, want %q (the rung's control spread 4%%)", r.Variant, r.Verdict, VerdictSame)
 		}
 	}
 }

@@ -181,8 +181,10 @@ func (r *Record) Key() string { return recordKey(r.Suite, r.Kernel, r.Shape, r.M
 func (r *Record) baseKey() string { return recordKey(r.Suite, r.Kernel, r.Shape, r.M, r.Variant, "") }
 
 // rungKey identifies the rung a record was measured on: its key without
-// the variant (the variants of a point share the point's control).
-func (r *Record) rungKey() string { return recordKey(r.Suite, r.Kernel, r.Shape, r.M, "", r.Regime) }
+// the variant and the regime (the variants of a point share the point's
+// control, a hot attribution variant included: its regime differs from
+// the cold baseline that carries the control).
+func (r *Record) rungKey() string { return recordKey(r.Suite, r.Kernel, r.Shape, r.M, "", "") }
 
 // recordKey is the one spelling of a record's identity; an empty variant or
 // regime is left out (baseKey, rungKey).
