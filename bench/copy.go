@@ -45,7 +45,12 @@ func copyGrid(dev gpu.Device, n int64) gpu.Dim3 {
 }
 
 // CopyPoint builds a cold copy point of size bytes (each way) with the
-// plain copy and, if extraPct > 0, a variant that moves extraPct% more.
+// plain copy and, if extraPct > 0, a variant that moves extraPct% more:
+// copy_v4_extra copies the first extraPct% again after the whole buffer.
+// Above the last-level cache that is extraPct% more DRAM traffic; at or
+// below it the re-read first part can still be cache-resident, so the
+// variant is slower by less (its purpose is only to be slower: the A/B
+// protocol's positive control).
 func CopyPoint(c *Ctx, size int64, extraPct int) (Point, error) {
 	llc := c.Dev.Info().LLCBytes
 	footprint := 2 * size

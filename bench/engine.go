@@ -79,8 +79,13 @@ type Point struct {
 	Suite, Kernel, Shape string
 	M                    int
 	Regime               string
-	Bytes                int64 // bytes that must move per call (GB/s numerator)
-	Flops                int64 // useful flops per call (0: not a compute kernel)
+	// Bytes and Flops are the point's useful work per call, recorded on
+	// every variant's row: each variant's GB/s and TF/s are effective rates
+	// for that same work, so rows of a rung compare like for like. A
+	// variant that moves more (copy+5%) or skips the math (memonly) reads
+	// as slower or faster at equal work; its own traffic is not counted.
+	Bytes int64 // bytes that must move per call (GB/s numerator)
+	Flops int64 // useful flops per call (0: not a compute kernel)
 	Footprint            int64 // distinct bytes one call touches (cold assertion)
 	Copies               int   // buffer sets the calls rotate through
 	Variants             []Variant
