@@ -84,12 +84,12 @@ type Point struct {
 	// for that same work, so rows of a rung compare like for like. A
 	// variant that moves more (copy+5%) or skips the math (memonly) reads
 	// as slower or faster at equal work; its own traffic is not counted.
-	Bytes int64 // bytes that must move per call (GB/s numerator)
-	Flops int64 // useful flops per call (0: not a compute kernel)
-	Footprint            int64 // distinct bytes one call touches (cold assertion)
-	Copies               int   // buffer sets the calls rotate through
-	Variants             []Variant
-	Extra                map[string]float64 // recorded with every row (e.g. split-K)
+	Bytes     int64 // bytes that must move per call (GB/s numerator)
+	Flops     int64 // useful flops per call (0: not a compute kernel)
+	Footprint int64 // distinct bytes one call touches (cold assertion)
+	Copies    int   // buffer sets the calls rotate through
+	Variants  []Variant
+	Extra     map[string]float64 // recorded with every row (e.g. split-K)
 }
 
 // Config sets the protocol's knobs.
