@@ -166,13 +166,7 @@ func (b *gemmBufs) decVariant(s kernels.GemmShape, M, S int, kernel, name string
 	if _, ok := b.c.Dev.(gpu.ExLauncher); ok && staged && !plain {
 		opts.Cluster = kernels.DecLaunchOpts(S).Cluster // the staged kernels' cluster reduce (same bits)
 	}
-	launcher := b.c.Launcher
-	if opts != (gpu.LaunchOpts{}) {
-		launcher = func(kernel string, grid, block gpu.Dim3, shared int, args func(int) []any) (func(gpu.Stream, int) error, error) {
-			return b.c.LauncherEx(kernel, grid, block, shared, opts, args)
-		}
-	}
-	f, err := launcher(kern, grid, block, 0, func(k int) []any {
+	f, err := b.c.LauncherEx(kern, grid, block, 0, opts, func(k int) []any {
 		_, _, _, args, _ := kernels.DecLaunch(s, M, S, kernels.DecArgs{W: b.w.at(k), SZ: b.sz.at(k),
 			Act: b.act.at(k), ASG: b.sc.at(k), RS: b.rs.at(k), Out: b.out.at(k), WS: b.ws, Sema: b.sema, Kernel: kernel})
 		return args
@@ -287,8 +281,11 @@ func runDecSuite(c *Ctx) error {
 			// The law's launch under programmatic dependent launch (CUDA).
 			if v, err := b.decVariant(s, M, law, "", "pdl", true, false); err == nil {
 				vs = append(vs, v)
-			} else {
+			} else if errors.Is(err, ErrNoExLaunch) {
 				c.Skipf("dec %s M=%d: variant pdl: %v", names[si], M, err)
+			} else {
+				c.FreeAll()
+				return err
 			}
 			// The law's S reduced through ws and sema (plain launch): the
 			// A/B of the cluster reduce.

@@ -37,9 +37,11 @@ func TestProducerSuiteLaunchesMatchSignatures(t *testing.T) {
 		}
 		var names []string
 		vs := []Variant{b.group(), b.groupAttr("hot", true, true), b.passA(), b.passALR(), b.passASH(0), b.passASH(64), b.passC(false), b.passC(true), b.fused(false), b.fused(true)}
-		if v, ok := b.groupPDL(); ok {
-			vs = append(vs, v)
+		v, ok := b.groupPDL()
+		if !ok {
+			t.Fatalf("%s: group-pdl skipped on a device with extended launch", info.Arch)
 		}
+		vs = append(vs, v)
 		if b.err != nil {
 			t.Fatalf("%s: %v", info.Arch, b.err)
 		}
@@ -66,14 +68,25 @@ func TestGEMMSuiteLaunchesMatchSignatures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s M=%d: %v", info.Arch, M, err)
 			}
+			ks := []string{"", kernels.DecKernel(M), kernels.DecKernelV1(M)}
+			if M <= 8 {
+				ks = append(ks, "pq_gemm_dec_memonly_m8")
+			}
 			for _, S := range []int{1, 2} {
-				for _, k := range []string{"", kernels.DecKernel(M)} {
-					v, err := b.decVariant(s, M, S, k, "v", false, false)
-					if err == nil {
-						err = v.Enqueue(0, 0)
-					}
-					if err != nil {
-						t.Errorf("%s dec M=%d S=%d %q: %v", info.Arch, M, S, k, err)
+				for _, k := range ks {
+					// plain, the law's options (cluster at S = 2), and PDL where
+					// the kernel waits for its predecessor
+					for _, o := range []struct{ pdl, plain bool }{{false, true}, {false, false}, {true, false}} {
+						if o.pdl && k == kernels.DecKernelV1(M) {
+							continue // v1 has no grid_dep_wait; decVariant refuses it
+						}
+						v, err := b.decVariant(s, M, S, k, "v", o.pdl, o.plain)
+						if err == nil {
+							err = v.Enqueue(0, 0)
+						}
+						if err != nil {
+							t.Errorf("%s dec M=%d S=%d %q pdl=%v plain=%v: %v", info.Arch, M, S, k, o.pdl, o.plain, err)
+						}
 					}
 				}
 			}

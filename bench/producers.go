@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -198,9 +199,12 @@ func (b *producerBufs) groupPDL() (Variant, bool) {
 	rpw := kernels.RowsPerWarp(b.M)
 	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
 	f, err := b.c.LauncherEx("pq_rotq_group", grid, block, 0, gpu.LaunchOpts{PDL: true}, func(k int) []any { return b.groupArgs(k, k, rpw) })
-	if err != nil {
+	if errors.Is(err, ErrNoExLaunch) {
 		b.c.Skipf("grpq M=%d K=%d P=%d: variant group-pdl: %v", b.M, b.K, b.P, err)
 		return Variant{}, false
+	}
+	if err != nil && b.err == nil {
+		b.err = err // any other failure (an argument the kernel does not declare) fails the suite
 	}
 	return Variant{Name: "group-pdl", Enqueue: f}, true
 }

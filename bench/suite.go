@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -143,35 +144,36 @@ func (c *Ctx) Measure(p Point) error {
 	return nil
 }
 
-// Launcher returns an Enqueue-style function launching a registered kernel
-// with fixed geometry; args(copy) supplies the arguments for a buffer set.
-// LauncherEx is Launcher with launch options (clusters, programmatic
-// dependent launch); an error names why the device cannot (HIP, or a
-// driver without cuLaunchKernelEx).
-func (c *Ctx) LauncherEx(kernel string, grid, block gpu.Dim3, shared int, opts gpu.LaunchOpts, args func(copy int) []any) (func(gpu.Stream, int) error, error) {
-	ex, ok := c.Dev.(gpu.ExLauncher)
-	if !ok {
-		return nil, fmt.Errorf("%s: the %s backend cannot launch with %v", kernel, c.Dev.Info().Backend, opts)
-	}
-	f, err := c.Kernels.Checked(kernel, args(0))
-	if err != nil {
-		return nil, err
-	}
-	return func(s gpu.Stream, copy int) error {
-		return ex.LaunchEx(f, grid, block, shared, s, opts, args(copy)...)
-	}, nil
-}
+// ErrNoExLaunch is LauncherEx's error (wrapped) when the device has no
+// extended launch (HIP, or a CUDA driver without cuLaunchKernelEx): the
+// one case a suite may skip a variant for; anything else is an error.
+var ErrNoExLaunch = errors.New("the backend has no extended launch")
 
 // Launcher returns an Enqueue for kernel with fixed geometry and per-copy
 // arguments (args(copy) picks the buffer set of the cold rotation). The
 // arguments are checked once, on copy 0's, against the kernel's declared
 // parameters (every copy passes the same types).
 func (c *Ctx) Launcher(kernel string, grid, block gpu.Dim3, shared int, args func(copy int) []any) (func(gpu.Stream, int) error, error) {
+	return c.LauncherEx(kernel, grid, block, shared, gpu.LaunchOpts{}, args)
+}
+
+// LauncherEx is Launcher with launch options (clusters, programmatic
+// dependent launch); zero options launch plainly.
+func (c *Ctx) LauncherEx(kernel string, grid, block gpu.Dim3, shared int, opts gpu.LaunchOpts, args func(copy int) []any) (func(gpu.Stream, int) error, error) {
+	ex, isEx := c.Dev.(gpu.ExLauncher)
+	if opts != (gpu.LaunchOpts{}) && !isEx {
+		return nil, fmt.Errorf("%s: the %s backend cannot launch with %v: %w", kernel, c.Dev.Info().Backend, opts, ErrNoExLaunch)
+	}
 	f, err := c.Kernels.Checked(kernel, args(0))
 	if err != nil {
 		return nil, err
 	}
+	if opts == (gpu.LaunchOpts{}) {
+		return func(s gpu.Stream, copy int) error {
+			return c.Dev.Launch(f, grid, block, shared, s, args(copy)...)
+		}, nil
+	}
 	return func(s gpu.Stream, copy int) error {
-		return c.Dev.Launch(f, grid, block, shared, s, args(copy)...)
+		return ex.LaunchEx(f, grid, block, shared, s, opts, args(copy)...)
 	}, nil
 }
