@@ -27,8 +27,9 @@ type Buffer struct {
 	input []byte
 }
 
-// maxInputCheck bounds the inputs re-verified after each launch.
-const maxInputCheck = 256 << 20
+// inputCheckChunk bounds the host memory used to re-read an input after a
+// launch (every input is re-read whole, a chunk at a time).
+var inputCheckChunk = 64 << 20
 
 // Ptr is the first user byte.
 func (b *Buffer) Ptr() gpu.Ptr { return b.base.Add(CanaryBytes) }
@@ -189,12 +190,16 @@ func (t *T) CheckCanaries(after string) {
 		if err := b.CheckCanaries(); err != nil {
 			t.Fatalf("after %s: %v", after, err)
 		}
-		if b.input != nil && len(b.input) <= maxInputCheck {
-			got := make([]byte, len(b.input))
-			t.Check(b.dev.DtoH(got, b.Ptr()), "re-read input "+b.Name)
-			for i := range got {
-				if got[i] != b.input[i] {
-					t.Fatalf("after %s: input buffer %s was written at byte offset %d (%#02x, uploaded %#02x)", after, b.Name, i, got[i], b.input[i])
+		if b.input == nil {
+			continue
+		}
+		got := make([]byte, min(len(b.input), inputCheckChunk))
+		for off := 0; off < len(b.input); off += len(got) {
+			chunk := got[:min(len(got), len(b.input)-off)]
+			t.Check(b.dev.DtoH(chunk, b.Ptr().Add(off)), "re-read input "+b.Name)
+			for i := range chunk {
+				if chunk[i] != b.input[off+i] {
+					t.Fatalf("after %s: input buffer %s was written at byte offset %d (%#02x, uploaded %#02x)", after, b.Name, off+i, chunk[i], b.input[off+i])
 				}
 			}
 		}

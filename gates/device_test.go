@@ -75,3 +75,20 @@ func TestGuardedBuffersThroughT(t *testing.T) {
 		}
 	}
 }
+
+// An input is re-read whole after a launch, a chunk at a time: a write past
+// the first chunk is caught (inputs above a size limit were once skipped).
+func TestInputRecheckedPastTheFirstChunk(t *testing.T) {
+	defer func(c int) { inputCheckChunk = c }(inputCheckChunk)
+	inputCheckChunk = 16
+	dev := &hostDevice{}
+	res := RunGate(&Env{Seed: 1, Dev: dev}, Gate{Name: "chunks", Device: true, Run: func(t *T) {
+		in := t.Buffer("in", 50)
+		t.Upload(in, make([]byte, 50))
+		dev.at(in.Ptr(), 50)[41] = 9
+		t.CheckCanaries("the scribble")
+	}})
+	if res.Status != Fail || !strings.Contains(res.Reason, "input buffer in was written at byte offset 41") {
+		t.Errorf("status %s: %s", res.Status, res.Reason)
+	}
+}
