@@ -183,6 +183,17 @@ func (t *T) launchEx(kernel string, grid, block gpu.Dim3, sharedBytes int, opts 
 	return true
 }
 
+// firstWritten is the offset of the first byte of b[from:] that is no
+// longer the 0xFF poison (an output's rows past M), or -1.
+func firstWritten(b []byte, from int) int {
+	for i := from; i < len(b); i++ {
+		if b[i] != 0xFF {
+			return i
+		}
+	}
+	return -1
+}
+
 // CheckCanaries checks every buffer of the gate, and that every input
 // buffer still holds what was uploaded; after names the kernel.
 func (t *T) CheckCanaries(after string) {

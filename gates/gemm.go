@@ -402,6 +402,7 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			if w := t.Download(ws); i == 0 && bytes.Count(w, []byte{0xFF}) == len(w) {
 				t.Failf("%s: the plain launch left ws untouched: its split-K reduce did not go through ws", what)
 			}
+			requireFilled(t, what, sema, 0, "the split-K counters must be back at 0 (the last block resets them)")
 			if i == 1 {
 				clusterLaunches++
 				requireFilled(t, what, ws, 0xFF, "the cluster reduce never writes ws (proof it ran)")
@@ -461,7 +462,8 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			kern, grid, block, args1, err := kernels.DecLaunch(c.shape, M, pr.S, a)
 			t.Check(err, name)
 			a.Act, a.RS, a.Out = bact2.Ptr(), brs2.Ptr(), out2.Ptr()
-			_, _, _, args2, _ := kernels.DecLaunch(c.shape, M, pr.S, a)
+			_, _, _, args2, err := kernels.DecLaunch(c.shape, M, pr.S, a)
+			t.Check(err, name+" (second of the PDL pair)")
 			if !t.LaunchPDLPair(kern, grid, block, 0, pr.opts, args1, args2) {
 				break
 			}
@@ -484,11 +486,8 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			if bad > 0 {
 				t.Failf("%s %s: %d of %d elements: first output not the plain launch's bits or second not its negation (first: %s)", name, tag, bad, M*N, first)
 			}
-			for i := 2 * M * N; i < len(got2); i++ {
-				if got2[i] != 0xFF {
-					t.Failf("%s %s (second): row %d (past M=%d) was written", name, tag, i/(2*N), M)
-					break
-				}
+			if i := firstWritten(got2, 2*M*N); i >= 0 {
+				t.Failf("%s %s (second): row %d (past M=%d) was written", name, tag, i/(2*N), M)
 			}
 			pdlPairs++
 			requireFilled(t, name+" "+tag, sema, 0, "the split-K counters must be back at 0 after the pair")
@@ -606,11 +605,8 @@ const wgmmaFP8Acc = 0x1p-11
 // rows past M untouched, no NaN (unwritten) element in rows < M, rel on the
 // subset within the bound. It returns rel / floor.
 func checkGEMMOut(t *T, what string, got []byte, M, N int, rr gemmRef) float64 {
-	for i := 2 * M * N; i < len(got); i++ {
-		if got[i] != 0xFF {
-			t.Failf("%s: row %d (past M=%d) was written at column %d", what, i/(2*N), M, (i%(2*N))/2)
-			break
-		}
+	if i := firstWritten(got, 2*M*N); i >= 0 {
+		t.Failf("%s: row %d (past M=%d) was written at column %d", what, i/(2*N), M, (i%(2*N))/2)
 	}
 	bits := func(i int) uint16 { return uint16(got[2*i]) | uint16(got[2*i+1])<<8 }
 	// Count NaN (poison or computed) in parallel over rows.

@@ -205,11 +205,8 @@ func compareOut(t *T, what string, got, want []byte, elem int, where func(i int)
 	if bad > 0 {
 		t.Failf("%s: %d of %d elements differ;%s", what, bad, len(want)/elem, first)
 	}
-	for i := len(want); i < len(got); i++ {
-		if got[i] != 0xFF {
-			t.Failf("%s: byte %d past the end of the output (rows past M) was written (%#02x)", what, i, got[i])
-			break
-		}
+	if i := firstWritten(got, len(want)); i >= 0 {
+		t.Failf("%s: byte %d past the end of the output (rows past M) was written (%#02x)", what, i, got[i])
 	}
 }
 
