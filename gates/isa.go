@@ -444,18 +444,20 @@ func CheckMatrixInLoop(rep MatrixReport, stem string) string {
 }
 
 // matrixKernels groups by module the pq_gemm* kernels an ISA gate checks
-// on codeArch (those built for it, not marked NoMatrixOp there), modules in
-// registry order; no such kernel at all is a gate failure.
+// on codeArch (those built for it, not marked NoMatrixOp there); no such
+// kernel at all is a gate failure.
 func matrixKernels(t *T, codeArch string) (modules []string, byModule map[string][]string) {
+	all, grouped := kernels.ByModule(codeArch)
 	byModule = map[string][]string{}
-	for _, k := range kernels.All() {
-		if !strings.HasPrefix(k.Name, isaKernelPrefix) || !k.ForArch(codeArch) || k.NoMatrixOp == codeArch {
-			continue
+	for _, mod := range all {
+		for _, k := range grouped[mod] {
+			if strings.HasPrefix(k.Name, isaKernelPrefix) && k.NoMatrixOp != codeArch {
+				byModule[mod] = append(byModule[mod], k.Name)
+			}
 		}
-		if _, seen := byModule[k.Module]; !seen {
-			modules = append(modules, k.Module)
+		if len(byModule[mod]) > 0 {
+			modules = append(modules, mod)
 		}
-		byModule[k.Module] = append(byModule[k.Module], k.Name)
 	}
 	if len(modules) == 0 {
 		t.Fatalf("no registered kernel starts with %q", isaKernelPrefix)

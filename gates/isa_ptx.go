@@ -89,15 +89,13 @@ func gateResourcesPTX(t *T) {
 		t.Skipf("no sm_90a code objects in %s: run `make kernels` (needs clang-19)", dir)
 	}
 	checked := 0
-	for _, mod := range kernels.Modules() {
+	modules, byModule := kernels.ByModule("sm_90a")
+	for _, mod := range modules {
 		path, byName, ok := ptxModule(t, mod)
 		if !ok {
 			continue
 		}
-		for _, k := range kernels.All() {
-			if k.Module != mod || !k.ForArch("sm_90a") {
-				continue
-			}
+		for _, k := range byModule[mod] {
 			s, ok := byName[k.Name]
 			if !ok {
 				t.Failf("%s (sm_90a): no .entry %s in %s", k.Name, k.Name, path)

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -190,17 +189,7 @@ func gatePtxas(t *T) {
 	if err != nil {
 		t.Skipf("%v: the CUDA toolkit's ptxas is needed (the H200 image has it)", err)
 	}
-	byModule := map[string][]kernels.Kernel{}
-	for _, k := range kernels.All() {
-		if k.ForArch("sm_90a") {
-			byModule[k.Module] = append(byModule[k.Module], k)
-		}
-	}
-	modules := make([]string, 0, len(byModule))
-	for m := range byModule {
-		modules = append(modules, m)
-	}
-	sort.Strings(modules)
+	modules, byModule := kernels.ByModule("sm_90a")
 	checked := 0
 	for _, mod := range modules {
 		path := kernels.ObjectPath(t.Env().BuildDir, "sm_90a", mod)

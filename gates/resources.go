@@ -23,7 +23,8 @@ func init() {
 // StaticResources reads the gfx1201 metadata of every registered kernel.
 // It returns per-kernel figures and the problems found (one line each).
 func StaticResources(buildDir string) (rows []amdgpu.Kernel, problems []string, err error) {
-	for _, mod := range kernels.Modules() {
+	modules, byModule := kernels.ByModule("gfx1201")
+	for _, mod := range modules {
 		path := kernels.ObjectPath(buildDir, "gfx1201", mod)
 		img, rerr := os.ReadFile(path)
 		if rerr != nil {
@@ -43,10 +44,7 @@ func StaticResources(buildDir string) (rows []amdgpu.Kernel, problems []string, 
 		for _, k := range co.Kernels {
 			byName[k.Name] = k
 		}
-		for _, reg := range kernels.All() {
-			if reg.Module != mod || !reg.ForArch("gfx1201") {
-				continue
-			}
+		for _, reg := range byModule[mod] {
 			k, ok := byName[reg.Name]
 			if !ok {
 				problems = append(problems, fmt.Sprintf("%s: kernel %s is registered but not in the code object (extern \"C\" name?)", path, reg.Name))

@@ -60,6 +60,24 @@ func Register(k Kernel) { kernelRegistry.Add(k.Name, k) }
 // All returns the registry in name order.
 func All() []Kernel { return kernelRegistry.All() }
 
+// ByModule returns the registered kernels that codeArch's code objects
+// have, grouped by module (modules sorted, kernels in name order): what a
+// static gate walks, one code object at a time.
+func ByModule(codeArch string) (modules []string, byModule map[string][]Kernel) {
+	byModule = map[string][]Kernel{}
+	for _, k := range All() {
+		if !k.ForArch(codeArch) {
+			continue
+		}
+		if _, seen := byModule[k.Module]; !seen {
+			modules = append(modules, k.Module)
+		}
+		byModule[k.Module] = append(byModule[k.Module], k)
+	}
+	sort.Strings(modules)
+	return modules, byModule
+}
+
 // Modules returns the distinct module names of the registry, sorted.
 func Modules() []string {
 	seen := map[string]bool{}
