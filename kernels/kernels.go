@@ -78,20 +78,6 @@ func ByModule(codeArch string) (modules []string, byModule map[string][]Kernel) 
 	return modules, byModule
 }
 
-// Modules returns the distinct module names of the registry, sorted.
-func Modules() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, k := range All() {
-		if !seen[k.Module] {
-			seen[k.Module] = true
-			out = append(out, k.Module)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Ext is the code-object file extension for a code arch.
 func Ext(codeArch string) string {
 	if len(codeArch) > 3 && codeArch[:3] == "sm_" {

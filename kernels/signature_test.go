@@ -102,7 +102,8 @@ func TestBuiltSignaturesAgreeAcrossTargets(t *testing.T) {
 		}
 		return sigs
 	}
-	for _, mod := range Modules() {
+	modules, _ := ByModule("sm_90a") // every module has sm_90a kernels
+	for _, mod := range modules {
 		nv, amd := read("sm_90a", mod), read("gfx1201", mod)
 		for _, k := range All() {
 			if k.Module != mod {
