@@ -36,7 +36,7 @@ func TestProducerSuiteLaunchesMatchSignatures(t *testing.T) {
 			t.Fatalf("%s: %v", info.Arch, err)
 		}
 		var names []string
-		vs := []Variant{b.group(), b.groupAttr("hot", true, true), b.passA(), b.passALR(), b.passASH(0), b.passASH(64), b.passC(false), b.passC(true), b.fused(false), b.fused(true)}
+		vs := []Variant{b.group(), b.groupHot("hot-records", false), b.groupHot("hot", true), b.passA(), b.passALR(), b.passASH(0), b.passASH(64), b.passC(false), b.passC(true), b.fused(false), b.fused(true)}
 		v, ok := b.groupPDL()
 		if !ok {
 			t.Fatalf("%s: group-pdl skipped on a device with extended launch", info.Arch)

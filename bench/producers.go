@@ -44,7 +44,7 @@ func init() {
 		{name: "grpq", doc: "decode-band producer pq_rotq_group (per-group scales), one launch for all partitions; hot-records and all-hot variants attribute the cold fetch, group-pdl launches with programmatic dependent launch",
 			Ms: DecodeMs,
 			variants: func(b *producerBufs) []Variant {
-				vs := []Variant{b.group(), b.groupAttr("group-hot-records", true, false), b.groupAttr("group-hot", true, true)}
+				vs := []Variant{b.group(), b.groupHot("group-hot-records", false), b.groupHot("group-hot", true)}
 				if v, ok := b.groupPDL(); ok {
 					vs = append(vs, v)
 				}
@@ -150,45 +150,58 @@ func (b *producerBufs) alloc(size int) copySet {
 	return s
 }
 
-func (b *producerBufs) launch(kernel string, grid, block gpu.Dim3, args func(k int) []any) Variant {
-	f, err := b.c.Launcher(kernel, grid, block, 0, args)
-	if err != nil && b.err == nil {
-		b.err = err
-	}
-	return Variant{Name: kernel, Enqueue: f}
+// bufsAt are the buffers of copy set kx, with the rotation records and
+// channel scales taken from set kr.
+func (b *producerBufs) bufsAt(kr, kx int) kernels.ProducerBufs {
+	return kernels.ProducerBufs{X: b.x.at(kx), Idx: b.idx.at(kr), CS: b.cs.at(kr), ChS: b.chs.at(kr),
+		ShCtrl: b.shCtrl.at(kr), ShCS: b.shCS.at(kr), ShFin: b.shFin.at(kr),
+		Codes: b.codes.at(kx), Scale: b.scale.at(kx), RSum: b.rsum.at(kx), XR: b.xr.at(kx), GAmax: b.gamax.at(kx)}
 }
 
-func (b *producerBufs) group() Variant { return b.groupAttr("group", false, false) }
-
-// groupAttr is the decode-band producer with parts of its traffic pinned to
-// buffer set 0 (cache-hot) for attribution: hotRecords keeps the rotation
-// records and channel scales hot, hotAll everything. The time they save is
-// what fetching those bytes cold costs.
-func (b *producerBufs) groupAttr(name string, hotRecords, hotAll bool) Variant {
-	rpw := kernels.RowsPerWarp(b.M)
-	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
-	v := b.launch("pq_rotq_group", grid, block, func(k int) []any {
-		kr, kx := k, k
-		if hotRecords || hotAll {
-			kr = 0
-		}
-		if hotAll {
-			kx = 0
-		}
-		return b.groupArgs(kr, kx, rpw)
-	})
-	v.Name = name
-	if hotRecords || hotAll {
-		v.Regime = Hot // some inputs pinned to buffer set 0: cache-resident
+// variant times one producer launch (kernels.ProducerLaunch: the geometry
+// and arguments the gate launches too) with opts; call k reads records
+// from set kr and everything else from set kx, (kr, kx) = sets(k). An
+// error other than a missing extended launch is kept in b.err and fails
+// the suite.
+func (b *producerBufs) variant(name, kernel string, rpw int, tiled bool, opts gpu.LaunchOpts, sets func(k int) (kr, kx int)) (Variant, error) {
+	grid, block, _, err := kernels.ProducerLaunch(kernel, b.M, b.K, b.P, rpw, tiled, kernels.ProducerBufs{})
+	var f func(gpu.Stream, int) error
+	if err == nil {
+		f, err = b.c.LauncherEx(kernel, grid, block, 0, opts, func(k int) []any {
+			_, _, args, _ := kernels.ProducerLaunch(kernel, b.M, b.K, b.P, rpw, tiled, b.bufsAt(sets(k)))
+			return args
+		})
 	}
+	if err != nil && !errors.Is(err, ErrNoExLaunch) && b.err == nil {
+		b.err = err
+	}
+	return Variant{Name: name, Enqueue: f}, err
+}
+
+// sameSet is the cold rotation: every buffer from the call's own set.
+func sameSet(k int) (int, int) { return k, k }
+
+func (b *producerBufs) plain(name, kernel string, rpw int, tiled bool) Variant {
+	v, _ := b.variant(name, kernel, rpw, tiled, gpu.LaunchOpts{}, sameSet)
 	return v
 }
 
-// groupArgs are pq_rotq_group's arguments with the records and channel
-// scales from buffer set kr and everything else from set kx.
-func (b *producerBufs) groupArgs(kr, kx, rpw int) []any {
-	return []any{b.x.at(kx), b.idx.at(kr), b.cs.at(kr), b.chs.at(kr),
-		b.codes.at(kx), b.scale.at(kx), b.rsum.at(kx), uint32(b.M), uint32(b.K), uint32(rpw)}
+func (b *producerBufs) group() Variant { return b.plain("group", "pq_rotq_group", 0, false) }
+
+// groupHot is the decode-band producer with part of its traffic pinned to
+// buffer set 0 (cache-hot) for attribution: the rotation records and
+// channel scales, or (all) everything. The time they save is what fetching
+// those bytes cold costs.
+func (b *producerBufs) groupHot(name string, all bool) Variant {
+	sets := func(k int) (int, int) {
+		if all {
+			return 0, 0
+		}
+		return 0, k
+	}
+	v, _ := b.variant(name, "pq_rotq_group", 0, false, gpu.LaunchOpts{}, sets)
+	v.Regime = Hot // inputs pinned to buffer set 0: cache-resident
+	return v
 }
 
 // groupPDL is the decode-band producer under programmatic dependent launch:
@@ -196,73 +209,39 @@ func (b *producerBufs) groupArgs(kr, kx, rpw int) []any {
 // finishes (as behind the previous layer in a decode step). false, after a
 // skip note, where the backend cannot.
 func (b *producerBufs) groupPDL() (Variant, bool) {
-	rpw := kernels.RowsPerWarp(b.M)
-	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
-	f, err := b.c.LauncherEx("pq_rotq_group", grid, block, 0, gpu.LaunchOpts{PDL: true}, func(k int) []any { return b.groupArgs(k, k, rpw) })
+	v, err := b.variant("group-pdl", "pq_rotq_group", 0, false, gpu.LaunchOpts{PDL: true}, sameSet)
 	if errors.Is(err, ErrNoExLaunch) {
 		b.c.Skipf("grpq M=%d K=%d P=%d: variant group-pdl: %v", b.M, b.K, b.P, err)
 		return Variant{}, false
 	}
-	if err != nil && b.err == nil {
-		b.err = err // any other failure (an argument the kernel does not declare) fails the suite
-	}
-	return Variant{Name: "group-pdl", Enqueue: f}, true
+	return v, true
 }
 
 func (b *producerBufs) passA() Variant { return b.passARPW(0) }
 
 // rpwVariant names a group-wise variant at rpw rows per warp: the law's
 // choice under lawName when rpw is 0, else fixed under fixedFmt.
-func rpwVariant(lawName, fixedFmt string, rpw, M int) (string, int) {
+func rpwVariant(lawName, fixedFmt string, rpw int) string {
 	if rpw == 0 {
-		return lawName, kernels.RowsPerWarp(M)
+		return lawName
 	}
-	return fmt.Sprintf(fixedFmt, rpw), rpw
+	return fmt.Sprintf(fixedFmt, rpw)
 }
 
 // passARPW is pass A at a fixed rows-per-warp (0: the law's choice).
 func (b *producerBufs) passARPW(rpw int) Variant {
-	name, rpw := rpwVariant("passA", "rpw%d", rpw, b.M)
-	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
-	v := b.launch("pq_rot_bf16", grid, block, func(k int) []any {
-		return []any{b.x.at(k), b.idx.at(k), b.cs.at(k), b.chs.at(k),
-			b.xr.at(k), b.gamax.at(k), uint32(b.M), uint32(b.K), uint32(rpw)}
-	})
-	v.Name = name
-	return v
+	return b.plain(rpwVariant("passA", "rpw%d", rpw), "pq_rot_bf16", rpw, false)
 }
 
-func (b *producerBufs) passALR() Variant {
-	grid, block := kernels.LaneRowGrid(b.M, b.K, b.P)
-	v := b.launch("pq_rot_bf16_lr", grid, block, func(k int) []any {
-		return []any{b.x.at(k), b.idx.at(k), b.cs.at(k), b.chs.at(k),
-			b.xr.at(k), b.gamax.at(k), uint32(b.M), uint32(b.K)}
-	})
-	v.Name = "passA-lr"
-	return v
-}
+func (b *producerBufs) passALR() Variant { return b.plain("passA-lr", "pq_rot_bf16_lr", 0, false) }
 
 // passASH is pass A shuffle-routed (pq_rot_bf16_sh) at rpw rows per warp
 // (0: the law's); its channel scales are the same buffer as pq_rot_bf16's.
 func (b *producerBufs) passASH(rpw int) Variant {
-	name, rpw := rpwVariant("passA-sh", "passA-sh-rpw%d", rpw, b.M)
-	grid, block := kernels.GroupWiseGrid(b.M, b.K, b.P, rpw)
-	v := b.launch("pq_rot_bf16_sh", grid, block, func(k int) []any {
-		return []any{b.x.at(k), b.shCtrl.at(k), b.shCS.at(k), b.shFin.at(k), b.chs.at(k),
-			b.xr.at(k), b.gamax.at(k), uint32(b.M), uint32(b.K), uint32(rpw)}
-	})
-	v.Name = name
-	return v
+	return b.plain(rpwVariant("passA-sh", "passA-sh-rpw%d", rpw), "pq_rot_bf16_sh", rpw, false)
 }
 
 func (b *producerBufs) twoPassLR(tiled bool) Variant { return Sequence(b.passALR(), b.passC(tiled)) }
-
-func tiledFlag(t bool) uint32 {
-	if t {
-		return 1
-	}
-	return 0
-}
 
 func layoutName(t bool) string {
 	if t {
@@ -272,23 +251,11 @@ func layoutName(t bool) string {
 }
 
 func (b *producerBufs) passC(tiled bool) Variant {
-	grid, block := kernels.RowWiseGrid(b.M, b.P, tiled)
-	v := b.launch("pq_tokq", grid, block, func(k int) []any {
-		return []any{b.xr.at(k), b.gamax.at(k), b.codes.at(k), b.scale.at(k),
-			b.rsum.at(k), uint32(b.M), uint32(b.K), tiledFlag(tiled)}
-	})
-	v.Name = "passC-" + layoutName(tiled)
-	return v
+	return b.plain("passC-"+layoutName(tiled), "pq_tokq", 0, tiled)
 }
 
 func (b *producerBufs) fused(tiled bool) Variant {
-	grid, block := kernels.RowWiseGrid(b.M, b.P, tiled)
-	v := b.launch("pq_rotq_token", grid, block, func(k int) []any {
-		return []any{b.x.at(k), b.idx.at(k), b.cs.at(k), b.chs.at(k),
-			b.codes.at(k), b.scale.at(k), b.rsum.at(k), uint32(b.M), uint32(b.K), tiledFlag(tiled)}
-	})
-	v.Name = "fused-" + layoutName(tiled)
-	return v
+	return b.plain("fused-"+layoutName(tiled), "pq_rotq_token", 0, tiled)
 }
 
 func (b *producerBufs) twoPass(tiled bool) Variant { return Sequence(b.passA(), b.passC(tiled)) }

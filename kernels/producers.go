@@ -86,3 +86,53 @@ func FusedTokenCheck(K int) error {
 func LaneRowGrid(M, K, P int) (grid, block gpu.Dim3) {
 	return gpu.Dim3{X: uint32(K / Group), Y: uint32(P), Z: uint32((M + 63) / 64)}, gpu.D1(64)
 }
+
+// ProducerBufs are the device buffers a producer launch may take; each
+// kernel uses the ones its signature names (ProducerLaunch).
+type ProducerBufs struct {
+	X                   gpu.Ptr // bf16 rows [M, K]
+	Idx, CS, ChS        gpu.Ptr // rotation records and channel scales (refimpl.RotRecords)
+	ShCtrl, ShCS, ShFin gpu.Ptr // shuffle-routed records (refimpl.ShuffleRecords); ChS as above
+	Codes, Scale, RSum  gpu.Ptr // e4m3 codes, scales (per group or per token), row sums
+	XR, GAmax           gpu.Ptr // pass A's bf16 rows and group amaxes
+}
+
+// ProducerLaunch is the one place a producer's geometry and argument list
+// are written: gates and benches launch through it. rpw is the rows per
+// warp of the group-wise kernels (0: RowsPerWarp's); tiled picks the
+// fragment-tiled code layout of pq_tokq and pq_rotq_token.
+func ProducerLaunch(kernel string, M, K, P, rpw int, tiled bool, b ProducerBufs) (grid, block gpu.Dim3, args []any, err error) {
+	if rpw == 0 {
+		rpw = RowsPerWarp(M)
+	}
+	m, k, r, t := uint32(M), uint32(K), uint32(rpw), uint32(0)
+	if tiled {
+		t = 1
+	}
+	switch kernel {
+	case "pq_rotq_group":
+		grid, block = GroupWiseGrid(M, K, P, rpw)
+		args = []any{b.X, b.Idx, b.CS, b.ChS, b.Codes, b.Scale, b.RSum, m, k, r}
+	case "pq_rot_bf16":
+		grid, block = GroupWiseGrid(M, K, P, rpw)
+		args = []any{b.X, b.Idx, b.CS, b.ChS, b.XR, b.GAmax, m, k, r}
+	case "pq_rot_bf16_sh":
+		grid, block = GroupWiseGrid(M, K, P, rpw)
+		args = []any{b.X, b.ShCtrl, b.ShCS, b.ShFin, b.ChS, b.XR, b.GAmax, m, k, r}
+	case "pq_rot_bf16_lr":
+		grid, block = LaneRowGrid(M, K, P)
+		args = []any{b.X, b.Idx, b.CS, b.ChS, b.XR, b.GAmax, m, k}
+	case "pq_tokq":
+		grid, block = RowWiseGrid(M, P, tiled)
+		args = []any{b.XR, b.GAmax, b.Codes, b.Scale, b.RSum, m, k, t}
+	case "pq_rotq_token":
+		if err = FusedTokenCheck(K); err != nil {
+			return
+		}
+		grid, block = RowWiseGrid(M, P, tiled)
+		args = []any{b.X, b.Idx, b.CS, b.ChS, b.Codes, b.Scale, b.RSum, m, k, t}
+	default:
+		err = fmt.Errorf("ProducerLaunch: %q is not a producer kernel", kernel)
+	}
+	return
+}
