@@ -232,7 +232,8 @@ DEVICE void dec_epilogue(const float (&acc)[MT][4], u16 *out, float *ws, u32 *se
 // writes bf16, then resets the counter. No block barrier: a warp never
 // waits for the block's other warps (ncu on the per-block protocol, H200,
 // 2026-11-29, scripts/ncu.sh source-level stall sampling of the first staged
-// version: 27% of warp time in the epilogue, membar and barrier stalls).
+// version, an uncommitted build, the ncu output not kept: 27% of warp time
+// in the epilogue, membar and barrier stalls).
 template <int MT>
 DEVICE void dec_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 S, u32 j16,
                               u32 split, u32 lane, u32 gid, u32 tig) {
@@ -787,9 +788,11 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
                                                  u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
     gemm_dec_staged<MT, PF, CH>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);              \
   }
-// Residency was measured (H200, 2026-11-29, bench2 dec M = 1, 8, 16):
-// registers capped for 6 blocks/SM (PF = 4) +17..+145%; PF = 2 capped for 8
-// blocks/SM -12..+5% at M <= 8 and +37..+133% at M = 16; both dropped.
+// Residency was measured (H200, 2026-11-29, `parharness bench2 dec --m
+// 1,8,16` on uncommitted builds with the register caps, results files not
+// kept): registers capped for 6 blocks/SM (PF = 4) +17..+145%; PF = 2
+// capped for 8 blocks/SM -12..+5% at M <= 8 and +37..+133% at M = 16; both
+// dropped.
 DEC_STAGED_ENTRY(pq_gemm_dec_m8, 1, 4, 8)
 DEC_STAGED_ENTRY(pq_gemm_dec_m16, 2, 4, 8)
 // Attribution (bench2 dec variant "memonly"; its output is not a GEMM and no
@@ -1013,7 +1016,7 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
 #define PW_THREADS 384 // 2 consumer warpgroups + 1 producer warpgroup
 #define PW_CONSUMERS 256
 #define PW_PRODUCERS 128
-#define PW_CONSUMER_REGS 224 // setmaxnreg: 256 x 224 + 128 x 56 <= 65536 (232 + 40 spilled in the producer)
+#define PW_CONSUMER_REGS 224 // setmaxnreg: 256 x 224 + 128 x 56 <= 65536 (a 232/40 split spilled 8 bytes in the producer: ptxas -arch=sm_90a -v on the H200, 2026-11-29, gates/testdata/ptxas/producer-spill.txt)
 #define PW_PRODUCER_REGS 56
 #define PW_A_OFF 0u      // 128 rows x 128 B, swizzled
 #define PW_W_OFF 16384u  // 8 tiles x 1 KiB of weight words

@@ -227,9 +227,11 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 
 // DecClusterS is the split count the staged decode kernels reduce through a
 // thread block cluster's distributed shared memory instead of ws and sema.
-// Measured on the H200 (bench2 dec variant "ws", 2026-11-29): clusters of 2
-// (the law's S at M > 16 on qkv, gate_up, in_proj) -9..-11% at M = 64;
-// clusters of 4 (S = 4 at M <= 16) -3..-5% on qkv and down but +8% on
+// Measured on the H200 (2026-11-29, `parharness bench2 dec`, variant "ws"
+// against the cluster launch): clusters of 2 (the law's S at M > 16 on qkv,
+// gate_up, in_proj) -9..-11% at M = 64 (results/h200-2026-11-29/dec.json);
+// clusters of 4 (S = 4 at M <= 16, an earlier build that also clustered
+// S = 4, its results file not kept) -3..-5% on qkv and down but +8% on
 // gate_up and +25% on in_proj (512+ CTAs placed in 4-CTA clusters), so only
 // S = 2 launches as clusters.
 const DecClusterS = 2

@@ -204,7 +204,7 @@ DEVICE u32 w4_lut_e4m3(u32 x) {
 // wb), k16 of the second (k 16 + 8h + j: l 4..7 of wa, then of wb). The
 // nibble order puts codes l = 0, 4, 1, 5 in the low nibbles of bytes
 // 0..3 and l = 2, 6, 3, 7 in the high ones; a byte gather restores l
-// order. About 15 VALU per word.
+// order.
 struct W4Step { v2i k0, k16; };
 DEVICE W4Step w4_wmma_step(u32 wa, u32 wb) {
   const u32 alo = w4_lut_e4m3(wa), ahi = w4_lut_e4m3(wa >> 4); // e(l 0,4,1,5), e(l 2,6,3,7)
