@@ -131,8 +131,12 @@ type ltHandle struct {
 	handle uintptr
 }
 
-// close destroys the handle once.
-func (h *ltHandle) close() error {
+// Name is the library's name ("cuBLASLt", "hipBLASLt").
+func (h *ltHandle) Name() string { return h.calls.lib }
+
+// Close destroys the handle once (hipblasLtDestroy also synchronises the
+// device). Close the plans first.
+func (h *ltHandle) Close() error {
 	if h.handle == 0 {
 		return nil
 	}
@@ -162,11 +166,15 @@ type GemmPlan struct {
 	closed   bool
 }
 
-// plan creates the descriptors of y[M,N] = x[M,K]·w[N,K]ᵀ for type t, asks
-// the heuristic for an algorithm with at most MaxGemmWorkspace of
-// workspace, and allocates that workspace on dev. On any failure what was
-// created is destroyed again.
-func (h *ltHandle) plan(dev Device, t GemmType, M, N, K int) (*GemmPlan, error) {
+// PlanGEMM creates the descriptors of y[M,N] = x[M,K]·w[N,K]ᵀ for type t,
+// asks the heuristic for an algorithm with at most MaxGemmWorkspace of
+// workspace, and allocates that workspace on dev; on any failure what was
+// created is destroyed again. fp8 (and, for the fast kernels, bf16) wants
+// K and N multiples of 16 and 16-byte aligned buffers; a shape or type no
+// algorithm takes fails here with the library's NOT_SUPPORTED. On HIP the
+// fp8 element type follows dev's arch (HipFP8IsFNUZ). dev must be the
+// device current on this OS thread.
+func (h *ltHandle) PlanGEMM(dev Device, t GemmType, M, N, K int) (*GemmPlan, error) {
 	c := h.calls
 	if h.handle == 0 {
 		return nil, fmt.Errorf("gpu: %s handle is closed", c.lib)
@@ -246,15 +254,9 @@ func (p *GemmPlan) what() string {
 	return fmt.Sprintf("%v (%s) TN GEMM M=%d N=%d K=%d on %s", p.t, p.h.calls.typeName(p.inType), p.M, p.N, p.K, p.arch)
 }
 
-// Type is the plan's operand type.
-func (p *GemmPlan) Type() GemmType { return p.t }
-
 // InDataType names the library's data type of x and w (e.g.
 // CUDA_R_8F_E4M3, HIP_R_8F_E4M3_FNUZ).
 func (p *GemmPlan) InDataType() string { return p.h.calls.typeName(p.inType) }
-
-// Shape is (M, N, K).
-func (p *GemmPlan) Shape() (M, N, K int) { return p.M, p.N, p.K }
 
 // WorkspaceBytes is the device workspace the chosen algorithm uses.
 func (p *GemmPlan) WorkspaceBytes() int { return p.wsBytes }

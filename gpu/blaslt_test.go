@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -40,6 +41,8 @@ type fakeLt struct {
 	cands  []ltCandidate
 	mm     []uintptr // the last matmul's pointer arguments
 	algo   ltAlgo
+	layout map[uintptr]string // layout handle -> its type and shape
+	heur   []uintptr          // the heuristic's op, A, B, D handles
 }
 
 func (f *fakeLt) create(what string, h *uintptr) error {
@@ -71,11 +74,17 @@ func (f *fakeLt) calls() *ltCalls {
 			}
 			return int32(t), nil
 		},
-		outType:       99,
-		typeName:      func(v int32) string { return fmt.Sprintf("T%d", v) },
-		descCreateTN:  func(op *uintptr) error { return f.create("desc", op) },
-		descDestroy:   func(op uintptr) error { return f.destroy("~desc", op) },
-		layoutCreate:  func(h *uintptr, typ int32, lay matLayout) error { return f.create("layout", h) },
+		outType:      99,
+		typeName:     func(v int32) string { return fmt.Sprintf("T%d", v) },
+		descCreateTN: func(op *uintptr) error { return f.create("desc", op) },
+		descDestroy:  func(op uintptr) error { return f.destroy("~desc", op) },
+		layoutCreate: func(h *uintptr, typ int32, lay matLayout) error {
+			if err := f.create("layout", h); err != nil {
+				return err
+			}
+			f.layout[*h] = fmt.Sprintf("T%d %dx%d ld %d", typ, lay.rows, lay.cols, lay.ld)
+			return nil
+		},
 		layoutDestroy: func(h uintptr) error { return f.destroy("~layout", h) },
 		prefCreate:    func(p *uintptr) error { return f.create("pref", p) },
 		prefSetMaxW: func(p uintptr, bytes uint64) error {
@@ -87,6 +96,7 @@ func (f *fakeLt) calls() *ltCalls {
 		prefDestroy: func(p uintptr) error { return f.destroy("~pref", p) },
 		heuristic: func(h, op, a, b, d, pref uintptr) ([]ltCandidate, error) {
 			f.log = append(f.log, "heuristic")
+			f.heur = []uintptr{op, a, b, d}
 			if f.failAt == "heuristic" {
 				return nil, &APIError{Func: "heuristic", Code: 15, Name: "FAKE_NOT_SUPPORTED", Msg: "fake"}
 			}
@@ -108,7 +118,7 @@ func (f *fakeLt) calls() *ltCalls {
 }
 
 func newFakeLt() (*fakeLt, *ltHandle, *planDevice) {
-	f := &fakeLt{live: map[uintptr]string{}}
+	f := &fakeLt{live: map[uintptr]string{}, layout: map[uintptr]string{}}
 	return f, &ltHandle{calls: f.calls(), handle: 1000}, &planDevice{info: Info{Backend: "fake", Arch: "fx1"}, live: map[Ptr]int{}}
 }
 
@@ -123,7 +133,7 @@ func TestLtPlanPicksAndReleases(t *testing.T) {
 		{algo: ltAlgo{3}, ok: true, wsBytes: 4096, waves: 1.5},
 		{algo: ltAlgo{4}, ok: true},
 	}
-	p, err := h.plan(dev, GemmFP8, 3, 32, 64)
+	p, err := h.PlanGEMM(dev, GemmFP8, 3, 32, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +142,17 @@ func TestLtPlanPicksAndReleases(t *testing.T) {
 	}
 	if _, ok := f.live[p.op]; !ok || len(f.live) != 4 { // desc + 3 layouts; the preference is gone
 		t.Fatalf("live handles after plan: %v", f.live)
+	}
+	// y[3,32] = x[3,64]·w[32,64]ᵀ in column-major terms: A = w (K×N, ld K,
+	// type in), B = x (K×M, ld K, type in), C = D = y (N×M, ld N, bf16).
+	wantLayouts := map[uintptr]string{p.a: "T1 64x32 ld 64", p.bl: "T1 64x3 ld 64", p.d: "T99 32x3 ld 32"}
+	for h, want := range wantLayouts {
+		if f.layout[h] != want {
+			t.Errorf("layout %d: %q, want %q", h, f.layout[h], want)
+		}
+	}
+	if fmt.Sprint(f.heur) != fmt.Sprint([]uintptr{p.op, p.a, p.bl, p.d}) {
+		t.Errorf("heuristic asked with %v, want op, A, B, D = %v", f.heur, []uintptr{p.op, p.a, p.bl, p.d})
 	}
 	if err := p.Enqueue(0x10, 0x20, 0x30, 7); err != nil {
 		t.Fatal(err)
@@ -169,7 +190,7 @@ func TestLtPlanFailuresReleaseEverything(t *testing.T) {
 	} {
 		f, h, dev := newFakeLt()
 		f.failAt, f.cands = c.failAt, c.cands
-		_, err := h.plan(dev, GemmFP8, 3, 32, 64)
+		_, err := h.PlanGEMM(dev, GemmFP8, 3, 32, 64)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("fail at %q: error %v, want it to say %q", c.failAt, err, c.want)
 		}
@@ -178,14 +199,14 @@ func TestLtPlanFailuresReleaseEverything(t *testing.T) {
 		}
 	}
 	_, h, dev := newFakeLt()
-	if _, err := h.plan(&planDevice{info: Info{Backend: "cuda"}}, GemmFP8, 1, 16, 16); err == nil || !strings.Contains(err.Error(), "needs the fake backend") {
+	if _, err := h.PlanGEMM(&planDevice{info: Info{Backend: "cuda"}}, GemmFP8, 1, 16, 16); err == nil || !strings.Contains(err.Error(), "needs the fake backend") {
 		t.Errorf("wrong backend: %v", err)
 	}
-	if _, err := h.plan(dev, GemmFP8, 0, 16, 16); err == nil || !strings.Contains(err.Error(), "out of range") {
+	if _, err := h.PlanGEMM(dev, GemmFP8, 0, 16, 16); err == nil || !strings.Contains(err.Error(), "out of range") {
 		t.Errorf("M=0: %v", err)
 	}
-	h.close()
-	if _, err := h.plan(dev, GemmFP8, 1, 16, 16); err == nil || !strings.Contains(err.Error(), "fakeLt handle is closed") {
+	h.Close()
+	if _, err := h.PlanGEMM(dev, GemmFP8, 1, 16, 16); err == nil || !strings.Contains(err.Error(), "fakeLt handle is closed") {
 		t.Errorf("closed handle: %v", err)
 	}
 }
@@ -193,10 +214,11 @@ func TestLtPlanFailuresReleaseEverything(t *testing.T) {
 // Both bindings fill every call of the table.
 func TestLtCallTablesComplete(t *testing.T) {
 	for _, c := range []*ltCalls{(&blasLtLib{}).calls(), (&hipBLASLtLib{}).calls()} {
-		if c.inType == nil || c.typeName == nil || c.descCreateTN == nil || c.descDestroy == nil || c.layoutCreate == nil ||
-			c.layoutDestroy == nil || c.prefCreate == nil || c.prefSetMaxW == nil || c.prefDestroy == nil ||
-			c.heuristic == nil || c.matmul == nil || c.notSupported == nil || c.destroy == nil || c.outType == 0 {
-			t.Errorf("%s: incomplete call table", c.lib)
+		v := reflect.ValueOf(c).Elem()
+		for i := 0; i < v.NumField(); i++ {
+			if v.Field(i).IsZero() {
+				t.Errorf("%s: call table field %s is not set", c.lib, v.Type().Field(i).Name)
+			}
 		}
 	}
 	if ae, ok := (&blasLtLib{}).calls().notSupported("m").(*APIError); !ok || ae.Name != "CUBLAS_STATUS_NOT_SUPPORTED" {

@@ -246,7 +246,6 @@ func openBLASLtLib() (*blasLtLib, error) {
 	cands, noMatch := cublasLtCandidates()
 	l := &blasLtLib{}
 	lib, err := loadVendorLib("cuBLASLt", cands, noMatch, func(x *library) error {
-		l.library = x
 		return x.bind(l.symbols())
 	})
 	if err != nil {
@@ -284,20 +283,6 @@ func (b *BLASLt) Version() int { return int(b.lib.cublasLtGetVersion()) }
 
 // Path is the library path or name that was loaded.
 func (b *BLASLt) Path() string { return b.lib.path }
-
-// Close destroys the handle. Close the plans first.
-func (b *BLASLt) Close() error { return b.close() }
-
-// Plan creates the descriptors of y[M,N] = x[M,K]·w[N,K]ᵀ for type t, asks
-// the heuristic for an algorithm with at most MaxGemmWorkspace of
-// workspace, and allocates that workspace on dev (blaslt.go). fp8 (and,
-// for the fast kernels, bf16) wants K and N multiples of 16 and 16-byte
-// aligned buffers; a shape no algorithm takes fails here with
-// CUBLAS_STATUS_NOT_SUPPORTED. dev must be the CUDA device whose context
-// is current on this OS thread.
-func (b *BLASLt) Plan(dev Device, t GemmType, M, N, K int) (*GemmPlan, error) {
-	return b.plan(dev, t, M, N, K)
-}
 
 // cudaInType is the cudaDataType_t of x and w (the same on every arch).
 func cudaInType(t GemmType, _ string) (int32, error) {

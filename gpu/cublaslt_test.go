@@ -417,7 +417,7 @@ func TestBLASLtPeakOnDevice(t *testing.T) {
 		}{{x, nx}, {w, nw}} {
 			d.Memset(bf.p, 0x21, bf.n)
 		}
-		p, err := b.Plan(d, typ, M, N, K)
+		p, err := b.PlanGEMM(d, typ, M, N, K)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -281,7 +281,6 @@ func openHipBLASLtLib() (*hipBLASLtLib, error) {
 	cands, noMatch := hipBLASLtCandidates()
 	l := &hipBLASLtLib{}
 	lib, err := loadVendorLib("hipBLASLt", cands, noMatch, func(x *library) error {
-		l.library = x
 		return x.bind(l.symbols())
 	})
 	if err != nil {
@@ -342,10 +341,6 @@ func HipBLASLtVersionString(v int) string {
 // Path is the library path or name that was loaded.
 func (b *HipBLASLt) Path() string { return b.lib.path }
 
-// Close destroys the handle (hipblasLtDestroy synchronises the device).
-// Close the plans first.
-func (b *HipBLASLt) Close() error { return b.close() }
-
 // HipFP8IsFNUZ reports whether GemmFP8 on this gfx arch is the FNUZ e4m3
 // variant (HIP_R_8F_E4M3_FNUZ: exponent bias 8, no infinities, one NaN
 // 0x80, max 240) rather than OCP e4m3fn (HIP_R_8F_E4M3: bias 7, max 448),
@@ -376,17 +371,6 @@ func hipInType(t GemmType, arch string) (int32, error) {
 		return hipR16BF, nil
 	}
 	return 0, fmt.Errorf("gpu: unknown GEMM type %v", t)
-}
-
-// Plan creates the descriptors of y[M,N] = x[M,K]·w[N,K]ᵀ for type t, asks
-// the heuristic for an algorithm with at most MaxGemmWorkspace of
-// workspace, and allocates that workspace on dev. The fp8 element type
-// follows dev's arch (see HipFP8IsFNUZ). A shape or type no algorithm
-// takes fails here with HIPBLAS_STATUS_NOT_SUPPORTED (from the heuristic,
-// or as "no usable algorithm"). dev must be the HIP device current on this
-// OS thread.
-func (b *HipBLASLt) Plan(dev Device, t GemmType, M, N, K int) (*GemmPlan, error) {
-	return b.plan(dev, t, M, N, K)
 }
 
 // hipDataTypeName names the hipDataType values this file uses.

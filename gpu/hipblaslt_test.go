@@ -300,26 +300,6 @@ func TestHipBLASLtVersionString(t *testing.T) {
 	}
 }
 
-// A closed handle refuses to plan and a plan of a closed handle refuses to
-// enqueue, without calling into a library.
-func TestHipBLASLtClosed(t *testing.T) {
-	l := &hipBLASLtLib{library: &library{path: "none"}}
-	b := &HipBLASLt{ltHandle: ltHandle{calls: l.calls()}, lib: l}
-	if err := b.Close(); err != nil {
-		t.Errorf("Close of a never-opened handle: %v", err)
-	}
-	if _, err := b.Plan(nil, GemmBF16, 1, 1, 1); err == nil || !strings.Contains(err.Error(), "closed") {
-		t.Errorf("Plan on a closed handle: %v", err)
-	}
-	p := &GemmPlan{h: &b.ltHandle, closed: true}
-	if err := p.Enqueue(0, 0, 0, 0); err == nil {
-		t.Error("Enqueue on a closed plan")
-	}
-	if err := p.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-}
-
 // ---- on a HIP device with hipBLASLt ----
 
 // fnuzOfOCP re-encodes the small-integer e4m3fn codes of e4m3Int as

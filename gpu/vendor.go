@@ -10,15 +10,7 @@ type VendorGEMM interface {
 	Name() string // "cuBLASLt", "hipBLASLt"
 	Version() int
 	Path() string
-	PlanGEMM(dev Device, t GemmType, M, N, K int) (VendorPlan, error)
-	Close() error
-}
-
-// VendorPlan is a planned vendor GEMM; Enqueue is capturable into a graph.
-type VendorPlan interface {
-	Enqueue(x, w, y Ptr, s Stream) error
-	WorkspaceBytes() int
-	Waves() float32
+	PlanGEMM(dev Device, t GemmType, M, N, K int) (*GemmPlan, error)
 	Close() error
 }
 
@@ -40,20 +32,4 @@ func OpenVendorGEMM(backend string) (VendorGEMM, error) {
 		return b, nil
 	}
 	return nil, fmt.Errorf("no vendor GEMM library binding for backend %s", backend)
-}
-
-// Name is "cuBLASLt".
-func (b *BLASLt) Name() string { return "cuBLASLt" }
-
-// Name is "hipBLASLt".
-func (b *HipBLASLt) Name() string { return "hipBLASLt" }
-
-// PlanGEMM is Plan behind the VendorGEMM interface (both libraries: the
-// shared plan of blaslt.go).
-func (h *ltHandle) PlanGEMM(dev Device, t GemmType, M, N, K int) (VendorPlan, error) {
-	p, err := h.plan(dev, t, M, N, K)
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
 }
