@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,9 +13,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/kern.golden.json from testdata/kern.co")
+	"github.com/parharness/parharness/internal/golden"
+)
 
 const (
 	coPath     = "testdata/kern.co"
@@ -55,31 +54,8 @@ func goldenJSON(t testing.TB, img []byte) []byte {
 	return append(out, '\n')
 }
 
-func compareGolden(t *testing.T, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(goldenPath, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s", goldenPath)
-		return
-	}
-	want, err := os.ReadFile(goldenPath)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gotPath := goldenPath + ".got"
-		if err := os.WriteFile(gotPath, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Fatalf("parsed metadata differs from %s; see: diff -u internal/amdgpu/%s internal/amdgpu/%s (rerun with -update if the change is intended)",
-			goldenPath, goldenPath, gotPath)
-	}
-}
-
 func TestGolden(t *testing.T) {
-	compareGolden(t, goldenJSON(t, readCO(t)))
+	golden.Check(t, goldenPath, goldenJSON(t, readCO(t)))
 }
 
 // The figures the rest of the project relies on, spelled out so that a

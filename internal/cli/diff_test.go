@@ -39,7 +39,7 @@ func TestDiffCommand(t *testing.T) {
 		t.Errorf("0.5%% apart: exit %d\n%s", code, out)
 	}
 	code, out, _ = run(t, "diff", base, slow, "--markdown")
-	if code != ExitOK || !strings.Contains(out, "slower") || !strings.Contains(out, "|") {
+	if code != ExitOK || !strings.Contains(out, "slower") || !strings.HasPrefix(out, "### parharness diff") {
 		t.Errorf("10%% slower: exit %d\n%s", code, out)
 	}
 	code, out, _ = run(t, "diff", base, broke)
