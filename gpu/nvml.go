@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 )
 
@@ -140,17 +139,15 @@ type ClockSample struct {
 }
 
 // OpenNVML loads libnvidia-ml and calls nvmlInit_v2. When no library
-// loads, the error is a *LibraryError naming every name tried and why.
+// loads with every symbol, the error is a *LibraryError naming every name
+// tried and why (loadVendorLib, as for the BLAS libraries).
 func OpenNVML() (*NVML, error) {
-	lib, err := openFirst(NVMLLibraries)
+	l := &nvmlLib{}
+	lib, err := loadVendorLib("NVML", NVMLLibraries, nil, func(x *library) error { return x.bind(l.symbols()) })
 	if err != nil {
-		// openFirst's text is "tried A: why; B: why"; keep its entries.
-		return nil, &LibraryError{Lib: "NVML", Tried: []string{strings.TrimPrefix(err.Error(), "tried ")}}
+		return nil, err
 	}
-	l := &nvmlLib{library: lib}
-	if err := lib.bind(l.symbols()); err != nil {
-		return nil, &LibraryError{Lib: "NVML", Tried: []string{err.Error()}}
-	}
+	l.library = lib
 	if err := l.err("nvmlInit_v2", l.nvmlInit()); err != nil {
 		return nil, fmt.Errorf("%s loaded but NVML did not start: %w", lib.path, err)
 	}
