@@ -54,7 +54,7 @@ func TestProducerGateLaunchesMatchSignatures(t *testing.T) {
 			sr, err := refimpl.BuildShuffleRecords(rots)
 			t.Check(err, "shuffle records")
 			x := randomActivations(rng, c.M, c.K, c.dist)
-			runProducerCase(t, c, 1, rr, sr, x, buildMirror(rr, x, c, true), true)
+			runProducerCase(t, c, 1, rr, sr, x, buildMirror(rr, x, c, true, false), true)
 		}})
 		if bad := argumentErrors(res); len(bad) > 0 {
 			t.Errorf("%s: %v", info.Arch, bad)

@@ -118,10 +118,14 @@ type producerMirror struct {
 	gamax              []float32           // [P,M,G]
 	tokQ               []*refimpl.QuantAct // per partition, per-token
 	codesRow, codesTil []byte              // [P,M,K] and [P,Mpad,K] tiled
+	rows               [][]float32         // per partition, the float32 rotated rows (kept only when asked)
 }
 
-func buildMirror(rr *refimpl.RotRecords, x []uint16, c producerCase, withGroup bool) *producerMirror {
-	pm := &producerMirror{groupQ: make([]*refimpl.QuantAct, c.P), tokQ: make([]*refimpl.QuantAct, c.P)}
+// buildMirror computes what the producers must write for one case; keepRows
+// also keeps the float32 rotated rows (the semantics gate checks them; the
+// big device cases do not need them).
+func buildMirror(rr *refimpl.RotRecords, x []uint16, c producerCase, withGroup, keepRows bool) *producerMirror {
+	pm := &producerMirror{groupQ: make([]*refimpl.QuantAct, c.P), tokQ: make([]*refimpl.QuantAct, c.P), rows: make([][]float32, c.P)}
 	xr := make([][]uint16, c.P)
 	gam := make([][]float32, c.P)
 	var wg sync.WaitGroup
@@ -130,6 +134,9 @@ func buildMirror(rr *refimpl.RotRecords, x []uint16, c producerCase, withGroup b
 		go func() {
 			defer wg.Done()
 			v := rotateParallel(rr, x, c.M, p)
+			if keepRows {
+				pm.rows[p] = v
+			}
 			if withGroup {
 				pm.groupQ[p] = refimpl.QuantizeActGroup(v, c.M, c.K)
 			}
@@ -224,7 +231,7 @@ func gateProducers(t *T) {
 		}
 		x := randomActivations(rng, c.M, c.K, c.dist)
 		withGroup := c.M <= 128
-		pm := buildMirror(rr, x, c, withGroup)
+		pm := buildMirror(rr, x, c, withGroup, false)
 		launches += runProducerCase(t, c, seed, rr, sr, x, pm, withGroup)
 		t.Release()
 	}
@@ -373,15 +380,21 @@ func gateProducerSemantics(t *T) {
 		rr, err := refimpl.BuildRotRecords(rots)
 		t.Check(err, "records")
 		x := randomActivations(rng, c.M, c.K, c.dist)
-		pm := buildMirror(rr, x, c, true)
+		pm := buildMirror(rr, x, c, true, true)
 		G := c.K / refimpl.GroupSize
-		// The records both the kernels and the mirror read: the mirror's
-		// float32 rotation must match the fp64 Forward rotation (built from
-		// the checkpoint tensors, not the records) to float32 accuracy,
-		// relative to each group's size. A wrong record (a swapped index, a
-		// rounded angle, a scaled channel) shows here and nowhere else.
+		var worst float64
 		for p := 0; p < c.P; p++ {
-			v := rr.RotateF32(x, c.M, p)
+			v := pm.rows[p]
+			// Scales, codes and row sums against the contract, independently of
+			// the mirror's code (refimpl.CheckActQuant: scale == float32(amax/448),
+			// nearest codes, exact row sums).
+			if err := refimpl.CheckActQuant(v, pm.groupQ[p]); err != nil {
+				t.Failf("K=%d p=%d (%s) per-group: %v", c.K, p, c.dist, err)
+			}
+			_, xr := refimpl.RoundRowsBF16(v)
+			if err := refimpl.CheckActQuant(xr, pm.tokQ[p]); err != nil {
+				t.Failf("K=%d p=%d (%s) per-token: %v", c.K, p, c.dist, err)
+			}
 			for m := 0; m < c.M; m++ {
 				exact := make([]float64, c.K)
 				for k := range exact {
@@ -395,48 +408,29 @@ func gateProducerSemantics(t *T) {
 						d := float64(v[m*c.K+k]) - exact[k]
 						diff += d * d
 					}
-					// 2e-6 relative (u = 2^-24): per layer, the rounded product and
-					// the rounded fma cost at most 2u·|v| over the group (vector
-					// norm), and cos/sin rounded to float32 perturb the rotation by
-					// at most u·|v|; the layers are orthogonal, so 8 layers add up
-					// to <= 24u = 1.43e-6. The channel-scale product is exact (a
-					// bf16 times an fp16 significand fits float32's 24 bits).
-					// 2e-43 absolute: the float32 subnormal grid (2^-149 per op,
-					// ~20 ops per value, 128 values) for tiny groups.
-					if math.Sqrt(diff) > 2e-6*math.Sqrt(norm)+2e-43 {
+					// The records both the kernels and the mirror read: the
+					// mirror's float32 rotation must match the fp64 Forward
+					// rotation (built from the checkpoint tensors, not the
+					// records) to float32 accuracy, relative to each group's
+					// size. A wrong record (a swapped index, a rounded angle, a
+					// scaled channel) shows here and nowhere else.
+					// 2e-6 relative (u = 2^-24): per layer, the rounded product
+					// and the rounded fma cost at most 2u·|v| over the group
+					// (vector norm), and cos/sin rounded to float32 perturb the
+					// rotation by at most u·|v|; the layers are orthogonal, so 8
+					// layers add up to <= 24u = 1.43e-6. The channel-scale
+					// product is exact (a bf16 times an fp16 significand fits
+					// float32's 24 bits). 2e-43 absolute: the float32 subnormal
+					// grid (2^-149 per op, ~20 ops per value, 128 values) for
+					// tiny groups.
+					rot := 2e-6*math.Sqrt(norm) + 2e-43
+					if math.Sqrt(diff) > rot {
 						t.Failf("K=%d p=%d m=%d g=%d (%s): float32 mirror rotation vs fp64: |diff| %.3g > 2e-6 |exact| %.3g + 2e-43 (records wrong?)", c.K, p, m, g, c.dist, math.Sqrt(diff), math.Sqrt(norm))
 					}
-				}
-			}
-			// Scales, codes and row sums against the contract, independently of
-			// the mirror's code (refimpl.CheckActQuant: scale == float32(amax/448),
-			// nearest codes, exact row sums).
-			if err := refimpl.CheckActQuant(v, pm.groupQ[p]); err != nil {
-				t.Failf("K=%d p=%d (%s) per-group: %v", c.K, p, c.dist, err)
-			}
-			_, xr := refimpl.RoundRowsBF16(v)
-			if err := refimpl.CheckActQuant(xr, pm.tokQ[p]); err != nil {
-				t.Failf("K=%d p=%d (%s) per-token: %v", c.K, p, c.dist, err)
-			}
-		}
-		var worst float64
-		for p := 0; p < c.P; p++ {
-			for m := 0; m < c.M; m++ {
-				exact := make([]float64, c.K)
-				for k := range exact {
-					exact[k] = refimpl.BF16ToF64(x[m*c.K+k])
-				}
-				rots[p].Forward(exact)
-				for mode, q := range []*refimpl.QuantAct{pm.groupQ[p], pm.tokQ[p]} {
-					for g := 0; g < G; g++ {
-						// rot bounds |mirror v_k - exact y_k| for every k of the
-						// group: the vector bound the rotation check above enforces
-						// (an element is at most the vector's norm).
-						var norm float64
-						for k := g * 128; k < (g+1)*128; k++ {
-							norm += exact[k] * exact[k]
-						}
-						rot := 2e-6*math.Sqrt(norm) + 2e-43
+					// Codes x scales within the rounding chain's bound of the
+					// exact values; rot bounds |mirror v_k - exact y_k| for every
+					// k of the group (an element is at most the vector's norm).
+					for mode, q := range []*refimpl.QuantAct{pm.groupQ[p], pm.tokQ[p]} {
 						for k := g * 128; k < (g+1)*128; k++ {
 							y := exact[k]
 							s := q.Scale(m, k)
@@ -448,7 +442,6 @@ func gateProducerSemantics(t *T) {
 								worst = math.Max(worst, d/tol)
 							}
 						}
-						// (Row sums: checked exactly by refimpl.CheckActQuant above.)
 					}
 				}
 			}
