@@ -104,6 +104,13 @@ func (r *Rotation) checkLen(x []float64) {
 	}
 }
 
+// Pair is pair t of layer l in group g: its channels i and j (local to the
+// group) and its angle, as the tensors lay them out (see Rotation).
+func (r *Rotation) Pair(l, g, t int) (i, j int, theta float64) {
+	o := l*r.K + g*GroupSize + 2*t
+	return int(r.Pairs[o]), int(r.Pairs[o+1]), r.Theta[l*r.K/2+g*PairsPerGroup+t]
+}
+
 // applyLayer rotates x by layer l, with the angles negated when inverse.
 func (r *Rotation) applyLayer(x []float64, l int, inverse bool) {
 	t := r.trig()

@@ -59,10 +59,9 @@ func BuildRotRecords(rots []*Rotation) (*RotRecords, error) {
 					var w uint32
 					for h := 0; h < LanePairs; h++ {
 						t := lane + 32*h
-						i := uint32(r.Pairs[l*K+g*GroupSize+2*t])
-						j := uint32(r.Pairs[l*K+g*GroupSize+2*t+1])
-						w |= (i | j<<8) << (16 * h)
-						s, c := math.Sincos(r.Theta[l*K/2+g*PairsPerGroup+t])
+						i, j, theta := r.Pair(l, g, t)
+						w |= (uint32(i) | uint32(j)<<8) << (16 * h)
+						s, c := math.Sincos(theta)
 						rr.CS[4*o+2*h], rr.CS[4*o+2*h+1] = float32(c), float32(s)
 					}
 					rr.Idx[o] = w

@@ -115,8 +115,7 @@ func BuildShuffleRecords(rots []*Rotation) (*ShuffleRecords, error) {
 				var pairs [PairsPerGroup][2]int
 				var theta [PairsPerGroup]float64
 				for t := range pairs {
-					pairs[t] = [2]int{int(r.Pairs[l*K+g*GroupSize+2*t]), int(r.Pairs[l*K+g*GroupSize+2*t+1])}
-					theta[t] = r.Theta[l*K/2+g*PairsPerGroup+t]
+					pairs[t][0], pairs[t][1], theta[t] = r.Pair(l, g, t)
 				}
 				o := ((p*G+g)*DefaultKrot + l) * 32
 				next, err := scheduleLayer(&at, &pairs, &theta, sr.Ctrl[o:o+32], sr.CS[4*o:4*o+128])
@@ -152,13 +151,8 @@ func scheduleLayer(at *[32][4]int, pairs *[PairsPerGroup][2]int, theta *[PairsPe
 			sMate[c] = at[lane][q^1]
 		}
 	}
-	seen := [GroupSize]bool{}
-	for t, pr := range pairs {
+	for t, pr := range pairs { // a permutation of 0..127: Rotation.Validate (launchRotations) checked it
 		i, j := pr[0], pr[1]
-		if i == j || i < 0 || j < 0 || i >= GroupSize || j >= GroupSize || seen[i] || seen[j] {
-			return next, fmt.Errorf("pairs are not a permutation of 0..127 (pair %d = (%d, %d))", t, i, j)
-		}
-		seen[i], seen[j] = true, true
 		recv[i], recv[j] = t/2, t/2
 		rMate[i], rMate[j] = j, i
 		pairOf[i], pairOf[j] = t, t
