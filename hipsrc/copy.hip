@@ -9,14 +9,12 @@
 //                  traffic, to prove the A/B protocol calls it slower
 #include "arch/arch.h"
 
-typedef u32 u32x4 __attribute__((ext_vector_type(4)));
-
-KERNEL LAUNCH_BOUNDS(256) void copy_v4(const u32x4 *__restrict__ src, u32x4 *__restrict__ dst, u64 n) {
+KERNEL LAUNCH_BOUNDS(256) void copy_v4(const u32x4v *__restrict__ src, u32x4v *__restrict__ dst, u64 n) {
   u64 stride = (u64)gdim_x() * bdim_x();
   for (u64 i = (u64)bid_x() * bdim_x() + tid_x(); i < n; i += stride) dst[i] = src[i];
 }
 
-KERNEL LAUNCH_BOUNDS(256) void copy_v4_extra(const u32x4 *__restrict__ src, u32x4 *__restrict__ dst, u64 n,
+KERNEL LAUNCH_BOUNDS(256) void copy_v4_extra(const u32x4v *__restrict__ src, u32x4v *__restrict__ dst, u64 n,
                                              u64 extra) {
   u64 stride = (u64)gdim_x() * bdim_x();
   u64 total = n + extra;

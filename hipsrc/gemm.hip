@@ -835,10 +835,9 @@ DEC_ENTRY(pq_gemm_dec_memonly_m8, 1, 4, true) // sm_90 attribution only; the nam
 #define PRE_GM 8 // M-tiles per rasterization group
 
 #if defined(__NVPTX__)
-typedef u32 v4u32_t __attribute__((ext_vector_type(4)));
 typedef u32 v2u32_t __attribute__((ext_vector_type(2)));
 struct __attribute__((aligned(16))) PreSmem {
-  v4u32_t a[PRE_STAGES][8][2][32]; // [stage][m16 tile][k32 step][lane]: one tiled A tile = 32 x 16 B
+  u32x4v a[PRE_STAGES][8][2][32]; // [stage][m16 tile][k32 step][lane]: one tiled A tile = 32 x 16 B
   v2u32_t w[PRE_STAGES][16][32];   // [stage][n8 tile][lane]: words s, s+1 of the lane's 16 B
   u32 sz[2][PRE_BN];               // [group parity][column]
   float rs[2][PRE_BM];             // [group parity][row]
@@ -925,7 +924,7 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
       for (int j = 0; j < 4; j++) bf[j] = make_bfrag_w4(kk ? wv[j].y : wv[j].x);
 #pragma unroll
       for (int mt = 0; mt < 4; mt++) {
-        const v4u32_t av = sm.a[slot][4u * wm + mt][kk][lane];
+        const u32x4v av = sm.a[slot][4u * wm + mt][kk][lane];
         const u32 ar[4] = {av.x, av.y, av.z, av.w};
         const AFrag af = make_afrag_e4m3(ar);
 #pragma unroll
@@ -1021,18 +1020,9 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
 #define PW_A_OFF 0u      // 128 rows x 128 B, swizzled
 #define PW_W_OFF 16384u  // 8 tiles x 1 KiB of weight words
 #define PW_SZ_OFF 24576u // 128 scale words
-#define PW_RS_OFF 25088u // unused (the zero point is in the converted codes); keeps the stage 1024-aligned
-#define PW_STAGE_BYTES 25600u
+#define PW_STAGE_BYTES ((PW_SZ_OFF + 512u + 1023u) / 1024u * 1024u) // the scale words' end, 1024-aligned (the swizzle atom)
 #define PW_SMEM (PW_STAGES * PW_STAGE_BYTES + 1024u)
 
-DEVICE void cp_async16_s(u32 dst, const void *src, u32 n) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
-}
-DEVICE u32 lds_u32(u32 saddr) {
-  u32 r;
-  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r) : "r"(saddr) : "memory");
-  return r;
-}
 
 KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u8 *wq, const u32 *sz, const u8 *act,
                                                                         const float *tscale, const float *rsum,
@@ -1112,7 +1102,7 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
     const u32 s = g % PW_STAGES, st = base + s * PW_STAGE_BYTES;
     mbar_wait(full0 + 8u * s, (g / PW_STAGES) & 1u);
     fence_proxy_async();
-    const u32v4 w0 = lds_v4(st + wtile), w1 = lds_v4(st + wtile + 512u);
+    const u32x4 w0 = lds_v4(st + wtile), w1 = lds_v4(st + wtile + 512u);
     const W4ZeroConst z0 = w4_zero_const(lds_u32(st + zrow)), z1 = w4_zero_const(lds_u32(st + zrow + 32u));
     w4_e4m3_frag(w0.x, w1.x, z0, z1, a[0]), w4_e4m3_frag(w0.y, w1.y, z0, z1, a[1]);
     w4_e4m3_frag(w0.z, w1.z, z0, z1, a[2]), w4_e4m3_frag(w0.w, w1.w, z0, z1, a[3]);

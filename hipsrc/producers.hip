@@ -44,6 +44,9 @@
 #include "arch/e4m3.h"
 #include "arch/tiled.h"
 
+// The Makefile's -ffp-contract=off already covers every source; this file's
+// bytes are a contract with the Go mirror, so it also says it itself (a
+// build elsewhere, without the flag, would otherwise fuse a*b+c).
 #pragma clang fp contract(off)
 
 #define KROT 8
@@ -312,7 +315,6 @@ KERNEL LAUNCH_BOUNDS(256) void pq_rotq_token(const u16 *x, const u32 *ridx, cons
 #define LR_WARPS 2
 #define LR_STRIDE 33
 typedef float v4f __attribute__((ext_vector_type(4)));
-typedef u32 u32x4v __attribute__((ext_vector_type(4)));
 // A record is one 16-byte vector {byte offset of i, of j (as float bits), cos, sin}
 // so a broadcast read is a single 128-bit shared load.
 DEVICE v4f make_rec(u32 oi, u32 oj, float c, float s) { return v4f{bits_f32(oi), bits_f32(oj), c, s}; }
@@ -410,7 +412,6 @@ KERNEL LAUNCH_BOUNDS(64) void pq_rot_bf16_lr(const u16 *x, const u32 *ridx, cons
 #define SH_B4 (1u << 23)
 #define SH_SWAP (1u << 24)
 
-DEVICE float shfl_idx_f32(float v, u32 src) { return bits_f32(shfl_idx_u32(f32_bits(v), src)); }
 
 KERNEL LAUNCH_BOUNDS(256) void pq_rot_bf16_sh(const u16 *x, const u32 *sctrl, const f4 *scs, const u32 *sfin,
                                               const f4 *chs, u16 *xr, float *gamax, u32 M, u32 K, u32 rpw) {

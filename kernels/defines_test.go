@@ -23,11 +23,12 @@ func kernelDefines(t *testing.T, module string) map[string]int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := regexp.MustCompile(`(?m)^#define ([A-Z_][A-Z0-9_]*) ([^\n/]+)`)
+	def := regexp.MustCompile(`(?m)^#define ([A-Z_][A-Z0-9_]*) (.+)$`)
 	unsigned := regexp.MustCompile(`\b(\d+)u\b`)
 	vals := map[string]int64{}
 	for _, m := range def.FindAllStringSubmatch(string(src), -1) {
-		expr := unsigned.ReplaceAllString(strings.TrimSpace(m[2]), "$1")
+		body, _, _ := strings.Cut(m[2], "//") // a trailing comment
+		expr := unsigned.ReplaceAllString(strings.TrimSpace(body), "$1")
 		expr = regexp.MustCompile(`\b[A-Z_][A-Z0-9_]*\b`).ReplaceAllStringFunc(expr, func(name string) string {
 			if v, ok := vals[name]; ok {
 				return fmt.Sprint(v)

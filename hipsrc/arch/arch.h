@@ -11,7 +11,7 @@
 //   qualifiers   KERNEL, DEVICE, SHARED, LAUNCH_BOUNDS(n)
 //   indices      tid_x(), bid_x/y/z(), bdim_x(), gdim_x(), lane_id()
 //   sync         block_sync(), warp_sync_all()
-//   shuffles     shfl_idx_u32(v, src), shfl_down_u32(v, d), shfl_xor_f32/i32(v, m), warp_sum_u32()
+//   shuffles     shfl_idx_u32/f32(v, src), shfl_down_u32(v, d), shfl_xor_f32/i32(v, m), warp_sum_u32()
 //   bits         f32_bits(x), bits_f32(u), bf16_to_f32(h), bf16_rne(x)
 //   PDL          grid_dep_wait(), grid_dep_launch_dependents()
 //   atomics      atomic_add_u64(), atomic_min_u32()
@@ -23,6 +23,8 @@ typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;
 typedef int i32;
+// Four u32 in one vector register group: 16-byte loads and stores.
+typedef u32 u32x4v __attribute__((ext_vector_type(4)));
 
 #define KERNEL extern "C" __attribute__((global))
 #define DEVICE __attribute__((device)) static inline __attribute__((always_inline))
@@ -51,11 +53,8 @@ DEVICE void grid_dep_launch_dependents() {}
 // Lane src's v to every lane.
 DEVICE u32 shfl_idx_u32(u32 v, u32 src) { return (u32)__builtin_amdgcn_ds_bpermute((int)(src << 2), (int)v); }
 // Lane (lane ^ m)'s v (butterfly).
-DEVICE float shfl_xor_f32(float v, u32 m) {
-  u32 src = lane_id() ^ m;
-  return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((int)(src << 2), __builtin_bit_cast(int, v)));
-}
-DEVICE i32 shfl_xor_i32(i32 v, u32 m) { return __builtin_amdgcn_ds_bpermute((int)((lane_id() ^ m) << 2), v); }
+DEVICE float shfl_xor_f32(float v, u32 m) { return __builtin_bit_cast(float, shfl_idx_u32(__builtin_bit_cast(u32, v), lane_id() ^ m)); }
+DEVICE i32 shfl_xor_i32(i32 v, u32 m) { return (i32)shfl_idx_u32((u32)v, lane_id() ^ m); }
 // Warp-level barrier with memory ordering among the lanes (bar.warp.sync).
 DEVICE void warp_sync_all() {
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
@@ -127,6 +126,7 @@ DEVICE float hw_e4m3_to_f32(u32 c) {
 
 DEVICE u32 f32_bits(float x) { return __builtin_bit_cast(u32, x); }
 DEVICE float bits_f32(u32 u) { return __builtin_bit_cast(float, u); }
+DEVICE float shfl_idx_f32(float v, u32 src) { return bits_f32(shfl_idx_u32(f32_bits(v), src)); }
 DEVICE float bf16_to_f32(u32 h) { return bits_f32(h << 16); }
 // float -> bf16 bits, round to nearest even; a NaN stays a (quiet) NaN.
 DEVICE u32 bf16_rne(float f) {

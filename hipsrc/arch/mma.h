@@ -47,7 +47,8 @@
 // in the fp32 accumulator, so the algebra is that of the e4m3 op. The k
 // order inside a step is permuted identically on both operands (op 1: k
 // 4tig..+3, op 2: k 16+4tig..+3, pairs as above), which leaves the sum unchanged.
-// The native fp8 path on sm_90 is wgmma (TODO: prefill).
+// The native fp8 path on sm_90 is wgmma (pq_gemm_pre_wg, wgmma.h); the
+// decode kernels stay on mma.sync.
 //
 // gfx1201: the native fp8 WMMA (v_wmma_f32_16x16x16_fp8_fp8, wave32), whose
 // operands are 16x16x16 with their own lane order (layout and sources in the
@@ -327,9 +328,8 @@ DEVICE u32 ldg_u32(const void *p) { return *(const u32 *)p; }
 DEVICE float ldg_f32(const float *p) { return *p; }
 DEVICE u32x2 ldg_u32x2(const void *p) { return *(const u32x2 *)p; }
 DEVICE u32x4 ldg_u32x4(const void *p) { return *(const u32x4 *)p; }
-typedef u32 v4u32 __attribute__((ext_vector_type(4)));
 DEVICE u32x4 ldg_stream_v4(const void *p) {
-  v4u32 v = __builtin_nontemporal_load((const v4u32 *)p);
+  u32x4v v = __builtin_nontemporal_load((const u32x4v *)p);
   return u32x4{v.x, v.y, v.z, v.w};
 }
 DEVICE float ldg_cg_f32(const float *p) {

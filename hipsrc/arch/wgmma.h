@@ -27,14 +27,9 @@
 // the atom must be 1024-byte aligned). The descriptor of k32 step s is the
 // tile's with the start address advanced by 32 s bytes.
 #pragma once
-#include "arch.h"
+#include "mma.h"
 
 #if defined(__NVPTX__)
-// A compile-time value as a type (for lambdas templated on a constant).
-template <auto V> struct Const {
-  static constexpr auto value = V;
-};
-
 DEVICE void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 DEVICE void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int N> DEVICE void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
@@ -64,11 +59,20 @@ DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" 
 // 62-63 (1 = 128B swizzle).
 DEVICE u64 sw128_desc(u32 saddr) { return (u64)((saddr & 0x3FFFFu) >> 4) | ((u64)(1024u >> 4) << 32) | (1ull << 62); }
 
-struct u32v4 { u32 x, y, z, w; };
-DEVICE u32v4 lds_v4(u32 saddr) {
-  u32v4 r;
+DEVICE u32x4 lds_v4(u32 saddr) {
+  u32x4 r;
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "r"(saddr) : "memory");
   return r;
+}
+DEVICE u32 lds_u32(u32 saddr) {
+  u32 r;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r) : "r"(saddr) : "memory");
+  return r;
+}
+// cp.async of 16 bytes to a shared address already in the shared window
+// (smem_u32), zero-filling past n.
+DEVICE void cp_async16_s(u32 dst, const void *src, u32 n) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
 }
 
 // The weight words of rows gid (w0) and gid+8 (w1) of one k32 step as the
@@ -83,11 +87,6 @@ DEVICE W4ZeroConst w4_zero_const(u32 scale_word) { // header: sc | d << 16, z = 
   const u32 z = (u32)((int)(short)(scale_word >> 16) + 8);
   return W4ZeroConst{(0x6400u + z) * 0x00010001u, (0xD400u + 16u * z) * 0x00010001u};
 }
-DEVICE u32 lop3_mask_or(u32 a, u32 mask, u32 bits) { // (a & mask) | bits
-  u32 r;
-  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "r"(mask), "r"(bits));
-  return r;
-}
 // f16x2 pairs p, q (low half first) -> 4 e4m3 bytes p.lo, p.hi, q.lo, q.hi.
 DEVICE u32 f16x2x2_to_e4m3x4(u32 p, u32 q) {
   u32 r;
@@ -98,8 +97,8 @@ DEVICE u32 f16x2x2_to_e4m3x4(u32 p, u32 q) {
 }
 DEVICE void w4_word_cz(u32 w, W4ZeroConst zc, u32 (&h)[4]) { // h[j] = f16x2 (c_2j − z, c_2j+1 − z)
   const u32 w8 = w >> 8;
-  const u32 x0 = lop3_mask_or(w, 0x000F000Fu, 0x64006400u), x1 = lop3_mask_or(w, 0x00F000F0u, 0x64006400u);
-  const u32 x2 = lop3_mask_or(w8, 0x000F000Fu, 0x64006400u), x3 = lop3_mask_or(w8, 0x00F000F0u, 0x64006400u);
+  const u32 x0 = lop3_and_or(w, 0x000F000Fu, 0x64006400u), x1 = lop3_and_or(w, 0x00F000F0u, 0x64006400u);
+  const u32 x2 = lop3_and_or(w8, 0x000F000Fu, 0x64006400u), x3 = lop3_and_or(w8, 0x00F000F0u, 0x64006400u);
   asm("sub.f16x2 %0, %1, %2;" : "=r"(h[0]) : "r"(x0), "r"(zc.sub));
   asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(h[1]) : "r"(x1), "r"(0x2C002C00u), "r"(zc.fma));
   asm("sub.f16x2 %0, %1, %2;" : "=r"(h[2]) : "r"(x2), "r"(zc.sub));
