@@ -100,6 +100,18 @@ DEVICE u32 partition_of(u32 n0, u32 nend0, u32 nend1) { return (n0 >= nend0 ? 1u
 #define DEC_BN (16 * DEC_WARPS)
 #define DEC_AR_CAP 2048 // (m, group) pairs of asg and rs staged in shared memory (16 KiB; else read from L2)
 
+// DecRange is a decode block's share: its column block (bx, nblk), the
+// warp's 16-column tile (j16, n0), the partition p, and its split's groups
+// [gbeg, gend).
+struct DecRange { u32 bx, split, nblk, j16, n0, p, gbeg, gend; };
+DEVICE DecRange dec_range(u32 warp, u32 G, u32 S, u32 nend0, u32 nend1) {
+  const u32 bx = bid_x(), split = bid_y();
+  const u32 nblk = bx * DEC_BN, j16 = bx * DEC_WARPS + warp, n0 = 16u * j16;
+  const u32 p = partition_of(nblk, nend0, nend1);
+  const u32 gps = (G + S - 1) / S, gbeg = split * gps < G ? split * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
+  return DecRange{bx, split, nblk, j16, n0, p, gbeg, gend};
+}
+
 // A scale word (header: fp16 bits of sc | d as int16 << 16) as the folds
 // use it: sc (exact f16 -> f32) and sc·d (exact in fp32: 11 + 4 bits).
 DEVICE void scale_word(u32 z, float &sc, float &zs) {
@@ -331,10 +343,8 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
   SHARED __attribute__((aligned(16))) float s_ar[2][2][CH][ROWS]; // [buf][asg, rs][group in chunk][row]
   const u32 G = K / GROUP;
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
-  const u32 bx = bid_x(), split = bid_y();
-  const u32 nblk = bx * DEC_BN, j16 = bx * DEC_WARPS + warp, n0 = 16u * j16;
-  const u32 p = partition_of(nblk, nend0, nend1);
-  const u32 gps = (G + S - 1) / S, gbeg = split * gps < G ? split * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
+  const DecRange dr = dec_range(warp, G, S, nend0, nend1);
+  const u32 split = dr.split, j16 = dr.j16, n0 = dr.n0, p = dr.p, gbeg = dr.gbeg, gend = dr.gend;
 
   const u8 *ap = act + (u64)p * M * K;
   const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
@@ -500,10 +510,8 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
   SHARED u32 s_last;
   const u32 G = K / GROUP;
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
-  const u32 bx = bid_x(), split = bid_y();
-  const u32 nblk = bx * DEC_BN, j16 = bx * DEC_WARPS + warp, n0 = 16u * j16;
-  const u32 p = partition_of(nblk, nend0, nend1);
-  const u32 gps = (G + S - 1) / S, gbeg = split * gps < G ? split * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
+  const DecRange dr = dec_range(warp, G, S, nend0, nend1);
+  const u32 bx = dr.bx, split = dr.split, nblk = dr.nblk, j16 = dr.j16, n0 = dr.n0, p = dr.p, gbeg = dr.gbeg, gend = dr.gend;
   const u32 ng = gend - gbeg;
 
   const u8 *ap = act + (u64)p * M * K;
@@ -630,10 +638,8 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
   SHARED u32 s_last;
   const u32 G = K / GROUP;
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, r = lane & 15u, h = lane >> 4;
-  const u32 bx = bid_x(), split = bid_y();
-  const u32 nblk = bx * DEC_BN, j16 = bx * DEC_WARPS + warp, n0 = 16u * j16;
-  const u32 p = partition_of(nblk, nend0, nend1);
-  const u32 gps = (G + S - 1) / S, gbeg = split * gps < G ? split * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
+  const DecRange dr = dec_range(warp, G, S, nend0, nend1);
+  const u32 bx = dr.bx, split = dr.split, nblk = dr.nblk, j16 = dr.j16, n0 = dr.n0, p = dr.p, gbeg = dr.gbeg, gend = dr.gend;
   const u32 ng = gend - gbeg;
 
   const u8 *ap = act + (u64)p * M * K;
@@ -834,6 +840,18 @@ DEC_ENTRY(pq_gemm_dec_memonly_m8, 1, 4, true) // sm_90 attribution only; the nam
 #define PRE_THREADS 256
 #define PRE_GM 8 // M-tiles per rasterization group
 
+// PreTile is a prefill block's tile under grouped rasterization: PRE_GM
+// M-tiles share each column block in turn.
+struct PreTile { u32 m_blk, n_blk, p; };
+DEVICE PreTile pre_tile(u32 M, u32 N, u32 nend0, u32 nend1) {
+  const u32 num_m = (M + PRE_BM - 1) / PRE_BM, num_n = N / PRE_BN;
+  const u32 b = bid_x(), per_group = PRE_GM * num_n, grp = b / per_group;
+  const u32 first_m = grp * PRE_GM, gsz = num_m - first_m < PRE_GM ? num_m - first_m : PRE_GM;
+  const u32 pid_m = first_m + (b % per_group) % gsz, pid_n = (b % per_group) / gsz;
+  const u32 m_blk = pid_m * PRE_BM, n_blk = pid_n * PRE_BN;
+  return PreTile{m_blk, n_blk, partition_of(n_blk, nend0, nend1)};
+}
+
 #if defined(__NVPTX__)
 typedef u32 v2u32_t __attribute__((ext_vector_type(2)));
 struct __attribute__((aligned(16))) PreSmem {
@@ -852,13 +870,8 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
   const u32 wm = warp >> 2, wn = warp & 3u;
   const u32 Mpad = (M + 15u) & ~15u, mtiles = Mpad / 16u;
 
-  // Grouped rasterization: PRE_GM M-tiles share each column block in turn.
-  const u32 num_m = (M + PRE_BM - 1) / PRE_BM, num_n = N / PRE_BN;
-  const u32 b = bid_x(), per_group = PRE_GM * num_n, grp = b / per_group;
-  const u32 first_m = grp * PRE_GM, gsz = num_m - first_m < PRE_GM ? num_m - first_m : PRE_GM;
-  const u32 pid_m = first_m + (b % per_group) % gsz, pid_n = (b % per_group) / gsz;
-  const u32 m_blk = pid_m * PRE_BM, n_blk = pid_n * PRE_BN;
-  const u32 p = partition_of(n_blk, nend0, nend1);
+  const PreTile tile = pre_tile(M, N, nend0, nend1);
+  const u32 m_blk = tile.m_blk, n_blk = tile.n_blk, p = tile.p;
 
   const u8 *ap = act + (u64)p * Mpad * K;
   const float *rsp = rsum + (u64)p * M * G;
@@ -1035,12 +1048,8 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, wg = warp >> 2, wi = warp & 3u;
   const u32 gid = lane >> 2, tig = lane & 3u;
 
-  const u32 num_m = (M + PRE_BM - 1) / PRE_BM, num_n = N / PRE_BN;
-  const u32 b = bid_x(), per_group = PRE_GM * num_n, grp = b / per_group;
-  const u32 first_m = grp * PRE_GM, gsz = num_m - first_m < PRE_GM ? num_m - first_m : PRE_GM;
-  const u32 pid_m = first_m + (b % per_group) % gsz, pid_n = (b % per_group) / gsz;
-  const u32 m_blk = pid_m * PRE_BM, n_blk = pid_n * PRE_BN;
-  const u32 p = partition_of(n_blk, nend0, nend1);
+  const PreTile tile = pre_tile(M, N, nend0, nend1);
+  const u32 m_blk = tile.m_blk, n_blk = tile.n_blk, p = tile.p;
 
   // full[s]: the producer warpgroup's copies of the stage landed (128
   // cp.async.mbarrier arrivals); empty[s]: both consumer warpgroups are
@@ -1184,12 +1193,8 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
   const u32 wm = warp >> 2, wn = warp & 3u;
   const u32 Mpad = (M + 15u) & ~15u, mtiles = Mpad / 16u;
 
-  const u32 num_m = (M + PRE_BM - 1) / PRE_BM, num_n = N / PRE_BN;
-  const u32 b = bid_x(), per_group = PRE_GM * num_n, grp = b / per_group;
-  const u32 first_m = grp * PRE_GM, gsz = num_m - first_m < PRE_GM ? num_m - first_m : PRE_GM;
-  const u32 pid_m = first_m + (b % per_group) % gsz, pid_n = (b % per_group) / gsz;
-  const u32 m_blk = pid_m * PRE_BM, n_blk = pid_n * PRE_BN;
-  const u32 p = partition_of(n_blk, nend0, nend1);
+  const PreTile tile = pre_tile(M, N, nend0, nend1);
+  const u32 m_blk = tile.m_blk, n_blk = tile.n_blk, p = tile.p;
 
   const u8 *ap = act + (u64)p * Mpad * K;
   const float *rsp = rsum + (u64)p * M * G;
