@@ -197,6 +197,20 @@ DEVICE void dec_fold(float (&acc)[MT][4], const float (&tmp)[MT][4], u32x2 z, bo
   }
 }
 
+// One 8-row op tile's outputs as bf16, straight from the accumulator: the
+// lane's D[na|nb][m0|m0+1] (rows past M skipped).
+DEVICE void store_bf16_tile(const float (&a)[4], u16 *out, u32 M, u32 N, u32 m0, u32 na, u32 nb) {
+  const u32 m1 = m0 + 1u;
+  if (m0 < M) {
+    out[(u64)m0 * N + na] = (u16)pack_bf16x2(a[0], 0.0f);
+    out[(u64)m0 * N + nb] = (u16)pack_bf16x2(a[2], 0.0f);
+  }
+  if (m1 < M) {
+    out[(u64)m1 * N + na] = (u16)pack_bf16x2(a[1], 0.0f);
+    out[(u64)m1 * N + nb] = (u16)pack_bf16x2(a[3], 0.0f);
+  }
+}
+
 // Stores the block's result: bf16 straight from the registers when S = 1,
 // else the split-K protocol of the header (fp32 partial tile to ws[split],
 // the last of the S blocks sums them in split order and resets the counter).
@@ -207,17 +221,7 @@ DEVICE void dec_epilogue(const float (&acc)[MT][4], u16 *out, float *ws, u32 *se
   const u32 na = n0 + gid, nb = na + 8u;
   if (S == 1) {
 #pragma unroll
-    for (int mt = 0; mt < MT; mt++) {
-      const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
-      if (m0 < M) {
-        out[(u64)m0 * N + na] = (u16)pack_bf16x2(acc[mt][0], 0.0f);
-        out[(u64)m0 * N + nb] = (u16)pack_bf16x2(acc[mt][2], 0.0f);
-      }
-      if (m1 < M) {
-        out[(u64)m1 * N + na] = (u16)pack_bf16x2(acc[mt][1], 0.0f);
-        out[(u64)m1 * N + nb] = (u16)pack_bf16x2(acc[mt][3], 0.0f);
-      }
-    }
+    for (int mt = 0; mt < MT; mt++) store_bf16_tile(acc[mt], out, M, N, 8u * mt + 2u * tig, na, nb);
     return;
   }
   float *wsp = ws + (u64)split * M * N;
@@ -255,14 +259,7 @@ DEVICE void dec_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u3
   for (int mt = 0; mt < MT; mt++) {
     const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
     if (S == 1) {
-      if (m0 < M) {
-        out[(u64)m0 * N + na] = (u16)pack_bf16x2(acc[mt][0], 0.0f);
-        out[(u64)m0 * N + nb] = (u16)pack_bf16x2(acc[mt][2], 0.0f);
-      }
-      if (m1 < M) {
-        out[(u64)m1 * N + na] = (u16)pack_bf16x2(acc[mt][1], 0.0f);
-        out[(u64)m1 * N + nb] = (u16)pack_bf16x2(acc[mt][3], 0.0f);
-      }
+      store_bf16_tile(acc[mt], out, M, N, m0, na, nb);
     } else {
       if (m0 < M) dst[(u64)m0 * N + na] = acc[mt][0], dst[(u64)m0 * N + nb] = acc[mt][2];
       if (m1 < M) dst[(u64)m1 * N + na] = acc[mt][1], dst[(u64)m1 * N + nb] = acc[mt][3];
