@@ -807,25 +807,20 @@ KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void pq_gemm_dec_memonly_m8(const u8 *wq, c
                                                                 u32 nend1, u32 S) {
   gemm_dec_staged<1, 4, 8, true>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);
 }
+DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
+DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
+// The per-warp body (the previous generation), kept on sm_90 for the
+// bench's A/B against the staged body (bench2 dec variant "v1"); on
+// gfx1201 it is the only body, so these names exist on sm_90a only.
+DEC_ENTRY(pq_gemm_dec_v1_m8, 1, 4, true)
+DEC_ENTRY(pq_gemm_dec_v1_m16, 2, 4, true)
+DEC_ENTRY(pq_gemm_dec_v1_m32, 4, 2, false)
+DEC_ENTRY(pq_gemm_dec_v1_m64, 8, 2, false)
 #else
 DEC_ENTRY(pq_gemm_dec_m8, 1, 4, true)
 DEC_ENTRY(pq_gemm_dec_m16, 2, 4, true)
-#endif
-#if defined(__NVPTX__)
-DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
-DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
-#else
 DEC_ENTRY(pq_gemm_dec_m32, 4, 2, false)
 DEC_ENTRY(pq_gemm_dec_m64, 8, 2, false)
-#endif
-DEC_ENTRY(pq_gemm_dec_v1_m32, 4, 2, false)
-DEC_ENTRY(pq_gemm_dec_v1_m64, 8, 2, false)
-// The per-warp body at M <= 16 (the previous generation), kept for the
-// bench's A/B against the staged body (bench2 dec variant "v1").
-DEC_ENTRY(pq_gemm_dec_v1_m8, 1, 4, true)
-DEC_ENTRY(pq_gemm_dec_v1_m16, 2, 4, true)
-#if !defined(__NVPTX__)
-DEC_ENTRY(pq_gemm_dec_memonly_m8, 1, 4, true) // sm_90 attribution only; the name exists on both targets
 #endif
 
 

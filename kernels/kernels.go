@@ -105,6 +105,13 @@ func NewLoader(buildDir string, dev gpu.Device) *Loader {
 	return &Loader{BuildDir: buildDir, Dev: dev, modules: map[string]gpu.Module{}, funcs: map[string]gpu.Function{}, sigs: map[string]Signature{}}
 }
 
+// Exists reports whether the device's code arch has kernel name (a
+// registered kernel that is not OnlyArch another arch).
+func (l *Loader) Exists(name string) bool {
+	k, ok := kernelRegistry.Get(name)
+	return ok && k.ForArch(l.Dev.Info().CodeArch())
+}
+
 // Checked returns a kernel's entry point after checking a launch's
 // arguments against the parameters its code object declares (CheckArgs).
 // Gates and benches launch through it, so every launch is checked.
