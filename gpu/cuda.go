@@ -359,12 +359,19 @@ func (d *cudaDevice) Memset(dst Ptr, b byte, n int) error {
 	return cuErr("cuMemsetD8", cuMemsetD8(uint64(dst), b, uint64(n)))
 }
 
-func (d *cudaDevice) Launch(f Function, grid, block Dim3, sharedBytes int, s Stream, args ...any) error {
+// launchable is f as this backend's function, allowed sharedBytes of
+// dynamic shared memory: what both launch calls need first.
+func launchable(f Function, sharedBytes int) (*cudaFunction, error) {
 	cf, ok := f.(*cudaFunction)
 	if !ok {
-		return fmt.Errorf("gpu: launch of %s: function is not from the CUDA backend", f.Name())
+		return nil, fmt.Errorf("gpu: launch of %s: function is not from the CUDA backend", f.Name())
 	}
-	if err := cf.allowShared(sharedBytes); err != nil {
+	return cf, cf.allowShared(sharedBytes)
+}
+
+func (d *cudaDevice) Launch(f Function, grid, block Dim3, sharedBytes int, s Stream, args ...any) error {
+	cf, err := launchable(f, sharedBytes)
+	if err != nil {
 		return err
 	}
 	return withKernelParams(args, func(params unsafe.Pointer) error {
@@ -411,14 +418,11 @@ const (
 // LaunchEx enqueues f like Launch with the options of opts (cuLaunchKernelEx):
 // a programmatic dependent launch, and/or thread block clusters.
 func (d *cudaDevice) LaunchEx(f Function, grid, block Dim3, sharedBytes int, s Stream, opts LaunchOpts, args ...any) error {
-	cf, ok := f.(*cudaFunction)
-	if !ok {
-		return fmt.Errorf("gpu: launch of %s: function is not from the CUDA backend", f.Name())
-	}
 	if cuLaunchKernelEx == nil {
-		return fmt.Errorf("gpu: launch of %s with %v: this driver has no cuLaunchKernelEx (CUDA 12.0+ needed)", cf.name, opts)
+		return fmt.Errorf("gpu: launch of %s with %v: this driver has no cuLaunchKernelEx (CUDA 12.0+ needed)", f.Name(), opts)
 	}
-	if err := cf.allowShared(sharedBytes); err != nil {
+	cf, err := launchable(f, sharedBytes)
+	if err != nil {
 		return err
 	}
 	attrs := make([]cuLaunchAttribute, 0, 2)
