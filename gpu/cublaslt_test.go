@@ -39,35 +39,7 @@ func TestOpenBLASLtErrorListsEverything(t *testing.T) {
 		// Loaded but cublasLtCreate failed: nothing more to check here.
 		t.Skipf("a libcublasLt loaded but the handle was not created: %v", err)
 	}
-	msg := err.Error()
-	if !strings.HasPrefix(msg, "cuBLASLt not loaded: tried "+bogus+": ") {
-		t.Errorf("error does not start with the %s path: %q", CUBLASLtEnv, msg)
-	}
-	for _, n := range CUBLASLtLibraries {
-		if !strings.Contains(msg, n+": ") {
-			t.Errorf("error does not name %s: %q", n, msg)
-		}
-	}
-	for _, pat := range CUBLASLtGlobs {
-		m, _ := filepath.Glob(pat)
-		if len(m) == 0 {
-			if !strings.Contains(msg, pat+": no match") {
-				t.Errorf("error does not name the pattern %s: %q", pat, msg)
-			}
-			continue
-		}
-		for _, p := range m {
-			if !strings.Contains(msg, p+": ") {
-				t.Errorf("error does not name %s (from %s): %q", p, pat, msg)
-			}
-		}
-	}
-	// One entry per candidate and per empty pattern, each with its reason.
-	for _, e := range le.Tried {
-		if !strings.Contains(e, ": ") {
-			t.Errorf("entry without a reason: %q", e)
-		}
-	}
+	checkTriedEverything(t, le, "cuBLASLt", bogus, CUBLASLtLibraries, CUBLASLtGlobs)
 }
 
 func TestCUBLASLtCandidateOrder(t *testing.T) {
@@ -441,5 +413,44 @@ func TestBLASLtPeakOnDevice(t *testing.T) {
 		d.Free(x)
 		d.Free(w)
 		d.Free(y)
+	}
+}
+
+// checkTriedEverything checks a vendor library's loading error: it starts
+// with the environment variable's path (bogus), names every library name
+// and every glob match (or says the pattern matched nothing), and gives
+// each entry its reason.
+func checkTriedEverything(t *testing.T, le *LibraryError, lib, bogus string, libs, globs []string) {
+	t.Helper()
+	if le.Lib != lib {
+		t.Errorf("LibraryError.Lib = %q, want %q", le.Lib, lib)
+	}
+	msg := le.Error()
+	if !strings.HasPrefix(msg, lib+" not loaded: tried "+bogus+": ") {
+		t.Errorf("error does not start with the environment's path %s: %q", bogus, msg)
+	}
+	for _, n := range libs {
+		if !strings.Contains(msg, n+": ") {
+			t.Errorf("error does not name %s: %q", n, msg)
+		}
+	}
+	for _, pat := range globs {
+		m, _ := filepath.Glob(pat)
+		if len(m) == 0 {
+			if !strings.Contains(msg, pat+": no match") {
+				t.Errorf("error does not name the pattern %s: %q", pat, msg)
+			}
+			continue
+		}
+		for _, p := range m {
+			if !strings.Contains(msg, p+": ") {
+				t.Errorf("error does not name %s (from %s): %q", p, pat, msg)
+			}
+		}
+	}
+	for _, e := range le.Tried {
+		if !strings.Contains(e, ": ") {
+			t.Errorf("entry without a reason: %q", e)
+		}
 	}
 }

@@ -47,41 +47,11 @@ func TestOpenHipBLASLtErrorListsEverything(t *testing.T) {
 	if !errors.As(err, &le) {
 		t.Fatalf("error is not a *LibraryError: %T %v", err, err)
 	}
-	if le.Lib != "hipBLASLt" {
-		t.Errorf("LibraryError.Lib = %q", le.Lib)
-	}
-	msg := err.Error()
-	if !strings.HasPrefix(msg, "hipBLASLt not loaded: tried "+bogus+": ") {
-		t.Errorf("error does not start with the %s path: %q", HipBLASLtEnv, msg)
-	}
-	for _, n := range HipBLASLtLibraries {
-		if !strings.Contains(msg, n+": ") {
-			t.Errorf("error does not name %s: %q", n, msg)
-		}
-	}
-	for _, pat := range HipBLASLtGlobs {
-		m, _ := filepath.Glob(pat)
-		if len(m) == 0 {
-			if !strings.Contains(msg, pat+": no match") {
-				t.Errorf("error does not name the pattern %s: %q", pat, msg)
-			}
-			continue
-		}
-		for _, p := range m {
-			if !strings.Contains(msg, p+": ") {
-				t.Errorf("error does not name %s (from %s): %q", p, pat, msg)
-			}
-		}
-	}
+	checkTriedEverything(t, le, "hipBLASLt", bogus, HipBLASLtLibraries, HipBLASLtGlobs)
 	// One entry per candidate and per empty pattern, each with its reason.
 	cands, noMatch := hipBLASLtCandidates()
 	if len(le.Tried) != len(cands)+len(noMatch) {
 		t.Errorf("%d entries for %d candidates and %d empty patterns: %q", len(le.Tried), len(cands), len(noMatch), le.Tried)
-	}
-	for _, e := range le.Tried {
-		if !strings.Contains(e, ": ") {
-			t.Errorf("entry without a reason: %q", e)
-		}
 	}
 }
 
