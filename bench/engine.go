@@ -9,7 +9,7 @@
 //     Copies buffer sets whose bytes together exceed 3x the device's
 //     last-level cache (asserted, not assumed); "hot" reuses one set.
 //   - A/B: variants are replayed interleaved (A, B, ..., A', A, B, ..., A'),
-//     at least 4 reps each (trimmed mean of the middle, bench/stats), and an
+//     at least 4 reps each (trimmed mean of the middle, package stats), and an
 //     identical-code control A' (the baseline captured a second time) runs
 //     beside every rung: a difference inside the control's spread is "~".
 //
@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parharness/parharness/bench/stats"
+	"github.com/parharness/parharness/stats"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/results"
 )

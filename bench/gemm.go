@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/parharness/parharness/bench/regret"
+	"github.com/parharness/parharness/regret"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/parharness/parharness/bench/regret"
+	"github.com/parharness/parharness/regret"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"

@@ -6,7 +6,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/parharness/parharness/bench/regret"
+	"github.com/parharness/parharness/regret"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/registry"
 	"github.com/parharness/parharness/kernels"

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/parharness/parharness/bench/regret"
-	"github.com/parharness/parharness/bench/stats"
+	"github.com/parharness/parharness/regret"
+	"github.com/parharness/parharness/stats"
 )
 
 // Derive fills the figures of r from its samples, Bytes and Flops:

@@ -12,7 +12,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/parharness/parharness/bench/stats"
+	"github.com/parharness/parharness/stats"
 	"github.com/parharness/parharness/internal/textutil"
 )
 

@@ -149,7 +149,7 @@ type Record struct {
 	SamplesUS     []float64 `json:"samples_us"` // per-call µs, one per rep, in the order measured
 	MedianUS      float64   `json:"median_us"`
 	MeanUS        float64   `json:"mean_us"`
-	TrimmedMeanUS float64   `json:"trimmed_mean_us"` // the figure of record (bench/stats)
+	TrimmedMeanUS float64   `json:"trimmed_mean_us"` // the figure of record (package stats)
 
 	Bytes  int64   `json:"bytes"`
 	Flops  int64   `json:"flops,omitempty"`

@@ -11,12 +11,10 @@ package main
 import (
 	"os"
 	"runtime"
-
-	"github.com/parharness/parharness/internal/cli"
 )
 
 // CUDA contexts and HIP's current device belong to an OS thread: the whole
 // program drives the device from the main goroutine, locked to one thread.
 func init() { runtime.LockOSThread() }
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }

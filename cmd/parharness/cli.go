@@ -1,4 +1,4 @@
-// Package cli wires the parharness commands: it parses flags, opens the
+// The commands: Main parses flags, opens the
 // device, runs gates and benches from their registries, and writes tables
 // and results JSON. main only calls Main, so tests drive the commands
 // directly with their own writers.
@@ -6,7 +6,8 @@
 // Exit codes: 0 every selected gate passed (SKIPs allowed unless
 // --require-device), 1 a gate failed (or hung), 2 the command could not run
 // (usage, environment).
-package cli
+
+package main
 
 import (
 	"errors"
