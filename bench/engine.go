@@ -24,9 +24,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parharness/parharness/stats"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/results"
+	"github.com/parharness/parharness/stats"
 )
 
 // Regimes (the names results records carry).

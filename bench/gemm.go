@@ -10,10 +10,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/parharness/parharness/regret"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
+	"github.com/parharness/parharness/regret"
 	"github.com/parharness/parharness/results"
 )
 

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/parharness/parharness/regret"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
+	"github.com/parharness/parharness/regret"
 )
 
 // Producer suites (hipsrc/producers.hip), cold regime: every buffer set

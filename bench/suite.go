@@ -6,10 +6,10 @@ import (
 	"io"
 	"slices"
 
-	"github.com/parharness/parharness/regret"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/registry"
 	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/regret"
 	"github.com/parharness/parharness/results"
 	"github.com/parharness/parharness/shapes"
 )

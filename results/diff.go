@@ -12,8 +12,8 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/parharness/parharness/stats"
 	"github.com/parharness/parharness/internal/textutil"
+	"github.com/parharness/parharness/stats"
 )
 
 // Verdicts of a diff row. Faster, Slower and Same come from stats.Compare.
