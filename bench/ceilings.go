@@ -92,7 +92,7 @@ func MeasurePeerGEMM(c *Ctx, lt gpu.VendorGEMM, typ gpu.GemmType, suite, shape s
 		p gpu.Ptr
 		n int64
 	}{{x, xBytes * int64(copies)}, {w, wBytes * int64(copies)}} {
-		if err := fillSmallRandom(c, b.p, b.n, typ); err != nil {
+		if err := FillSmallRandom(c, b.p, b.n, typ); err != nil {
 			return results.Record{}, err
 		}
 	}

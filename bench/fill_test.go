@@ -22,16 +22,16 @@ func (h *hostMem) HtoD(dst gpu.Ptr, src []byte) error {
 func TestUploadHelpers(t *testing.T) {
 	h := &hostMem{mem: make([]byte, 100)}
 	c := &Ctx{Dev: h}
-	// uploadRepeated: the pattern repeated, the last copy cut short.
-	if err := uploadRepeated(c, gpu.Ptr(3), 10, []byte{1, 2, 3, 4}); err != nil {
+	// UploadRepeated: the pattern repeated, the last copy cut short.
+	if err := UploadRepeated(c, gpu.Ptr(3), 10, []byte{1, 2, 3, 4}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []byte{0, 0, 0, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 0}; !bytes.Equal(h.mem[:14], want) {
-		t.Errorf("uploadRepeated: %v, want %v", h.mem[:14], want)
+		t.Errorf("UploadRepeated: %v, want %v", h.mem[:14], want)
 	}
-	// uploadEachCopy: each buffer's data at p + k·stride for every copy.
+	// UploadEachCopy: each buffer's data at p + k·stride for every copy.
 	h.mem = make([]byte, 100)
-	if err := uploadEachCopy(c, 3, copyUpload{copySet{gpu.Ptr(0), 10}, []byte{7, 7}}, copyUpload{copySet{gpu.Ptr(50), 4}, []byte{9}}); err != nil {
+	if err := UploadEachCopy(c, 3, CopyUpload{CopySet{gpu.Ptr(0), 10}, []byte{7, 7}}, CopyUpload{CopySet{gpu.Ptr(50), 4}, []byte{9}}); err != nil {
 		t.Fatal(err)
 	}
 	for k := 0; k < 3; k++ {

@@ -14,6 +14,12 @@ import (
 	"github.com/parharness/parharness/shapes"
 )
 
+// The default M ladders of the suites: the decode band and prefill.
+var (
+	DecodeMs  = []int{1, 2, 5, 8, 16, 40, 48, 64}
+	PrefillMs = []int{512, 1024, 2048, 4096, 8192}
+)
+
 // Suite is a named sweep (`parharness bench2 NAME`). Run declares and
 // measures its points through the Ctx; an invalid point is skipped with
 // c.Skipf (a reason, never silently).

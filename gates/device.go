@@ -1,7 +1,9 @@
 package gates
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/parharness/parharness/gpu"
 )
@@ -97,6 +99,12 @@ func (t *T) Download(b *Buffer) []byte {
 	return out
 }
 
+// DownloadInto copies a buffer's contents into host (len(host) bytes, from
+// the start), for gates that reuse one host slice over many launches.
+func (t *T) DownloadInto(b *Buffer, host []byte) {
+	t.Check(b.dev.DtoH(host, b.Ptr()), "download "+b.Name)
+}
+
 // Poison fills the buffer with a byte pattern before a variant runs, so an
 // element the kernel fails to write is visible.
 func (t *T) Poison(b *Buffer, v byte) {
@@ -109,7 +117,7 @@ func (t *T) Poison(b *Buffer, v byte) {
 // the kernel.
 func (t *T) Launch(kernel string, grid, block gpu.Dim3, sharedBytes int, args ...any) {
 	dev := t.Device()
-	f := t.checkedFunction(kernel, args)
+	f := t.CheckedFunction(kernel, args)
 	t.Check(dev.Launch(f, grid, block, sharedBytes, 0, args...), "launch "+kernel)
 	t.Check(dev.Synchronize(), "run "+kernel)
 	t.CheckCanaries(kernel)
@@ -118,7 +126,7 @@ func (t *T) Launch(kernel string, grid, block gpu.Dim3, sharedBytes int, args ..
 // checkedFunction is a kernel's entry point after its launch arguments
 // were checked against the parameters its code object declares
 // (kernels.Loader.Checked); any mismatch fails the gate before a launch.
-func (t *T) checkedFunction(kernel string, args []any) gpu.Function {
+func (t *T) CheckedFunction(kernel string, args []any) gpu.Function {
 	if t.env.Kernels == nil {
 		t.Skipf("no kernel loader (no build directory)")
 	}
@@ -164,9 +172,9 @@ func (t *T) launchEx(kernel string, grid, block gpu.Dim3, sharedBytes int, opts 
 		}
 		return false
 	}
-	f := t.checkedFunction(kernel, args)
+	f := t.CheckedFunction(kernel, args)
 	for _, m := range more {
-		t.checkedFunction(kernel, m.args)
+		t.CheckedFunction(kernel, m.args)
 	}
 	// Uploads and poisons went to the legacy default stream, which a
 	// non-blocking stream does not wait for: finish them first.
@@ -183,9 +191,9 @@ func (t *T) launchEx(kernel string, grid, block gpu.Dim3, sharedBytes int, opts 
 	return true
 }
 
-// firstWritten is the offset of the first byte of b[from:] that is no
+// FirstWritten is the offset of the first byte of b[from:] that is no
 // longer the 0xFF poison (an output's rows past M), or -1.
-func firstWritten(b []byte, from int) int {
+func FirstWritten(b []byte, from int) int {
 	for i := from; i < len(b); i++ {
 		if b[i] != 0xFF {
 			return i
@@ -229,4 +237,40 @@ func (t *T) release() {
 func (t *T) Release() {
 	t.CheckCanaries("the last launch")
 	t.release()
+}
+
+// RequireFilled fails the gate unless every byte of b is fill; rule says
+// why it must be (the message names the first byte that is not and the
+// count).
+func (t *T) RequireFilled(what string, b *Buffer, fill byte, rule string) {
+	bad, first := 0, -1
+	for i, v := range t.Download(b) {
+		if v != fill {
+			if bad == 0 {
+				first = i
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Failf("%s: buffer %s: %d bytes are not %#02x, first at byte %d: %s", what, b.Name, bad, fill, first, rule)
+	}
+}
+
+// F32Bytes is v little-endian, as a device buffer holds it.
+func F32Bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// U16Bytes is v little-endian, as a device buffer holds it.
+func U16Bytes(v []uint16) []byte {
+	b := make([]byte, 2*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint16(b[2*i:], x)
+	}
+	return b
 }

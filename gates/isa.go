@@ -23,15 +23,13 @@ import (
 
 // wmmaFP8 is the mnemonic stem of gfx12's fp8 x fp8 -> f32 WMMA
 // (v_wmma_f32_16x16x16_fp8_fp8, what
-// __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12 compiles to).
+// __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12 compiles to); the
+// tests' disassembly fixtures use it.
 const wmmaFP8 = "v_wmma_f32_16x16x16_fp8_fp8"
-
-// isaKernelPrefix selects the kernels whose matrix op the gate checks.
-const isaKernelPrefix = "pq_gemm"
 
 func init() {
 	Register(Gate{Name: "isa-gfx1201", Suites: Quick | Full, Run: gateISAGfx1201,
-		Proves: "every pq_gemm* kernel's gfx1201 machine code (llvm-objdump --mcpu=gfx1201) contains the native fp8 WMMA (" + wmmaFP8 + ") inside a loop: a backward branch within the kernel whose target dominates it (a natural loop) holds it"})
+		Proves: "every kernel whose registry row declares a gfx1201 matrix op has that instruction in its gfx1201 machine code (llvm-objdump --mcpu=gfx1201) inside a loop: a backward branch within the kernel whose target dominates it (a natural loop) holds it"})
 }
 
 // Inst is one disassembled instruction.
@@ -443,16 +441,17 @@ func CheckMatrixInLoop(rep MatrixReport, stem string) string {
 	return ""
 }
 
-// matrixKernels groups by module the pq_gemm* kernels an ISA gate checks
-// on codeArch (those built for it, not marked NoMatrixOp there); no such
-// kernel at all is a gate failure.
-func matrixKernels(t *T, codeArch string) (modules []string, byModule map[string][]string) {
+// matrixKernels groups by module the kernels an ISA gate checks on
+// codeArch: those whose registry row declares a matrix op for it (the
+// value is the instruction). No such kernel at all is a gate failure: the
+// registry lost its declarations.
+func matrixKernels(t *T, codeArch string) (modules []string, byModule map[string][]kernels.Kernel) {
 	all, grouped := kernels.ByModule(codeArch)
-	byModule = map[string][]string{}
+	byModule = map[string][]kernels.Kernel{}
 	for _, mod := range all {
 		for _, k := range grouped[mod] {
-			if strings.HasPrefix(k.Name, isaKernelPrefix) && k.NoMatrixOp != codeArch {
-				byModule[mod] = append(byModule[mod], k.Name)
+			if k.MatrixOp[codeArch] != "" {
+				byModule[mod] = append(byModule[mod], k)
 			}
 		}
 		if len(byModule[mod]) > 0 {
@@ -460,7 +459,7 @@ func matrixKernels(t *T, codeArch string) (modules []string, byModule map[string
 		}
 	}
 	if len(modules) == 0 {
-		t.Fatalf("no registered kernel starts with %q", isaKernelPrefix)
+		t.Fatalf("no registered kernel declares a matrix op for %s", codeArch)
 	}
 	return modules, byModule
 }
@@ -517,13 +516,13 @@ func gateISAGfx1201(t *T) {
 		for _, s := range syms {
 			byName[s.Name] = s
 		}
-		for _, name := range byModule[mod] {
-			s, ok := byName[name]
+		for _, k := range byModule[mod] {
+			s, ok := byName[k.Name]
 			if !ok {
-				t.Failf("%s (gfx1201): no symbol %s in the disassembly of %s", name, name, path)
+				t.Failf("%s (gfx1201): no symbol %s in the disassembly of %s", k.Name, k.Name, path)
 				continue
 			}
-			checkMatrixSymbol(t, s, wmmaFP8, "gfx1201, "+filepath.Base(path), matrixMetrics{count: "wmma", loop: "loop_", op: "wmma", where: "byte offset"})
+			checkMatrixSymbol(t, s, k.MatrixOp["gfx1201"], "gfx1201, "+filepath.Base(path), matrixMetrics{count: "wmma", loop: "loop_", op: "wmma", where: "byte offset"})
 			checked++
 		}
 	}

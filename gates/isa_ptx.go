@@ -23,17 +23,9 @@ import (
 // schedules and may unroll), but ptxas does not move an instruction out of
 // a loop it stays in; the ptxas-sm90a gate covers what ptxas does.
 
-// ptxMatrixStem is the tensor-core instruction a kernel must run on sm_90a.
-func ptxMatrixStem(kernel string) string {
-	if kernel == kernels.PreWG {
-		return "wgmma.mma_async"
-	}
-	return "mma.sync.aligned"
-}
-
 func init() {
 	Register(Gate{Name: "isa-sm90a", Suites: Quick | Full, Run: gateISASm90a,
-		Proves: "every pq_gemm* kernel's sm_90a PTX (what the driver compiles) runs its tensor-core op (mma.sync.aligned, or wgmma.mma_async for " + kernels.PreWG + ") inside a natural loop of the kernel"})
+		Proves: "every kernel whose registry row declares an sm_90a matrix op (mma.sync.aligned, wgmma.mma_async) runs that instruction in its sm_90a PTX (what the driver compiles) inside a natural loop of the kernel"})
 	Register(Gate{Name: "resources-ptx", Suites: Quick | Full, Run: gateResourcesPTX,
 		Proves: "every registered sm_90a kernel's PTX declares no local (stack) memory unless its registry entry allows scratch, and calls no function (everything inlined): what clang decided, checked where the kernels build; ptxas-sm90a checks what ptxas adds"})
 }
@@ -282,13 +274,13 @@ func gateISASm90a(t *T) {
 		if !ok {
 			continue
 		}
-		for _, name := range byModule[mod] {
-			s, ok := byName[name]
+		for _, k := range byModule[mod] {
+			s, ok := byName[k.Name]
 			if !ok {
-				t.Failf("%s (sm_90a): no .entry %s in %s", name, name, path)
+				t.Failf("%s (sm_90a): no .entry %s in %s", k.Name, k.Name, path)
 				continue
 			}
-			checkMatrixSymbol(t, s, ptxMatrixStem(name), "sm_90a, "+filepath.Base(path), matrixMetrics{count: "ptx_mma", loop: "ptx_loop_", op: "mma", where: "statement"})
+			checkMatrixSymbol(t, s, k.MatrixOp["sm_90a"], "sm_90a, "+filepath.Base(path), matrixMetrics{count: "ptx_mma", loop: "ptx_loop_", op: "mma", where: "statement"})
 			checked++
 		}
 	}

@@ -15,7 +15,7 @@ func init() {
 // gate can inspect the canary result itself.
 func fillRaw(t *T, b *Buffer, lo, hi int32, v uint32) {
 	args := []any{b.Ptr(), lo, hi, v}
-	f := t.checkedFunction("selftest_fill", args)
+	f := t.CheckedFunction("selftest_fill", args)
 	n := int(hi - lo)
 	t.Check(t.env.Dev.Launch(f, gpu.D1((n+255)/256), gpu.D1(256), 0, 0, args...), "launch selftest_fill")
 	t.Check(t.env.Dev.Synchronize(), "run selftest_fill")

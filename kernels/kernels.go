@@ -1,10 +1,29 @@
 // Package kernels is the registry of GPU kernels and the loader of their
 // compiled code objects.
 //
-// A kernel is declared once, by name, in the registry: its source file under
-// hipsrc/, its entry symbol, and the resource exceptions it is allowed (for
-// example scratch memory, with the reason). `parharness list` prints the
-// registry, so documentation cannot drift from the code.
+// A kernel is declared once, in one registry row, by the family that owns
+// it (families/<family>/): its entry symbol, its source module, and the
+// contract everything else branches on. Gates, benches, launch-signature
+// tests and the static gates read these rows; none of them guesses from a
+// kernel's name. `parharness list` prints the registry.
+//
+// The contract of a row:
+//   - Op is what the kernel computes: every kernel of one (Family, Op) has
+//     the same output contract and is checked against the same reference.
+//     One of them, for each M range, is the Baseline; the others are
+//     Variants, run by the family's gate and timed beside the baseline by
+//     its bench. An Attribution kernel (a part of another kernel's work, to
+//     see where time goes) is timed but has no output to check.
+//   - Form is the launch form inside the family: the geometry and argument
+//     list. A variant with an existing form needs no launch code.
+//   - MinM..MaxM is the M range the kernel serves (0, 0: any M).
+//   - Caps are the launch features it supports (programmatic dependent
+//     launch, cluster launch, dynamic shared memory).
+//   - MatrixOp is the matrix instruction expected inside a loop of the
+//     kernel, per code arch; the ISA gates check what is declared.
+//   - Targets are the code archs whose objects have it (nil: every target).
+//   - Experimental kernels run in the full suite only; a kernel is promoted
+//     (Status: Stable) once it has passed its family's gate on a device.
 //
 // Code objects are built by `make kernels` into build/<codearch>/<module>.<ext>:
 // build/sm_90a/*.ptx (PTX text that the CUDA driver JIT-compiles at load) and
@@ -20,33 +39,120 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/amdgpu"
 	"github.com/parharness/parharness/internal/registry"
 )
 
-// Kernel is one registered entry point.
+// Code archs the build produces (Makefile).
+const (
+	SM90a   = "sm_90a"
+	GFX1201 = "gfx1201"
+)
+
+// CodeArchs are every code arch `make kernels` builds.
+var CodeArchs = []string{GFX1201, SM90a}
+
+// Role is a kernel's place among the kernels of its Op.
+type Role uint8
+
+const (
+	Baseline    Role = iota + 1 // the kernel the product launches for its M range
+	Variant                     // same output contract, timed against the baseline
+	Attribution                 // part of a baseline's work, for attribution; no checked output
+)
+
+func (r Role) String() string {
+	switch r {
+	case Baseline:
+		return "baseline"
+	case Variant:
+		return "variant"
+	case Attribution:
+		return "attribution"
+	}
+	return fmt.Sprintf("Role(%d)", r)
+}
+
+// Caps are launch features a kernel supports.
+type Caps uint8
+
+const (
+	PDL       Caps = 1 << iota // programmatic dependent launch (grid_dep_wait before dependent reads)
+	Cluster                    // launched as thread block clusters where its family's law says so
+	DynShared                  // takes dynamic shared memory at launch
+)
+
+func (c Caps) String() string {
+	var s []string
+	for _, x := range []struct {
+		c Caps
+		n string
+	}{{PDL, "pdl"}, {Cluster, "cluster"}, {DynShared, "dynshared"}} {
+		if c&x.c != 0 {
+			s = append(s, x.n)
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+// Status says which suites run a kernel.
+type Status uint8
+
+const (
+	Stable       Status = iota // gated in the quick and full suites
+	Experimental               // not yet passed on a device: full suite only
+)
+
+func (s Status) String() string {
+	if s == Experimental {
+		return "experimental"
+	}
+	return "stable"
+}
+
+// Kernel is one registered entry point and its contract (see the package doc).
 type Kernel struct {
-	Name   string // entry symbol, extern "C"
-	Module string // source basename under hipsrc/, without extension
-	Doc    string
+	Name     string // entry symbol, extern "C"
+	Family   string // the folder families/<Family> that owns it
+	Module   string // source basename families/<Family>/<Module>.hip; one code object per module
+	Doc      string
+	Op       string
+	Form     string
+	Tag      string // short name of its bench rows ("passA-lr", "v1"), unique within (Family, Op)
+	MinM     int
+	MaxM     int
+	Role     Role
+	Caps     Caps
+	MatrixOp map[string]string // code arch -> instruction mnemonic (prefix) expected inside a loop
+	Targets  []string          // code archs that have it; nil: all
+	Status   Status
 	// AllowScratch, when non-empty, is the reason this kernel may use
-	// scratch/local memory or spill; the resource gate fails otherwise.
+	// scratch/local memory or spill; the resource gates fail otherwise.
 	AllowScratch string
-	// OnlyArch, when non-empty, is the one code arch ("sm_90a") whose code
-	// object has this kernel (an instruction the other target lacks, e.g.
-	// wgmma); on other devices Function returns ErrNotForArch.
-	OnlyArch string
-	// NoMatrixOp, when non-empty, is the code arch on which this kernel has
-	// no matrix op by design (an attribution kernel); the ISA gates do not
-	// look for one there.
-	NoMatrixOp string
 }
 
 // ForArch reports whether codeArch's code objects have k.
-func (k Kernel) ForArch(codeArch string) bool { return k.OnlyArch == "" || k.OnlyArch == codeArch }
+func (k Kernel) ForArch(codeArch string) bool {
+	return k.Targets == nil || slices.Contains(k.Targets, codeArch)
+}
+
+// ServesM reports whether M is in the kernel's M range.
+func (k Kernel) ServesM(M int) bool {
+	return (k.MinM == 0 || M >= k.MinM) && (k.MaxM == 0 || M <= k.MaxM)
+}
+
+// Source is the kernel's source file, relative to the repository root.
+func (k Kernel) Source() string {
+	return filepath.Join("families", k.Family, k.Module+".hip")
+}
+
+// InSuite reports whether a suite runs k: experimental kernels only in the full one.
+func (k Kernel) InSuite(full bool) bool { return full || k.Status != Experimental }
 
 // ErrNotForArch is returned (wrapped) by Loader.Function for a kernel that
 // only exists on another code arch; gates and benches report it as a SKIP.
@@ -54,11 +160,86 @@ var ErrNotForArch = errors.New("kernel not built for this arch")
 
 var kernelRegistry = registry.New[Kernel]("kernel")
 
-// Register declares a kernel; it panics on a duplicate (a programming error).
-func Register(k Kernel) { kernelRegistry.Add(k.Name, k) }
+// Register declares a kernel. It panics on a duplicate or an incomplete
+// contract (a programming error, caught at start by every test).
+func Register(k Kernel) {
+	if err := k.validate(); err != nil {
+		panic("kernels: " + err.Error())
+	}
+	kernelRegistry.Add(k.Name, k)
+}
+
+func (k Kernel) validate() error {
+	if k.Name == "" || k.Family == "" || k.Module == "" || k.Op == "" || k.Tag == "" || k.Doc == "" {
+		return fmt.Errorf("kernel %q: Name, Family, Module, Op, Tag and Doc are required", k.Name)
+	}
+	if k.Role < Baseline || k.Role > Attribution {
+		return fmt.Errorf("kernel %s: Role is not set", k.Name)
+	}
+	if k.MaxM != 0 && k.MaxM < k.MinM {
+		return fmt.Errorf("kernel %s: M range %d..%d is empty", k.Name, k.MinM, k.MaxM)
+	}
+	for _, a := range k.Targets {
+		if !slices.Contains(CodeArchs, a) {
+			return fmt.Errorf("kernel %s: target %q is not a code arch the build produces (%v)", k.Name, a, CodeArchs)
+		}
+	}
+	for a := range k.MatrixOp {
+		if !k.ForArch(a) {
+			return fmt.Errorf("kernel %s: declares a matrix op for %s, which does not have it", k.Name, a)
+		}
+	}
+	return nil
+}
 
 // All returns the registry in name order.
 func All() []Kernel { return kernelRegistry.All() }
+
+// Lookup returns a registered kernel.
+func Lookup(name string) (Kernel, bool) { return kernelRegistry.Get(name) }
+
+// Query selects registered kernels; zero fields match anything.
+type Query struct {
+	Family, Op, Form string
+	M                int    // 0: any M range
+	Arch             string // "": any target
+	Full             bool   // include experimental kernels
+	Roles            []Role // nil: every role
+}
+
+// Select returns the kernels matching q: baselines first, then variants,
+// then attribution kernels, each in name order. Gates and benches take
+// their kernels from here, so a new row is run by both.
+func Select(q Query) []Kernel {
+	var out []Kernel
+	for _, k := range All() {
+		switch {
+		case q.Family != "" && k.Family != q.Family,
+			q.Op != "" && k.Op != q.Op,
+			q.Form != "" && k.Form != q.Form,
+			q.M != 0 && !k.ServesM(q.M),
+			q.Arch != "" && !k.ForArch(q.Arch),
+			!k.InSuite(q.Full),
+			q.Roles != nil && !slices.Contains(q.Roles, k.Role):
+			continue
+		}
+		out = append(out, k)
+	}
+	slices.SortStableFunc(out, func(a, b Kernel) int { return int(a.Role) - int(b.Role) })
+	return out
+}
+
+// BaselineFor is the baseline of (family, op) serving M on arch.
+func BaselineFor(family, op string, M int, arch string) (Kernel, error) {
+	ks := Select(Query{Family: family, Op: op, M: M, Arch: arch, Roles: []Role{Baseline}, Full: true})
+	switch len(ks) {
+	case 1:
+		return ks[0], nil
+	case 0:
+		return Kernel{}, fmt.Errorf("kernels: no baseline of %s/%s serves M=%d on %s", family, op, M, arch)
+	}
+	return Kernel{}, fmt.Errorf("kernels: %d baselines of %s/%s serve M=%d on %s (%s, %s): the M ranges overlap", len(ks), family, op, M, arch, ks[0].Name, ks[1].Name)
+}
 
 // ByModule returns the registered kernels that codeArch's code objects
 // have, grouped by module (modules sorted, kernels in name order): what a
@@ -149,7 +330,7 @@ func (l *Loader) Function(name string) (gpu.Function, error) {
 		return nil, fmt.Errorf("kernel %q is not registered (see `parharness list`)", name)
 	}
 	if ca := l.Dev.Info().CodeArch(); !k.ForArch(ca) {
-		return nil, fmt.Errorf("kernel %s exists only for %s, this device is %s: %w", k.Name, k.OnlyArch, ca, ErrNotForArch)
+		return nil, fmt.Errorf("kernel %s exists only for %s, this device is %s: %w", k.Name, strings.Join(k.Targets, ", "), ca, ErrNotForArch)
 	}
 	m, err := l.Module(k.Module)
 	if err != nil {
@@ -157,7 +338,7 @@ func (l *Loader) Function(name string) (gpu.Function, error) {
 	}
 	f, err := m.Function(k.Name)
 	if err != nil {
-		return nil, fmt.Errorf("kernel %s: symbol not found in module %s (%v); rebuild with `make kernels` and check the extern \"C\" name in hipsrc/%s.hip", k.Name, l.path(k.Module), err, k.Module)
+		return nil, fmt.Errorf("kernel %s: symbol not found in module %s (%v); rebuild with `make kernels` and check the extern \"C\" name in %s", k.Name, l.path(k.Module), err, k.Source())
 	}
 	l.funcs[name] = f
 	return f, nil

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/parharness/parharness/bench"
+	"github.com/parharness/parharness/families/basics"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/results"
 	"github.com/parharness/parharness/shapes"
@@ -137,7 +138,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 
 	sample("before ceilings")
-	ceil, err := bench.MeasureCopyCeiling(ctx)
+	ceil, err := basics.MeasureCopyCeiling(ctx)
 	if err != nil {
 		writePartial("copy ceiling: " + err.Error())
 		return ExitFail, fmt.Errorf("measuring the copy ceiling: %v", err)

@@ -37,13 +37,9 @@ func runList(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	t.Render()
 	k := newTable(stdout)
-	k.Header("kernel", "source", "allowed scratch", "what it does")
+	k.Header("kernel", "family/op", "role", "M", "targets", "caps", "status", "what it does")
 	for _, kn := range kernels.All() {
-		src := "hipsrc/" + kn.Module + ".hip"
-		if kn.OnlyArch != "" {
-			src += " (" + kn.OnlyArch + " only)"
-		}
-		k.Append(kn.Name, src, kn.AllowScratch, kn.Doc)
+		k.Append(kn.Name, kn.Family+"/"+kn.Op+" ("+kn.Tag+")", kn.Role.String(), kernelMRange(kn), kernelTargets(kn), kn.Caps.String(), kn.Status.String(), kn.Doc)
 	}
 	k.Render()
 	return ExitOK, nil
@@ -65,4 +61,31 @@ func runDevices(args []string, stdout, stderr io.Writer) (int, error) {
 	fmt.Fprintf(stdout, "backend   %s (%s)\nname      %s\narch      %s (code objects: build/%s)\nSMs/CUs   %d\nclock     %d MHz (memory %d MHz, %d-bit bus)\nL2        %d bytes (cold-regime LLC %d bytes)\nmemory    %d bytes\n",
 		i.Backend, i.Driver, i.Name, i.Arch, i.CodeArch(), i.SMs, i.ClockMHz, i.MemClockMHz, i.MemBusBits, i.L2Bytes, i.LLCBytes, i.TotalMem)
 	return ExitOK, nil
+}
+
+// kernelMRange renders a kernel's M range ("any", "1..8", "33..64").
+func kernelMRange(k kernels.Kernel) string {
+	switch {
+	case k.MinM == 0 && k.MaxM == 0:
+		return "any"
+	case k.MaxM == 0:
+		return fmt.Sprintf(">=%d", k.MinM)
+	}
+	return fmt.Sprintf("%d..%d", max(k.MinM, 1), k.MaxM)
+}
+
+// kernelTargets renders the code archs that have a kernel, each with the
+// matrix op its row declares there.
+func kernelTargets(k kernels.Kernel) string {
+	var out []string
+	for _, a := range kernels.CodeArchs {
+		if !k.ForArch(a) {
+			continue
+		}
+		if op := k.MatrixOp[a]; op != "" {
+			a += " " + op
+		}
+		out = append(out, a)
+	}
+	return strings.Join(out, ", ")
 }

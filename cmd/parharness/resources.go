@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/kernels"
@@ -49,7 +50,7 @@ func runResources(args []string, stdout, stderr io.Writer) (int, error) {
 	for _, reg := range kernels.All() {
 		f, err := sess.loader.Function(reg.Name)
 		if errors.Is(err, kernels.ErrNotForArch) {
-			t.Append(reg.Name, "", "", "", "", "not built for "+arch+" (only "+reg.OnlyArch+")")
+			t.Append(reg.Name, "", "", "", "", "not built for "+arch+" (only "+strings.Join(reg.Targets, ", ")+")")
 			continue
 		}
 		if err != nil {

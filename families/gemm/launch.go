@@ -1,4 +1,4 @@
-package kernels
+package gemm
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 	"github.com/parharness/parharness/shapes"
 )
@@ -16,22 +17,56 @@ import (
 // benches launch through DecLaunch / PreLaunch so geometry and arguments
 // live in one place.
 func init() {
-	for _, k := range []Kernel{
-		{Name: "pq_gemm_dec_m8", Module: "gemm", Doc: "decode-band W4A8 GEMM, M <= 8: per-group scales, split-K with an in-kernel deterministic reduce, all partitions in one launch (sm_90: activations staged in shared memory, PDL, cluster reduce at S=2)"},
-		{Name: "pq_gemm_dec_m16", Module: "gemm", Doc: "decode-band W4A8 GEMM, 8 < M <= 16 (pq_gemm_dec_m8's template, two 8-row op tiles)"},
-		{Name: "pq_gemm_dec_m32", Module: "gemm", Doc: "decode-band W4A8 GEMM, 16 < M <= 32 (four 8-row op tiles, activation chunks of 4 groups)"},
-		{Name: "pq_gemm_dec_m64", Module: "gemm", Doc: "decode-band W4A8 GEMM, 32 < M <= 64 (eight 8-row op tiles, 2 groups in flight, chunks of 2 groups)"},
-		{Name: "pq_gemm_dec_v1_m8", Module: "gemm", OnlyArch: "sm_90a", Doc: "previous decode generation, M <= 8 (per-warp activation reads from L2; kept for the bench2 dec A/B; on gfx1201 the per-warp body is pq_gemm_dec_m8 itself)"},
-		{Name: "pq_gemm_dec_v1_m16", Module: "gemm", OnlyArch: "sm_90a", Doc: "previous decode generation, 8 < M <= 16 (kept for the bench2 dec A/B)"},
-		{Name: "pq_gemm_dec_v1_m32", Module: "gemm", OnlyArch: "sm_90a", Doc: "previous decode generation, 16 < M <= 32 (kept for the bench2 dec A/B)"},
-		{Name: "pq_gemm_dec_v1_m64", Module: "gemm", OnlyArch: "sm_90a", Doc: "previous decode generation, 32 < M <= 64 (kept for the bench2 dec A/B)"},
-		{Name: "pq_gemm_dec_memonly_m8", Module: "gemm", OnlyArch: "sm_90a", NoMatrixOp: "sm_90a", Doc: "attribution only (not a GEMM, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold"},
-		{Name: "pq_gemm_pre", Module: "gemm", Doc: "per-token prefill W4A8 GEMM: fragment-tiled activations, weights through shared memory, 128x128 tiles, fold once per 128-group"},
-		{Name: PreWG, Module: "gemm", OnlyArch: "sm_90a", Doc: "per-token prefill W4A8 GEMM on Hopper's wgmma (fp8 at the op's native rate): row-major activations staged 128B-swizzled as the shared-memory operand, weights converted in registers to e4m3 codes minus their zero point as the register operand (no row-sum term), a producer warpgroup and two consumers, 128x128 tiles, one FMA fold per 128-group"},
+	mma := map[string]string{kernels.SM90a: MatrixOpMMASync, kernels.GFX1201: MatrixOpWMMAFP8}
+	sm90 := []string{kernels.SM90a}
+	for _, k := range []kernels.Kernel{
+		{Name: "pq_gemm_dec_m8", Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Baseline, Tag: "dec", Caps: kernels.PDL | kernels.Cluster, MatrixOp: mma,
+			Doc: "decode-band W4A8 GEMM, M <= 8: per-group scales, split-K with an in-kernel deterministic reduce, all partitions in one launch (sm_90: activations staged in shared memory, PDL, cluster reduce at S=2)"},
+		{Name: "pq_gemm_dec_m16", Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Baseline, Tag: "dec", Caps: kernels.PDL | kernels.Cluster, MatrixOp: mma,
+			Doc: "decode-band W4A8 GEMM, 8 < M <= 16 (pq_gemm_dec_m8's template, two 8-row op tiles)"},
+		{Name: "pq_gemm_dec_m32", Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Baseline, Tag: "dec", Caps: kernels.PDL | kernels.Cluster, MatrixOp: mma,
+			Doc: "decode-band W4A8 GEMM, 16 < M <= 32 (four 8-row op tiles, activation chunks of 4 groups)"},
+		{Name: "pq_gemm_dec_m64", Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Baseline, Tag: "dec", Caps: kernels.PDL | kernels.Cluster, MatrixOp: mma,
+			Doc: "decode-band W4A8 GEMM, 32 < M <= 64 (eight 8-row op tiles, 2 groups in flight, chunks of 2 groups)"},
+		{Name: "pq_gemm_dec_v1_m8", Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: "v1", Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
+			Doc: "previous decode generation, M <= 8 (per-warp activation reads from L2, per-block split-K)"},
+		{Name: "pq_gemm_dec_v1_m16", Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: "v1", Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
+			Doc: "previous decode generation, 8 < M <= 16"},
+		{Name: "pq_gemm_dec_v1_m32", Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: "v1", Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
+			Doc: "previous decode generation, 16 < M <= 32"},
+		{Name: "pq_gemm_dec_v1_m64", Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: "v1", Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
+			Doc: "previous decode generation, 32 < M <= 64"},
+		{Name: "pq_gemm_dec_memonly_m8", Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Attribution, Tag: "memonly", Caps: kernels.PDL | kernels.Cluster, Targets: sm90,
+			Doc: "attribution only (not a GEMM, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold"},
+		{Name: "pq_gemm_pre", Op: OpPre, Form: FormPreTiled, Role: kernels.Baseline, Tag: "pq_gemm_pre", MatrixOp: mma,
+			Doc: "per-token prefill W4A8 GEMM: fragment-tiled activations, weights through shared memory, 128x128 tiles, fold once per 128-group"},
+		{Name: "pq_gemm_pre_wg", Op: OpPre, Form: FormPreWGMMA, Role: kernels.Variant, Tag: "wg", Caps: kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "per-token prefill W4A8 GEMM on Hopper's wgmma (fp8 at the op's native rate): row-major activations staged 128B-swizzled as the shared-memory operand, weights converted in registers to e4m3 codes minus their zero point as the register operand (no row-sum term), a producer warpgroup and two consumers, 128x128 tiles, one FMA fold per 128-group"},
 	} {
-		Register(k)
+		k.Family, k.Module = Family, "gemm"
+		kernels.Register(k)
 	}
 }
+
+// Family is this folder's name in the registry.
+const Family = "gemm"
+
+// The GEMMs' Ops and launch forms.
+const (
+	OpDec = "dec" // decode band: per-group activation scales, split-K, bf16 [M, N]
+	OpPre = "pre" // per-token prefill: token scales, bf16 [M, N]
+
+	FormDec      = "dec"        // DecLaunch: grid (N/64, S), 128 threads
+	FormPreTiled = "tiled"      // PreLaunch: fragment-tiled activations [P, Mpad, K], row-sum zero-point fold
+	FormPreWGMMA = "wgmma-rows" // PreLaunch: row-major activations [P, M, K], codes taken as q - z, dynamic shared memory
+)
+
+// Matrix instructions the ISA gates look for inside each GEMM's loop.
+const (
+	MatrixOpMMASync = "mma.sync.aligned"            // sm_90a: f16 mma.sync (Hopper has no native fp8 mma.sync)
+	MatrixOpWGMMA   = "wgmma.mma_async"             // sm_90a: the warpgroup op, fp8 at its native rate
+	MatrixOpWMMAFP8 = "v_wmma_f32_16x16x16_fp8_fp8" // gfx1201: the native fp8 WMMA
+)
 
 // GEMM geometry constants (hipsrc/gemm.hip).
 const (
@@ -94,7 +129,7 @@ func (s GemmShape) N() int {
 }
 
 // G is K / 128.
-func (s GemmShape) G() int { return s.K / Group }
+func (s GemmShape) G() int { return s.K / refimpl.GroupSize }
 
 // Bounds returns the kernel's partition boundaries nend0, nend1: column n
 // belongs to partition (n >= nend0) + (n >= nend1).
@@ -114,8 +149,8 @@ func (s GemmShape) Bounds() (uint32, uint32) {
 // 1..3 partitions, each a multiple of align (DecBN for decode, PreBN for
 // prefill) so no column block straddles two partitions.
 func (s GemmShape) Check(align int) error {
-	if s.K <= 0 || s.K%Group != 0 {
-		return fmt.Errorf("gemm: K=%d is not a positive multiple of %d", s.K, Group)
+	if s.K <= 0 || s.K%refimpl.GroupSize != 0 {
+		return fmt.Errorf("gemm: K=%d is not a positive multiple of %d", s.K, refimpl.GroupSize)
 	}
 	if len(s.Parts) < 1 || len(s.Parts) > refimpl.MaxRotationsPerLaunch {
 		return fmt.Errorf("gemm: %d partitions, the kernels take 1..%d", len(s.Parts), refimpl.MaxRotationsPerLaunch)
@@ -139,7 +174,7 @@ func (s GemmShape) Check(align int) error {
 // least 4 groups per split and at most DecMaxS. Regret on that table: 0.3%
 // time-weighted, worst cell gate_up M = 5 (+3.8% against S = 1).
 func DecSplitK(M, N, K, sms int) int {
-	G := K / Group
+	G := K / refimpl.GroupSize
 	s := 2
 	if M <= 16 {
 		s = 4

@@ -1,14 +1,13 @@
-package gates
+package producers
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
 
-	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/refimpl"
 	"github.com/parharness/parharness/shapes"
 )
@@ -33,9 +32,9 @@ import (
 // sums equal the sums of the decoded codes.
 
 func init() {
-	Register(Gate{Name: "producers", Suites: Quick | Full, Device: true, Run: gateProducers,
+	gates.Register(gates.Gate{Name: "producers", Suites: gates.Quick | gates.Full, Device: true, Run: gateProducers,
 		Proves: "every rotate-and-quantize producer (decode band, pass A (plain, lanes = rows, and in the full suite shuffle-routed), pass C row/tiled, fused row/tiled) equals the Go mirror byte for byte on deployed K, P=1..3, decode and prefill M (odd M included), with poisoned outputs, untouched rows past M and canaries"})
-	Register(Gate{Name: "producers-semantics", Suites: Quick | Full, Run: gateProducerSemantics,
+	gates.Register(gates.Gate{Name: "producers-semantics", Suites: gates.Quick | gates.Full, Run: gateProducerSemantics,
 		Proves: "the producer mirror's codes x scales are within the e4m3 rounding bound of the fp64-rotated activations, and row sums equal the sums of the decoded codes"})
 }
 
@@ -174,25 +173,9 @@ func rotateParallel(rr *refimpl.RotRecords, x []uint16, M, p int) []float32 {
 	return out
 }
 
-func f32Bytes(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func u16Bytes(v []uint16) []byte {
-	b := make([]byte, 2*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint16(b[2*i:], x)
-	}
-	return b
-}
-
 // compareOut compares a downloaded output (want, then untouched poison past
 // it) element by element; elem is the element size and where names an index.
-func compareOut(t *T, what string, got, want []byte, elem int, where func(i int) string) {
+func compareOut(t *gates.T, what string, got, want []byte, elem int, where func(i int) string) {
 	bad, first := 0, ""
 	for i := 0; i < len(want); i += elem {
 		if string(got[i:i+elem]) != string(want[i:i+elem]) {
@@ -205,14 +188,14 @@ func compareOut(t *T, what string, got, want []byte, elem int, where func(i int)
 	if bad > 0 {
 		t.Failf("%s: %d of %d elements differ;%s", what, bad, len(want)/elem, first)
 	}
-	if i := firstWritten(got, len(want)); i >= 0 {
+	if i := gates.FirstWritten(got, len(want)); i >= 0 {
 		t.Failf("%s: byte %d past the end of the output (rows past M) was written (%#02x)", what, i, got[i])
 	}
 }
 
 const rowsPastM = 3
 
-func gateProducers(t *T) {
+func gateProducers(t *gates.T) {
 	cases := producerCases(t.Full())
 	launches := 0
 	for ci, c := range cases {
@@ -242,7 +225,7 @@ func gateProducers(t *T) {
 
 // runProducerCase runs and checks every variant of one case and returns
 // how many ran; sr (nil: skipped) are the shuffle-routed pass A's records.
-func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, sr *refimpl.ShuffleRecords, x []uint16, pm *producerMirror, withGroup bool) (ran int) {
+func runProducerCase(t *gates.T, c producerCase, seed uint64, rr *refimpl.RotRecords, sr *refimpl.ShuffleRecords, x []uint16, pm *producerMirror, withGroup bool) (ran int) {
 	K, P, M, G := c.K, c.P, c.M, c.K/refimpl.GroupSize
 	Mpad := refimpl.PadRows(M)
 	name := fmt.Sprintf("K=%d P=%d M=%d %s seed=%d", K, P, M, c.dist, seed)
@@ -250,7 +233,7 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 	bidx := t.Buffer("rot_idx", 4*len(rr.Idx))
 	bcs := t.Buffer("rot_cs", 4*len(rr.CS))
 	bchs := t.Buffer("chs", 4*len(rr.ChS))
-	t.Upload(bx, u16Bytes(x))
+	t.Upload(bx, gates.U16Bytes(x))
 	idx, cs, chs := rr.Bytes()
 	t.Upload(bidx, idx)
 	t.Upload(bcs, cs)
@@ -261,7 +244,7 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 	rsum := t.Buffer("rsum", 4*(P*M*G+rowsPastM*G))
 	xr := t.Buffer("xr", 2*(P*M*K+rowsPastM*K))
 	gamax := t.Buffer("gamax", 4*(P*M*G+rowsPastM*G))
-	outs := []*Buffer{codes, scale, rsum, xr, gamax}
+	outs := []*gates.Buffer{codes, scale, rsum, xr, gamax}
 	poisonOutputs := func() {
 		for _, b := range outs {
 			t.Poison(b, 0xFF)
@@ -275,15 +258,15 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 	}
 	// untouched fails if a kernel wrote into an output that is not its own
 	// (every byte must still be the poison).
-	untouched := func(kernel string, bs ...*Buffer) {
+	untouched := func(kernel string, bs ...*gates.Buffer) {
 		for _, b := range bs {
-			requireFilled(t, kernel+" "+name, b, 0xFF, "not this kernel's output: every byte must still be the poison")
+			t.RequireFilled(kernel+" "+name, b, 0xFF, "not this kernel's output: every byte must still be the poison")
 		}
 	}
-	bufs := kernels.ProducerBufs{X: bx.Ptr(), Idx: bidx.Ptr(), CS: bcs.Ptr(), ChS: bchs.Ptr(),
+	bufs := ProducerBufs{X: bx.Ptr(), Idx: bidx.Ptr(), CS: bcs.Ptr(), ChS: bchs.Ptr(),
 		Codes: codes.Ptr(), Scale: scale.Ptr(), RSum: rsum.Ptr(), XR: xr.Ptr(), GAmax: gamax.Ptr()}
 	launch := func(kernel string, tiled bool) {
-		grid, block, args, err := kernels.ProducerLaunch(kernel, M, K, P, 0, tiled, bufs)
+		grid, block, args, err := ProducerLaunch(kernel, M, K, P, 0, tiled, bufs)
 		t.Check(err, name)
 		t.Launch(kernel, grid, block, 0, args...)
 		ran++
@@ -299,16 +282,16 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 			wr = append(wr, pm.groupQ[p].RowSums...)
 		}
 		compareOut(t, "pq_rotq_group codes "+name, t.Download(codes), wc, 1, at(K))
-		compareOut(t, "pq_rotq_group scales "+name, t.Download(scale), f32Bytes(ws), 4, at(G))
-		compareOut(t, "pq_rotq_group row sums "+name, t.Download(rsum), f32Bytes(wr), 4, at(G))
+		compareOut(t, "pq_rotq_group scales "+name, t.Download(scale), gates.F32Bytes(ws), 4, at(G))
+		compareOut(t, "pq_rotq_group row sums "+name, t.Download(rsum), gates.F32Bytes(wr), 4, at(G))
 		untouched("pq_rotq_group", xr, gamax)
 	}
 	// passA checks one pass-A kernel: bf16 rows and group amaxes, nothing else.
 	passA := func(kernel string) {
 		poisonOutputs()
 		launch(kernel, false)
-		compareOut(t, kernel+" rows "+name, t.Download(xr), u16Bytes(pm.xrBits), 2, at(K))
-		compareOut(t, kernel+" group amax "+name, t.Download(gamax), f32Bytes(pm.gamax), 4, at(G))
+		compareOut(t, kernel+" rows "+name, t.Download(xr), gates.U16Bytes(pm.xrBits), 2, at(K))
+		compareOut(t, kernel+" group amax "+name, t.Download(gamax), gates.F32Bytes(pm.gamax), 4, at(G))
 		untouched(kernel, codes, scale, rsum)
 	}
 	// Pass A, plain and lanes = rows: the same outputs.
@@ -325,7 +308,7 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 		kernel string
 		tiled  bool
 	}{{"pq_tokq", false}, {"pq_tokq", true}, {"pq_rotq_token", false}, {"pq_rotq_token", true}} {
-		for _, b := range []*Buffer{codes, scale, rsum} {
+		for _, b := range []*gates.Buffer{codes, scale, rsum} {
 			t.Poison(b, 0xFF)
 		}
 		launch(v.kernel, v.tiled)
@@ -340,11 +323,11 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 			compareOut(t, label+" codes", got, pm.codesRow, 1, at(K))
 		}
 		ts, rs := t.Download(scale), t.Download(rsum)
-		compareOut(t, label+" token scales", ts, f32Bytes(wts), 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
-		compareOut(t, label+" row sums", rs, f32Bytes(wrs), 4, at(G))
+		compareOut(t, label+" token scales", ts, gates.F32Bytes(wts), 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
+		compareOut(t, label+" row sums", rs, gates.F32Bytes(wrs), 4, at(G))
 		// Pass A's rows are pass C's input and nobody's output here.
-		compareOut(t, label+" (pass A rows left as they were)", t.Download(xr), u16Bytes(pm.xrBits), 2, at(K))
-		compareOut(t, label+" (pass A amax left as they were)", t.Download(gamax), f32Bytes(pm.gamax), 4, at(G))
+		compareOut(t, label+" (pass A rows left as they were)", t.Download(xr), gates.U16Bytes(pm.xrBits), 2, at(K))
+		compareOut(t, label+" (pass A amax left as they were)", t.Download(gamax), gates.F32Bytes(pm.gamax), 4, at(G))
 	}
 	if sr != nil {
 		// Pass A shuffle-routed: the same outputs as pass A. It runs last in
@@ -370,7 +353,7 @@ func runProducerCase(t *T, c producerCase, seed uint64, rr *refimpl.RotRecords, 
 // bf16 rounding of pass A on the per-token path (2^-8 relative, half the
 // bf16 subnormal step 2^-134 absolute), and e4m3 (2^-4 relative on
 // normals, half the subnormal step 2^-9 times the scale below).
-func gateProducerSemantics(t *T) {
+func gateProducerSemantics(t *gates.T) {
 	rng := rand.New(rand.NewPCG(t.Seed(), 0x5e))
 	for _, c := range []producerCase{{K: 5120, P: 1, M: 4, dist: "normal"}, {K: 3072, P: 2, M: 3, dist: "outlier"}, {K: 8704, P: 1, M: 2, dist: "subnormal"}} {
 		rots := []*refimpl.Rotation{}

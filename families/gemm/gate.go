@@ -1,4 +1,4 @@
-package gates
+package gemm
 
 import (
 	"bytes"
@@ -8,8 +8,8 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
-	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 )
 
@@ -47,7 +47,7 @@ import (
 // the unquantized activations is recorded as a metric (rel_exact), not gated.
 
 func init() {
-	Register(Gate{Name: "gemm", Suites: Quick | Full, Device: true, Run: gateGEMM,
+	gates.Register(gates.Gate{Name: "gemm", Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMM,
 		Proves: "the W4A8 GEMMs (decode band with its split-K law and fixed S; per-token prefill, tiled mma.sync and on sm_90a row-major wgmma, also at G = 3 and 5) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
 }
 
@@ -135,14 +135,14 @@ func gemmActivations(rng *rand.Rand, M, K int, dist string) []float32 {
 
 type gemmCase struct {
 	label   string
-	shape   kernels.GemmShape
+	shape   GemmShape
 	M       int
 	dist    string
 	prefill bool
 }
 
 func gemmCases(full bool) ([]gemmCase, error) {
-	names, shs, err := kernels.GemmShapes("qwen38-27b-tp2")
+	names, shs, err := GemmShapes("qwen38-27b-tp2")
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func gemmCases(full bool) ([]gemmCase, error) {
 	if full {
 		dec = []int{1, 2, 5, 8, 9, 16, 24, 33, 40, 48, 64}
 		pre = []int{128, 200, 512, 513, 1024, 1200, 2048, 4096, 8191, 8192}
-		n1, s1, err := kernels.GemmShapes("qwen38-27b-tp1")
+		n1, s1, err := GemmShapes("qwen38-27b-tp1")
 		if err != nil {
 			return nil, err
 		}
@@ -176,12 +176,12 @@ func gemmCases(full bool) ([]gemmCase, error) {
 	}
 	// The synthetic pipeline-edge prefill shapes (see the file comment).
 	out = append(out,
-		gemmCase{"synthetic/K384", kernels.GemmShape{K: 384, Parts: []int{256, 128}}, 200, "subnormal", true},
-		gemmCase{"synthetic/K640", kernels.GemmShape{K: 640, Parts: []int{384}}, 129, "outlier", true})
+		gemmCase{"synthetic/K384", GemmShape{K: 384, Parts: []int{256, 128}}, 200, "subnormal", true},
+		gemmCase{"synthetic/K640", GemmShape{K: 640, Parts: []int{384}}, 129, "outlier", true})
 	return out, nil
 }
 
-func gateGEMM(t *T) {
+func gateGEMM(t *gates.T) {
 	t.Device()
 	cases, err := gemmCases(t.Full())
 	t.Check(err, "shapes")
@@ -231,7 +231,7 @@ func (rr gemmRef) withSplits(S int) gemmRef {
 	return rr
 }
 
-func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.W4Packed) float64 {
+func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.W4Packed) float64 {
 	rng := rand.New(rand.NewPCG(seed, 0x6e))
 	K, N, M, P, G := c.shape.K, c.shape.N(), c.M, len(c.shape.Parts), c.shape.G()
 	mode := map[bool]string{false: "decode", true: "prefill"}[c.prefill]
@@ -284,8 +284,8 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 	bsc := t.Buffer("scales", 4*len(scales))
 	brs := t.Buffer("rsum", 4*len(rsums))
 	t.Upload(bact, codes)
-	t.Upload(bsc, f32Bytes(scales))
-	t.Upload(brs, f32Bytes(rsums))
+	t.Upload(bsc, gates.F32Bytes(scales))
+	t.Upload(brs, gates.F32Bytes(rsums))
 
 	worst := 0.0
 	check := func(variant string, S int) {
@@ -295,15 +295,15 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 	if c.prefill {
 		// Every prefill kernel the device has, each on a freshly poisoned
 		// output: the tiled-activation kernel, then the row-major ones.
-		var brow *Buffer
+		var brow *gates.Buffer
 		ran := 0
-		for _, kn := range []string{"pq_gemm_pre", kernels.PreWG} {
+		for _, kn := range []string{"pq_gemm_pre", PreWG} {
 			if !t.Env().Kernels.Exists(kn) {
 				t.Logf("%s: %s not run: it exists on another arch only", name, kn)
 				continue
 			}
 			act := bact
-			if kernels.PreRowMajor(kn) {
+			if PreRowMajor(kn) {
 				if brow == nil {
 					brow = t.Buffer("act-rowmajor", len(rowCodes))
 					t.Upload(brow, rowCodes)
@@ -311,11 +311,11 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 				act = brow
 			}
 			t.Poison(out, 0xFF)
-			kern, grid, block, shared, args, err := kernels.PreLaunch(c.shape, M, kernels.PreArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: act.Ptr(), TScale: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), Kernel: kn})
+			kern, grid, block, shared, args, err := PreLaunch(c.shape, M, PreArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: act.Ptr(), TScale: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), Kernel: kn})
 			t.Check(err, name)
 			t.Launch(kern, grid, block, shared, args...)
 			rk := rr
-			if kern == kernels.PreWG { // fp8 wgmma accumulation; codes as q − z
+			if kern == PreWG { // fp8 wgmma accumulation; codes as q − z
 				rk.opAcc, rk.mag = wgmmaFP8Acc, rr.magAbs
 			}
 			worst = max(worst, checkGEMMOut(t, name+" "+kern, t.Download(out), M, N, rk))
@@ -327,21 +327,21 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 		}
 		return worst
 	}
-	law := kernels.DecSplitK(M, N, K, t.Device().Info().SMs)
+	law := DecSplitK(M, N, K, t.Device().Info().SMs)
 	Ss := []int{law}
 	for _, s := range []int{1, 3, 8} { // 8: two rounds of the 4-at-a-time reduce
 		if s != law && s <= G {
 			Ss = append(Ss, s)
 		}
 	}
-	maxS := kernels.DecClusterS
+	maxS := DecClusterS
 	for _, s := range Ss {
 		maxS = max(maxS, s)
 	}
-	ws := t.Buffer("ws", max(4, kernels.DecWorkspaceBytes(M, N, maxS)))
-	sema := t.Buffer("sema", kernels.DecSemaBytes(N))
-	t.Init(sema, make([]byte, kernels.DecSemaBytes(N)))                                                                                                 // the counters' required start (and end) state
-	base := kernels.DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr()} // every decode launch's buffers; copies vary Out, Act, RS, Kernel
+	ws := t.Buffer("ws", max(4, DecWorkspaceBytes(M, N, maxS)))
+	sema := t.Buffer("sema", DecSemaBytes(N))
+	t.Init(sema, make([]byte, DecSemaBytes(N)))                                                                                                 // the counters' required start (and end) state
+	base := DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr()} // every decode launch's buffers; copies vary Out, Act, RS, Kernel
 	// The law's S launches as the product does (kernels.DecLaunchOpts: a
 	// cluster launch where S = DecClusterS), the other S values plainly
 	// (split-K through ws and sema); then the previous generation at the
@@ -353,11 +353,11 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 	}
 	var runs []run
 	for _, S := range Ss {
-		runs = append(runs, run{S, kernels.DecKernel(M), S == law && kernels.DecLaunchOpts(S) != (gpu.LaunchOpts{})})
+		runs = append(runs, run{S, DecKernel(M), S == law && DecLaunchOpts(S) != (gpu.LaunchOpts{})})
 	}
 	// The previous generation, while benches still time it (sm_90a only: on
 	// gfx1201 the per-warp body is the current kernel).
-	if v1 := kernels.DecKernelV1(M); t.Env().Kernels.Exists(v1) {
+	if v1 := DecKernelV1(M); t.Env().Kernels.Exists(v1) {
 		runs = append(runs, run{law, v1, false})
 	}
 	// The current kernel's output bits by (S, cluster launch), kept for the
@@ -375,14 +375,14 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 		t.Poison(ws, 0xFF)
 		a := base
 		a.Kernel = r.kern
-		kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, S, a)
+		kern, grid, block, args, err := DecLaunch(c.shape, M, S, a)
 		t.Check(err, name)
 		tag := fmt.Sprintf("%s S=%d", kern, S)
-		clustered := r.cluster && t.LaunchEx(kern, grid, block, 0, kernels.DecLaunchOpts(S), args...)
+		clustered := r.cluster && t.LaunchEx(kern, grid, block, 0, DecLaunchOpts(S), args...)
 		if clustered {
 			clusterLaunches++
 			tag += " cluster"
-			requireFilled(t, name+" "+tag, ws, 0xFF, "the cluster reduce never writes ws (proof it ran)")
+			t.RequireFilled(name+" "+tag, ws, 0xFF, "the cluster reduce never writes ws (proof it ran)")
 		} else {
 			t.Launch(kern, grid, block, 0, args...) // (also where the backend has no cluster launch)
 			if w := t.Download(ws); S > 1 && bytes.Count(w, []byte{0xFF}) == len(w) {
@@ -393,27 +393,27 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			tag += " (law)"
 		}
 		check(tag, S)
-		if r.kern == kernels.DecKernel(M) {
+		if r.kern == DecKernel(M) {
 			bitsAt[launchKey{S, clustered}] = t.Download(out)
 			if S == law {
 				plain = bitsAt[launchKey{S, clustered}] // the reference bits for the PDL pair below
 			}
 		}
-		requireFilled(t, name+" "+tag, sema, 0, "the split-K counters must be back at 0 (the last block resets them)")
+		t.RequireFilled(name+" "+tag, sema, 0, "the split-K counters must be back at 0 (the last block resets them)")
 	}
 	// Both split-K reduce paths at S = kernels.DecClusterS: the plain launch
 	// (ws and sema) and the cluster launch (distributed shared memory) must
 	// give the same bits (the same additions in the same order).
-	if cs := kernels.DecClusterS; cs <= G {
+	if cs := DecClusterS; cs <= G {
 		var bits [2][]byte
-		for i, opts := range []gpu.LaunchOpts{{}, kernels.DecLaunchOpts(cs)} {
+		for i, opts := range []gpu.LaunchOpts{{}, DecLaunchOpts(cs)} {
 			if b, ok := bitsAt[launchKey{cs, i == 1}]; ok { // checked in the loop above
 				bits[i] = b
 				continue
 			}
 			t.Poison(out, 0xFF)
 			t.Poison(ws, 0xFF)
-			kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, cs, base)
+			kern, grid, block, args, err := DecLaunch(c.shape, M, cs, base)
 			t.Check(err, name)
 			if !t.LaunchEx(kern, grid, block, 0, opts, args...) {
 				break
@@ -424,10 +424,10 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			if w := t.Download(ws); i == 0 && bytes.Count(w, []byte{0xFF}) == len(w) {
 				t.Failf("%s: the plain launch left ws untouched: its split-K reduce did not go through ws", what)
 			}
-			requireFilled(t, what, sema, 0, "the split-K counters must be back at 0 (the last block resets them)")
+			t.RequireFilled(what, sema, 0, "the split-K counters must be back at 0 (the last block resets them)")
 			if i == 1 {
 				clusterLaunches++
-				requireFilled(t, what, ws, 0xFF, "the cluster reduce never writes ws (proof it ran)")
+				t.RequireFilled(what, ws, 0xFF, "the cluster reduce never writes ws (proof it ran)")
 			}
 		}
 		if bits[1] != nil && !bytes.Equal(bits[0][:2*M*N], bits[1][:2*M*N]) {
@@ -457,14 +457,14 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 		bact2 := t.Buffer("act-neg", len(negCodes))
 		brs2 := t.Buffer("rsum-neg", 4*len(negRS))
 		t.Upload(bact2, negCodes)
-		t.Upload(brs2, f32Bytes(negRS))
+		t.Upload(brs2, gates.F32Bytes(negRS))
 		out2 := t.Buffer("out-pdl", 2*(M+gemmRowsPast)*N)
 		type pair struct {
 			S    int
 			opts gpu.LaunchOpts
 		}
-		pairs := []pair{{law, kernels.DecLaunchOpts(law)}}
-		if kernels.DecLaunchOpts(law) != (gpu.LaunchOpts{}) && 3 <= G {
+		pairs := []pair{{law, DecLaunchOpts(law)}}
+		if DecLaunchOpts(law) != (gpu.LaunchOpts{}) && 3 <= G {
 			pairs = append(pairs, pair{3, gpu.LaunchOpts{}})
 		}
 		for _, pr := range pairs {
@@ -474,7 +474,7 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			} else if pr.S != law {
 				t.Poison(out, 0xFF)
 				t.Poison(ws, 0xFF)
-				kern, grid, block, args, err := kernels.DecLaunch(c.shape, M, pr.S, base)
+				kern, grid, block, args, err := DecLaunch(c.shape, M, pr.S, base)
 				t.Check(err, name)
 				t.Launch(kern, grid, block, 0, args...)
 				ref = t.Download(out)
@@ -483,10 +483,10 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			t.Poison(out2, 0xFF)
 			t.Poison(ws, 0xFF)
 			a := base
-			kern, grid, block, args1, err := kernels.DecLaunch(c.shape, M, pr.S, a)
+			kern, grid, block, args1, err := DecLaunch(c.shape, M, pr.S, a)
 			t.Check(err, name)
 			a.Act, a.RS, a.Out = bact2.Ptr(), brs2.Ptr(), out2.Ptr()
-			_, _, _, args2, err := kernels.DecLaunch(c.shape, M, pr.S, a)
+			_, _, _, args2, err := DecLaunch(c.shape, M, pr.S, a)
 			t.Check(err, name+" (second of the PDL pair)")
 			if !t.LaunchPDLPair(kern, grid, block, 0, pr.opts, args1, args2) {
 				break
@@ -510,11 +510,11 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 			if bad > 0 {
 				t.Failf("%s %s: %d of %d elements: first output not the plain launch's bits or second not its negation (first: %s)", name, tag, bad, M*N, first)
 			}
-			if i := firstWritten(got2, 2*M*N); i >= 0 {
+			if i := gates.FirstWritten(got2, 2*M*N); i >= 0 {
 				t.Failf("%s %s (second): row %d (past M=%d) was written", name, tag, i/(2*N), M)
 			}
 			pdlPairs++
-			requireFilled(t, name+" "+tag, sema, 0, "the split-K counters must be back at 0 after the pair")
+			t.RequireFilled(name+" "+tag, sema, 0, "the split-K counters must be back at 0 after the pair")
 		}
 	}
 	// How many PDL pairs ran (0 where the backend has no PDL launch: HIP),
@@ -522,24 +522,6 @@ func runGEMMCase(t *T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.
 	t.Metric("pdl_pairs."+name, float64(pdlPairs))
 	t.Metric("cluster_launches."+name, float64(clusterLaunches))
 	return worst
-}
-
-// requireFilled fails the gate unless every byte of b is fill; rule says
-// why it must be (the message names the first byte that is not and the
-// count).
-func requireFilled(t *T, what string, b *Buffer, fill byte, rule string) {
-	bad, first := 0, -1
-	for i, v := range t.Download(b) {
-		if v != fill {
-			if bad == 0 {
-				first = i
-			}
-			bad++
-		}
-	}
-	if bad > 0 {
-		t.Failf("%s: buffer %s: %d bytes are not %#02x, first at byte %d: %s", what, b.Name, bad, fill, first, rule)
-	}
 }
 
 // gemmReference computes the fp64 reference (same codes and scales) with its
@@ -622,8 +604,8 @@ const wgmmaFP8Acc = 0x1p-11
 // checkGEMMOut checks one downloaded output ([M + gemmRowsPast, N] bf16):
 // rows past M untouched, no NaN (unwritten) element in rows < M, rel on the
 // subset within the bound. It returns rel / floor.
-func checkGEMMOut(t *T, what string, got []byte, M, N int, rr gemmRef) float64 {
-	if i := firstWritten(got, 2*M*N); i >= 0 {
+func checkGEMMOut(t *gates.T, what string, got []byte, M, N int, rr gemmRef) float64 {
+	if i := gates.FirstWritten(got, 2*M*N); i >= 0 {
 		t.Failf("%s: row %d (past M=%d) was written at column %d", what, i/(2*N), M, (i%(2*N))/2)
 	}
 	bits := func(i int) uint16 { return uint16(got[2*i]) | uint16(got[2*i+1])<<8 }

@@ -1,4 +1,4 @@
-package bench
+package producers
 
 import (
 	"encoding/binary"
@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/gpu"
-	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 	"github.com/parharness/parharness/regret"
 )
@@ -18,17 +18,11 @@ import (
 // and the codes, scales and row sums written once (records excluded), as
 // the issue defines the figure.
 
-// Default ladders (shared/DESIGN.md §5).
-var (
-	DecodeMs  = []int{1, 2, 5, 8, 16, 40, 48, 64}
-	PrefillMs = []int{512, 1024, 2048, 4096, 8192}
-)
-
 type producerSuite struct {
 	name, doc string
 	kernel    string // the records' kernel name; "" names it after the first variant
 	Ms        []int
-	variants  func(b *producerBufs) []Variant
+	variants  func(b *producerBufs) []bench.Variant
 	bytes     func(M, K, P int) int64
 	// needs says what the variants read besides the inputs bytes counts:
 	// rotation records (their footprint counts them), the shuffle-routed
@@ -39,12 +33,12 @@ type producerSuite struct {
 type needs struct{ records, shuffle, passA bool }
 
 func init() {
-	G := func(K int) int64 { return int64(K / kernels.Group) }
+	G := func(K int) int64 { return int64(K / Group) }
 	for _, s := range []producerSuite{
 		{name: "grpq", doc: "decode-band producer pq_rotq_group (per-group scales), one launch for all partitions; hot-records and all-hot variants attribute the cold fetch, group-pdl launches with programmatic dependent launch",
-			Ms: DecodeMs,
-			variants: func(b *producerBufs) []Variant {
-				vs := []Variant{b.group(), b.groupHot("group-hot-records", false), b.groupHot("group-hot", true)}
+			Ms: bench.DecodeMs,
+			variants: func(b *producerBufs) []bench.Variant {
+				vs := []bench.Variant{b.group(), b.groupHot("group-hot-records", false), b.groupHot("group-hot", true)}
 				if v, ok := b.groupPDL(); ok {
 					vs = append(vs, v)
 				}
@@ -55,15 +49,15 @@ func init() {
 			},
 			needs: needs{records: true}},
 		{name: "rot", doc: "prefill pass A pq_rot_bf16: rotate -> bf16 rows + group amax; variant lanes = rows (pq_rot_bf16_lr)",
-			Ms:       PrefillMs,
-			variants: func(b *producerBufs) []Variant { return []Variant{b.passA(), b.passALR()} },
+			Ms:       bench.PrefillMs,
+			variants: func(b *producerBufs) []bench.Variant { return []bench.Variant{b.passA(), b.passALR()} },
 			bytes:    passABytes, needs: needs{records: true}},
 		{name: "rotsh", doc: "prefill pass A shuffle-routed (pq_rot_bf16_sh: the row-group in registers, 4 warp shuffles per layer) against pq_rot_bf16; a suite of its own until the kernel has passed the producers gate (--full) on a device",
-			Ms: PrefillMs,
-			variants: func(b *producerBufs) []Variant {
-				vs := []Variant{b.passA(), b.passASH(0)}
+			Ms: bench.PrefillMs,
+			variants: func(b *producerBufs) []bench.Variant {
+				vs := []bench.Variant{b.passA(), b.passASH(0)}
 				for _, r := range []int{16, 64} { // its 41 record registers may want more rows per warp than the law's
-					if r != kernels.RowsPerWarp(b.M) {
+					if r != RowsPerWarp(b.M) {
 						vs = append(vs, b.passASH(r))
 					}
 				}
@@ -71,27 +65,27 @@ func init() {
 			},
 			bytes: passABytes, needs: needs{records: true, shuffle: true}},
 		{name: "passc", doc: "prefill pass C pq_tokq: token scale, encode, row sums (row-major; tiled as a variant)",
-			Ms:       PrefillMs,
-			variants: func(b *producerBufs) []Variant { return []Variant{b.passC(false), b.passC(true)} },
+			Ms:       bench.PrefillMs,
+			variants: func(b *producerBufs) []bench.Variant { return []bench.Variant{b.passC(false), b.passC(true)} },
 			bytes: func(M, K, P int) int64 {
 				return int64(P*M*K*2) + int64(P*M)*G(K)*4 + int64(P*M*K) + int64(P*M*4) + int64(P*M)*G(K)*4
 			},
 			needs: needs{passA: true}},
 		{name: "tokq", doc: "fused per-token producer pq_rotq_token, row-major codes, against pass A + pass C",
-			Ms: PrefillMs,
-			variants: func(b *producerBufs) []Variant {
-				return []Variant{b.fused(false), b.twoPass(false), b.twoPassLR(false)}
+			Ms: bench.PrefillMs,
+			variants: func(b *producerBufs) []bench.Variant {
+				return []bench.Variant{b.fused(false), b.twoPass(false), b.twoPassLR(false)}
 			},
 			bytes: tokBytes, needs: needs{records: true}},
 		{name: "tokqt", doc: "fused per-token producer pq_rotq_token, fragment-tiled codes, against pass A + pass C tiled",
-			Ms: PrefillMs,
-			variants: func(b *producerBufs) []Variant {
-				return []Variant{b.fused(true), b.twoPass(true), b.twoPassLR(true)}
+			Ms: bench.PrefillMs,
+			variants: func(b *producerBufs) []bench.Variant {
+				return []bench.Variant{b.fused(true), b.twoPass(true), b.twoPassLR(true)}
 			},
 			bytes: tokBytes, needs: needs{records: true}},
 	} {
 		s := s
-		RegisterSuite(Suite{Name: s.name, Doc: s.doc, Run: func(c *Ctx) error { return runProducerSuite(c, s) }})
+		bench.RegisterSuite(bench.Suite{Name: s.name, Doc: s.doc, Run: func(c *bench.Ctx) error { return runProducerSuite(c, s) }})
 	}
 }
 
@@ -103,59 +97,59 @@ func init() {
 	for _, r := range rpws {
 		names = append(names, fmt.Sprintf("rpw%d", r))
 	}
-	law := Law{Name: "kernels.RowsPerWarp", Kernel: "passA", Variants: names, Pick: func(c regret.Cell) string {
-		return fmt.Sprintf("rpw%d", kernels.RowsPerWarp(c.M))
+	law := bench.Law{Name: "kernels.RowsPerWarp", Kernel: "passA", Variants: names, Pick: func(c regret.Cell) string {
+		return fmt.Sprintf("rpw%d", RowsPerWarp(c.M))
 	}}
 	s := producerSuite{name: "rpw", kernel: "passA", doc: "pass A at fixed rows per warp (1..16) on both ladders: the regret table of kernels.RowsPerWarp",
-		Ms: append(append([]int{}, DecodeMs...), PrefillMs...),
-		variants: func(b *producerBufs) []Variant {
-			var vs []Variant
+		Ms: append(append([]int{}, bench.DecodeMs...), bench.PrefillMs...),
+		variants: func(b *producerBufs) []bench.Variant {
+			var vs []bench.Variant
 			for _, r := range rpws {
 				vs = append(vs, b.passARPW(r))
 			}
 			return vs
 		},
 		bytes: passABytes, needs: needs{records: true}}
-	RegisterSuite(Suite{Name: s.name, Doc: s.doc, Run: func(c *Ctx) error { return runProducerSuite(c, s) }, Laws: []Law{law}})
+	bench.RegisterSuite(bench.Suite{Name: s.name, Doc: s.doc, Run: func(c *bench.Ctx) error { return runProducerSuite(c, s) }, Laws: []bench.Law{law}})
 }
 
 // passABytes is pass A's traffic: bf16 rows in, P rotated bf16 rows and
 // group amaxes out.
 func passABytes(M, K, P int) int64 {
-	return int64(M*K*2) + int64(P*M*K*2) + int64(P*M)*int64(K/kernels.Group)*4
+	return int64(M*K*2) + int64(P*M*K*2) + int64(P*M)*int64(K/Group)*4
 }
 
 func tokBytes(M, K, P int) int64 {
-	G := int64(K / kernels.Group)
+	G := int64(K / Group)
 	return int64(M*K*2) + int64(P*M*K) + int64(P*M*4) + int64(P*M)*G*4
 }
 
 // producerBufs holds one point's buffers: Copies sets laid end to end.
 type producerBufs struct {
-	c                             *Ctx
+	c                             *bench.Ctx
 	M, K, P, copies               int
 	fp                            int64 // Point.Footprint: what one call of the lightest variant touches
-	x, idx, cs, chs               copySet
-	codes, scale, rsum, xr, gamax copySet
-	shCtrl, shCS, shFin           copySet // pq_rot_bf16_sh's records
+	x, idx, cs, chs               bench.CopySet
+	codes, scale, rsum, xr, gamax bench.CopySet
+	shCtrl, shCS, shFin           bench.CopySet // pq_rot_bf16_sh's records
 	err                           error
 }
 
-func (b *producerBufs) alloc(size int) copySet {
+func (b *producerBufs) alloc(size int) bench.CopySet {
 	if b.err != nil {
-		return copySet{}
+		return bench.CopySet{}
 	}
-	s, err := allocCopies(b.c, size, b.copies)
+	s, err := bench.AllocCopies(b.c, size, b.copies)
 	b.err = err
 	return s
 }
 
 // bufsAt are the buffers of copy set kx, with the rotation records and
 // channel scales taken from set kr.
-func (b *producerBufs) bufsAt(kr, kx int) kernels.ProducerBufs {
-	return kernels.ProducerBufs{X: b.x.at(kx), Idx: b.idx.at(kr), CS: b.cs.at(kr), ChS: b.chs.at(kr),
-		ShCtrl: b.shCtrl.at(kr), ShCS: b.shCS.at(kr), ShFin: b.shFin.at(kr),
-		Codes: b.codes.at(kx), Scale: b.scale.at(kx), RSum: b.rsum.at(kx), XR: b.xr.at(kx), GAmax: b.gamax.at(kx)}
+func (b *producerBufs) bufsAt(kr, kx int) ProducerBufs {
+	return ProducerBufs{X: b.x.At(kx), Idx: b.idx.At(kr), CS: b.cs.At(kr), ChS: b.chs.At(kr),
+		ShCtrl: b.shCtrl.At(kr), ShCS: b.shCS.At(kr), ShFin: b.shFin.At(kr),
+		Codes: b.codes.At(kx), Scale: b.scale.At(kx), RSum: b.rsum.At(kx), XR: b.xr.At(kx), GAmax: b.gamax.At(kx)}
 }
 
 // variant times one producer launch (kernels.ProducerLaunch: the geometry
@@ -163,36 +157,36 @@ func (b *producerBufs) bufsAt(kr, kx int) kernels.ProducerBufs {
 // from set kr and everything else from set kx, (kr, kx) = sets(k). An
 // error other than a missing extended launch is kept in b.err and fails
 // the suite.
-func (b *producerBufs) variant(name, kernel string, rpw int, tiled bool, opts gpu.LaunchOpts, sets func(k int) (kr, kx int)) (Variant, error) {
-	grid, block, _, err := kernels.ProducerLaunch(kernel, b.M, b.K, b.P, rpw, tiled, kernels.ProducerBufs{})
+func (b *producerBufs) variant(name, kernel string, rpw int, tiled bool, opts gpu.LaunchOpts, sets func(k int) (kr, kx int)) (bench.Variant, error) {
+	grid, block, _, err := ProducerLaunch(kernel, b.M, b.K, b.P, rpw, tiled, ProducerBufs{})
 	var f func(gpu.Stream, int) error
 	if err == nil {
 		f, err = b.c.LauncherEx(kernel, grid, block, 0, opts, func(k int) []any {
-			_, _, args, _ := kernels.ProducerLaunch(kernel, b.M, b.K, b.P, rpw, tiled, b.bufsAt(sets(k)))
+			_, _, args, _ := ProducerLaunch(kernel, b.M, b.K, b.P, rpw, tiled, b.bufsAt(sets(k)))
 			return args
 		})
 	}
-	if err != nil && !errors.Is(err, ErrNoExLaunch) && b.err == nil {
+	if err != nil && !errors.Is(err, bench.ErrNoExLaunch) && b.err == nil {
 		b.err = err
 	}
-	return Variant{Name: name, Enqueue: f}, err
+	return bench.Variant{Name: name, Enqueue: f}, err
 }
 
 // sameSet is the cold rotation: every buffer from the call's own set.
 func sameSet(k int) (int, int) { return k, k }
 
-func (b *producerBufs) plain(name, kernel string, rpw int, tiled bool) Variant {
+func (b *producerBufs) plain(name, kernel string, rpw int, tiled bool) bench.Variant {
 	v, _ := b.variant(name, kernel, rpw, tiled, gpu.LaunchOpts{}, sameSet)
 	return v
 }
 
-func (b *producerBufs) group() Variant { return b.plain("group", "pq_rotq_group", 0, false) }
+func (b *producerBufs) group() bench.Variant { return b.plain("group", "pq_rotq_group", 0, false) }
 
 // groupHot is the decode-band producer with part of its traffic pinned to
 // buffer set 0 (cache-hot) for attribution: the rotation records and
 // channel scales, or (all) everything. The time they save is what fetching
 // those bytes cold costs.
-func (b *producerBufs) groupHot(name string, all bool) Variant {
+func (b *producerBufs) groupHot(name string, all bool) bench.Variant {
 	sets := func(k int) (int, int) {
 		if all {
 			return 0, 0
@@ -200,7 +194,7 @@ func (b *producerBufs) groupHot(name string, all bool) Variant {
 		return 0, k
 	}
 	v, _ := b.variant(name, "pq_rotq_group", 0, false, gpu.LaunchOpts{}, sets)
-	v.Regime = Hot // inputs pinned to buffer set 0: cache-resident
+	v.Regime = bench.Hot // inputs pinned to buffer set 0: cache-resident
 	return v
 }
 
@@ -208,16 +202,16 @@ func (b *producerBufs) groupHot(name string, all bool) Variant {
 // each call's records and channel scales load while the previous call
 // finishes (as behind the previous layer in a decode step). false, after a
 // skip note, where the backend cannot.
-func (b *producerBufs) groupPDL() (Variant, bool) {
+func (b *producerBufs) groupPDL() (bench.Variant, bool) {
 	v, err := b.variant("group-pdl", "pq_rotq_group", 0, false, gpu.LaunchOpts{PDL: true}, sameSet)
-	if errors.Is(err, ErrNoExLaunch) {
+	if errors.Is(err, bench.ErrNoExLaunch) {
 		b.c.Skipf("grpq M=%d K=%d P=%d: variant group-pdl: %v", b.M, b.K, b.P, err)
-		return Variant{}, false
+		return bench.Variant{}, false
 	}
 	return v, true
 }
 
-func (b *producerBufs) passA() Variant { return b.passARPW(0) }
+func (b *producerBufs) passA() bench.Variant { return b.passARPW(0) }
 
 // rpwVariant names a group-wise variant at rpw rows per warp: the law's
 // choice under lawName when rpw is 0, else fixed under fixedFmt.
@@ -229,19 +223,23 @@ func rpwVariant(lawName, fixedFmt string, rpw int) string {
 }
 
 // passARPW is pass A at a fixed rows-per-warp (0: the law's choice).
-func (b *producerBufs) passARPW(rpw int) Variant {
+func (b *producerBufs) passARPW(rpw int) bench.Variant {
 	return b.plain(rpwVariant("passA", "rpw%d", rpw), "pq_rot_bf16", rpw, false)
 }
 
-func (b *producerBufs) passALR() Variant { return b.plain("passA-lr", "pq_rot_bf16_lr", 0, false) }
+func (b *producerBufs) passALR() bench.Variant {
+	return b.plain("passA-lr", "pq_rot_bf16_lr", 0, false)
+}
 
 // passASH is pass A shuffle-routed (pq_rot_bf16_sh) at rpw rows per warp
 // (0: the law's); its channel scales are the same buffer as pq_rot_bf16's.
-func (b *producerBufs) passASH(rpw int) Variant {
+func (b *producerBufs) passASH(rpw int) bench.Variant {
 	return b.plain(rpwVariant("passA-sh", "passA-sh-rpw%d", rpw), "pq_rot_bf16_sh", rpw, false)
 }
 
-func (b *producerBufs) twoPassLR(tiled bool) Variant { return Sequence(b.passALR(), b.passC(tiled)) }
+func (b *producerBufs) twoPassLR(tiled bool) bench.Variant {
+	return bench.Sequence(b.passALR(), b.passC(tiled))
+}
 
 func layoutName(t bool) string {
 	if t {
@@ -250,17 +248,19 @@ func layoutName(t bool) string {
 	return "row"
 }
 
-func (b *producerBufs) passC(tiled bool) Variant {
+func (b *producerBufs) passC(tiled bool) bench.Variant {
 	return b.plain("passC-"+layoutName(tiled), "pq_tokq", 0, tiled)
 }
 
-func (b *producerBufs) fused(tiled bool) Variant {
+func (b *producerBufs) fused(tiled bool) bench.Variant {
 	return b.plain("fused-"+layoutName(tiled), "pq_rotq_token", 0, tiled)
 }
 
-func (b *producerBufs) twoPass(tiled bool) Variant { return Sequence(b.passA(), b.passC(tiled)) }
+func (b *producerBufs) twoPass(tiled bool) bench.Variant {
+	return bench.Sequence(b.passA(), b.passC(tiled))
+}
 
-func runProducerSuite(c *Ctx, s producerSuite) error {
+func runProducerSuite(c *bench.Ctx, s producerSuite) error {
 	type pt struct{ K, P, M int }
 	var pts []pt
 	for _, kp := range c.Shapes.ProducerShapes() {
@@ -276,7 +276,7 @@ func runProducerSuite(c *Ctx, s producerSuite) error {
 			c.Skipf("%s K=%d P=%d M=%d: the decode band stops at M=128", s.name, p.K, p.P, p.M)
 			continue
 		}
-		if err := kernels.FusedTokenCheck(p.K); err != nil && (s.name == "tokq" || s.name == "tokqt") {
+		if err := FusedTokenCheck(p.K); err != nil && (s.name == "tokq" || s.name == "tokqt") {
 			c.Skipf("%s K=%d P=%d: %v", s.name, p.K, p.P, err)
 			continue
 		}
@@ -294,7 +294,7 @@ func runProducerSuite(c *Ctx, s producerSuite) error {
 		if kernel == "" {
 			kernel = vs[0].Name
 		}
-		point := Point{Suite: s.name, Kernel: kernel, Shape: fmt.Sprintf("K%dxP%d", p.K, p.P), M: p.M, Regime: Cold,
+		point := bench.Point{Suite: s.name, Kernel: kernel, Shape: fmt.Sprintf("K%dxP%d", p.K, p.P), M: p.M, Regime: bench.Cold,
 			Bytes: s.bytes(p.M, p.K, p.P), Footprint: b.fp, Copies: b.copies, Variants: vs,
 			Extra: map[string]float64{"K": float64(p.K), "P": float64(p.P)}}
 		if err := c.Measure(point); err != nil {
@@ -310,8 +310,8 @@ func runProducerSuite(c *Ctx, s producerSuite) error {
 // the bytes it counts plus the records it reads, not from the union of
 // every buffer here: buffers a suite never touches would otherwise count
 // towards the footprint and leave too few copies to defeat the cache.
-func newProducerBufs(c *Ctx, s producerSuite, M, K, P int) (*producerBufs, error) {
-	G := K / kernels.Group
+func newProducerBufs(c *bench.Ctx, s producerSuite, M, K, P int) (*producerBufs, error) {
+	G := K / Group
 	Mpad := refimpl.PadRows(M)
 	sizes := []int{2 * M * K, 4 * P * 8 * G * 32, 16 * P * 8 * G * 32, 4 * P * K,
 		P * Mpad * K, 4 * P * M * G, 4 * P * M * G, 2 * P * M * K, 4 * P * M * G}
@@ -319,8 +319,8 @@ func newProducerBufs(c *Ctx, s producerSuite, M, K, P int) (*producerBufs, error
 	if s.needs.records {
 		fp += int64(sizes[1] + sizes[2] + sizes[3])
 	}
-	b := &producerBufs{c: c, M: M, K: K, P: P, fp: fp, copies: CopiesFor(fp, c.Dev.Info().LLCBytes)}
-	for i, dst := range []*copySet{&b.x, &b.idx, &b.cs, &b.chs, &b.codes, &b.scale, &b.rsum, &b.xr, &b.gamax} {
+	b := &producerBufs{c: c, M: M, K: K, P: P, fp: fp, copies: bench.CopiesFor(fp, c.Dev.Info().LLCBytes)}
+	for i, dst := range []*bench.CopySet{&b.x, &b.idx, &b.cs, &b.chs, &b.codes, &b.scale, &b.rsum, &b.xr, &b.gamax} {
 		*dst = b.alloc(sizes[i])
 	}
 	if s.needs.shuffle {
@@ -343,16 +343,16 @@ func newProducerBufs(c *Ctx, s producerSuite, M, K, P int) (*producerBufs, error
 		binary.LittleEndian.PutUint16(x[2*i:], refimpl.F64ToBF16(rng.NormFloat64()))
 	}
 	idx, cs, chs := rr.Bytes()
-	ups := []copyUpload{{b.x, x}, {b.idx, idx}, {b.cs, cs}, {b.chs, chs}}
+	ups := []bench.CopyUpload{{Set: b.x, Data: x}, {Set: b.idx, Data: idx}, {Set: b.cs, Data: cs}, {Set: b.chs, Data: chs}}
 	if s.needs.shuffle {
 		sr, err := refimpl.BuildShuffleRecords(rots)
 		if err != nil {
 			return nil, err
 		}
 		ctrl, scs, fin, _ := sr.Bytes()
-		ups = append(ups, copyUpload{b.shCtrl, ctrl}, copyUpload{b.shCS, scs}, copyUpload{b.shFin, fin})
+		ups = append(ups, bench.CopyUpload{Set: b.shCtrl, Data: ctrl}, bench.CopyUpload{Set: b.shCS, Data: scs}, bench.CopyUpload{Set: b.shFin, Data: fin})
 	}
-	if err := uploadEachCopy(c, b.copies, ups...); err != nil {
+	if err := bench.UploadEachCopy(c, b.copies, ups...); err != nil {
 		return nil, err
 	}
 	if s.needs.passA { // pass C reads pass A's outputs: give it real ones in every copy

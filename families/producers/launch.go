@@ -1,9 +1,10 @@
-package kernels
+package producers
 
 import (
 	"fmt"
 
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 )
 
@@ -11,17 +12,48 @@ import (
 // geometry. The arguments, in order, are those of the kernel signatures;
 // gates and benches call these helpers so the geometry lives in one place.
 func init() {
-	for _, k := range []Kernel{
-		{Name: "pq_rotq_group", Module: "producers", Doc: "decode band: rotate + per-group e4m3 scales, codes and row sums for all partitions in one launch"},
-		{Name: "pq_rot_bf16", Module: "producers", Doc: "prefill pass A: rotate -> bf16 rows and per-group amax"},
-		{Name: "pq_rot_bf16_lr", Module: "producers", Doc: "prefill pass A, lanes = rows: bank-conflict-free, byte-identical to pq_rot_bf16"},
-		{Name: "pq_rot_bf16_sh", Module: "producers", Doc: "prefill pass A with the row-group in registers, layers routed by 4 warp shuffles on a Go-built schedule (refimpl.BuildShuffleRecords); byte-identical to pq_rot_bf16; grid as GroupWiseGrid"},
-		{Name: "pq_tokq", Module: "producers", Doc: "prefill pass C: token scale, e4m3 codes (row-major or tiled), row sums"},
-		{Name: "pq_rotq_token", Module: "producers", Doc: "fused per-token producer (pass A + pass C, row in shared memory), row-major or tiled"},
+	for _, k := range []kernels.Kernel{
+		{Name: "pq_rotq_group", Op: OpGroup, Form: FormRecords, MaxM: GroupMaxM, Role: kernels.Baseline, Tag: "group", Caps: kernels.PDL,
+			Doc: "decode band: rotate + per-group e4m3 scales, codes and row sums for all partitions in one launch"},
+		{Name: "pq_rot_bf16", Op: OpPassA, Form: FormRecords, Role: kernels.Baseline, Tag: "passA",
+			Doc: "prefill pass A: rotate -> bf16 rows and per-group amax"},
+		{Name: "pq_rot_bf16_lr", Op: OpPassA, Form: FormLaneRow, Role: kernels.Variant, Tag: "passA-lr",
+			Doc: "prefill pass A, lanes = rows: bank-conflict-free, byte-identical to pq_rot_bf16"},
+		{Name: "pq_rot_bf16_sh", Op: OpPassA, Form: FormShuffle, Role: kernels.Variant, Tag: "passA-sh", Status: kernels.Experimental,
+			Doc: "prefill pass A with the row-group in registers, layers routed by 4 warp shuffles on a Go-built schedule (refimpl.BuildShuffleRecords); byte-identical to pq_rot_bf16"},
+		{Name: "pq_tokq", Op: OpPassC, Form: FormRowWise, Role: kernels.Baseline, Tag: "passC",
+			Doc: "prefill pass C: token scale, e4m3 codes (row-major or tiled), row sums from pass A's rows"},
+		{Name: "pq_rotq_token", Op: OpToken, Form: FormFused, Role: kernels.Baseline, Tag: "fused",
+			Doc: "fused per-token producer (pass A + pass C, row in shared memory), row-major or tiled"},
 	} {
-		Register(k)
+		k.Family, k.Module = Family, "producers"
+		kernels.Register(k)
 	}
 }
+
+// Family is this folder's name in the registry.
+const Family = "producers"
+
+// The producers' Ops: what each computes (kernels of one Op are checked
+// against the same mirror output).
+const (
+	OpGroup = "group" // bf16 rows -> rotated per-group e4m3 codes, group scales, row sums (decode band)
+	OpPassA = "passA" // bf16 rows -> rotated bf16 rows and per-group amaxes
+	OpPassC = "passC" // pass A's rows and amaxes -> per-token codes, token scales, row sums
+	OpToken = "token" // bf16 rows -> per-token codes, token scales, row sums (fused pass A + pass C)
+)
+
+// Launch forms: the geometry and argument list (ProducerLaunch).
+const (
+	FormRecords = "records" // group-wise grid, rotation records (Idx, CS, ChS), rows per warp
+	FormLaneRow = "lanerow" // (G, P, 64-row chunks), 64 threads, rotation records
+	FormShuffle = "shuffle" // group-wise grid, shuffle-routed records (ShCtrl, ShCS, ShFin, ChS)
+	FormRowWise = "rowwise" // one block per row and partition, reads pass A's outputs
+	FormFused   = "fused"   // one block per row and partition, rotation records, K <= MaxK
+)
+
+// GroupMaxM is the largest M the decode-band producer serves.
+const GroupMaxM = 128
 
 // Producer geometry constants (hipsrc/producers.hip).
 const (
@@ -105,34 +137,39 @@ func ProducerLaunch(kernel string, M, K, P, rpw int, tiled bool, b ProducerBufs)
 	if rpw == 0 {
 		rpw = RowsPerWarp(M)
 	}
-	m, k, r, t := uint32(M), uint32(K), uint32(rpw), uint32(0)
+	m, kk, r, t := uint32(M), uint32(K), uint32(rpw), uint32(0)
 	if tiled {
 		t = 1
 	}
-	switch kernel {
-	case "pq_rotq_group":
+	k, ok := kernels.Lookup(kernel)
+	if !ok || k.Family != Family {
+		err = fmt.Errorf("ProducerLaunch: %q is not a registered producer kernel", kernel)
+		return
+	}
+	switch {
+	case k.Op == OpGroup && k.Form == FormRecords:
 		grid, block = GroupWiseGrid(M, K, P, rpw)
-		args = []any{b.X, b.Idx, b.CS, b.ChS, b.Codes, b.Scale, b.RSum, m, k, r}
-	case "pq_rot_bf16":
+		args = []any{b.X, b.Idx, b.CS, b.ChS, b.Codes, b.Scale, b.RSum, m, kk, r}
+	case k.Op == OpPassA && k.Form == FormRecords:
 		grid, block = GroupWiseGrid(M, K, P, rpw)
-		args = []any{b.X, b.Idx, b.CS, b.ChS, b.XR, b.GAmax, m, k, r}
-	case "pq_rot_bf16_sh":
+		args = []any{b.X, b.Idx, b.CS, b.ChS, b.XR, b.GAmax, m, kk, r}
+	case k.Op == OpPassA && k.Form == FormShuffle:
 		grid, block = GroupWiseGrid(M, K, P, rpw)
-		args = []any{b.X, b.ShCtrl, b.ShCS, b.ShFin, b.ChS, b.XR, b.GAmax, m, k, r}
-	case "pq_rot_bf16_lr":
+		args = []any{b.X, b.ShCtrl, b.ShCS, b.ShFin, b.ChS, b.XR, b.GAmax, m, kk, r}
+	case k.Op == OpPassA && k.Form == FormLaneRow:
 		grid, block = LaneRowGrid(M, K, P)
-		args = []any{b.X, b.Idx, b.CS, b.ChS, b.XR, b.GAmax, m, k}
-	case "pq_tokq":
+		args = []any{b.X, b.Idx, b.CS, b.ChS, b.XR, b.GAmax, m, kk}
+	case k.Op == OpPassC && k.Form == FormRowWise:
 		grid, block = RowWiseGrid(M, P, tiled)
-		args = []any{b.XR, b.GAmax, b.Codes, b.Scale, b.RSum, m, k, t}
-	case "pq_rotq_token":
+		args = []any{b.XR, b.GAmax, b.Codes, b.Scale, b.RSum, m, kk, t}
+	case k.Op == OpToken && k.Form == FormFused:
 		if err = FusedTokenCheck(K); err != nil {
 			return
 		}
 		grid, block = RowWiseGrid(M, P, tiled)
-		args = []any{b.X, b.Idx, b.CS, b.ChS, b.Codes, b.Scale, b.RSum, m, k, t}
+		args = []any{b.X, b.Idx, b.CS, b.ChS, b.Codes, b.Scale, b.RSum, m, kk, t}
 	default:
-		err = fmt.Errorf("ProducerLaunch: %q is not a producer kernel", kernel)
+		err = fmt.Errorf("ProducerLaunch: kernel %s: op %q has no launch form %q (families/producers/launch.go)", kernel, k.Op, k.Form)
 	}
 	return
 }

@@ -1,4 +1,4 @@
-package gates
+package producers
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package gates
+package gemm
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/refimpl"
 )
 
@@ -108,7 +108,7 @@ func kernelFP32(w *refimpl.QWeight, q *refimpl.QuantAct, M int, scale func(g, n 
 func TestGEMMCheckOutFP32Kernel(t *testing.T) {
 	const K, N, M = 5120, 64, 16
 	for _, dist := range []string{"subnormal", "normal"} {
-		c := gemmCase{"test", kernels.GemmShape{K: K, Parts: []int{N}}, M, dist, false}
+		c := gemmCase{"test", GemmShape{K: K, Parts: []int{N}}, M, dist, false}
 		rng := rand.New(rand.NewPCG(5, 6))
 		w := gemmWeights(rng, K, N)
 		if dist == "subnormal" {
@@ -122,13 +122,13 @@ func TestGEMMCheckOutFP32Kernel(t *testing.T) {
 			minRatio = min(minRatio, rr.mag[i]/math.Abs(v))
 		}
 		t.Logf("%s: min mag/|ref| %.3g, mag %.3g..%.3g", dist, minRatio, minOf(rr.mag), maxOf(rr.mag))
-		check := func(got []byte) Result {
-			return RunGate(&Env{}, Gate{Name: "gemm-cpu", Run: func(tt *T) {
+		check := func(got []byte) gates.Result {
+			return gates.RunGate(&gates.Env{}, gates.Gate{Name: "gemm-cpu", Run: func(tt *gates.T) {
 				checkGEMMOut(tt, dist, got, M, N, rr)
 			}})
 		}
 		good := kernelFP32(w, q, M, func(g, n int) float64 { return w.Scales[g*N+n] })
-		if r := check(good); r.Status != Pass {
+		if r := check(good); r.Status != gates.Pass {
 			t.Errorf("%s: fp32 kernel output fails: %v", dist, r.Failures)
 		}
 		if dist != "normal" {
@@ -142,7 +142,7 @@ func TestGEMMCheckOutFP32Kernel(t *testing.T) {
 			return w.Scales[g*N+n]
 		})
 		r := check(bad)
-		if r.Status != Fail || !strings.Contains(strings.Join(r.Failures, "\n"), "sampled elements off by more than") {
+		if r.Status != gates.Fail || !strings.Contains(strings.Join(r.Failures, "\n"), "sampled elements off by more than") {
 			t.Errorf("a wrong group scale in one column is not caught per element: %v %v", r.Status, r.Failures)
 		}
 	}
@@ -167,7 +167,7 @@ func maxOf(x []float64) float64 {
 // BenchmarkGEMMReference times the gate's host reference on its slowest
 // decode case: gate_up (K=5120, N=8704+8704), M=64, 1024 sampled columns.
 func BenchmarkGEMMReference(b *testing.B) {
-	names, shs, err := kernels.GemmShapes("qwen38-27b-tp2")
+	names, shs, err := GemmShapes("qwen38-27b-tp2")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestGEMMCasesPipelineEdges(t *testing.T) {
 		seen := map[int]bool{}
 		subPre := false
 		for _, c := range cases {
-			if err := c.shape.Check(kernels.PreBN); err != nil {
+			if err := c.shape.Check(PreBN); err != nil {
 				t.Errorf("%s: %v", c.label, err)
 			}
 			if c.prefill {

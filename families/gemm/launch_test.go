@@ -1,4 +1,4 @@
-package kernels
+package gemm
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/golden"
+	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 )
 
@@ -64,7 +65,7 @@ func TestDecLaunchOpts(t *testing.T) {
 // Every decode kernel a launch can name is registered, DecKernel first.
 func TestDecKernelsFor(t *testing.T) {
 	reg := map[string]bool{}
-	for _, k := range All() {
+	for _, k := range kernels.All() {
 		reg[k.Name] = true
 	}
 	for M := 1; M <= DecMaxM; M++ {
@@ -90,7 +91,7 @@ func TestDecKernelsFor(t *testing.T) {
 // targets' paths: its name appears as a token there (an entry point or an
 // entry macro's first argument).
 func TestRegisteredKernelsInSource(t *testing.T) {
-	for _, k := range All() {
+	for _, k := range kernels.All() {
 		src, err := os.ReadFile(filepath.Join("..", "hipsrc", k.Module+".hip"))
 		if err != nil {
 			t.Fatal(err)

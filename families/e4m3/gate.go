@@ -1,4 +1,4 @@
-package gates
+package e4m3
 
 import (
 	"encoding/binary"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/refimpl"
 )
@@ -23,15 +24,15 @@ import (
 //   device decoders == Go decoder                              (e4m3-device-decode)
 
 func init() {
-	Register(Gate{Name: "e4m3-go-oracle", Suites: Quick | Full, Run: gateE4M3GoOracle,
+	gates.Register(gates.Gate{Name: "e4m3-go-oracle", Suites: gates.Quick | gates.Full, Run: gateE4M3GoOracle,
 		Proves: "the Go e4m3 encoder equals an independent nearest-value oracle (ties to even, saturation, NaN, zero) on all 2^32 float32 inputs"})
-	Register(Gate{Name: "e4m3-decode", Suites: Quick | Full, Run: gateE4M3Decode,
+	gates.Register(gates.Gate{Name: "e4m3-decode", Suites: gates.Quick | gates.Full, Run: gateE4M3Decode,
 		Proves: "the Go e4m3 decoder is bit-exact on all 256 codes and dec(enc(dec(c))) == c for every finite code"})
-	Register(Gate{Name: "e4m3-device-sweep", Suites: Quick | Full, Device: true, Run: gateE4M3DeviceSweep,
+	gates.Register(gates.Gate{Name: "e4m3-device-sweep", Suites: gates.Quick | gates.Full, Device: true, Run: gateE4M3DeviceSweep,
 		Proves: "the device software encoder equals the contract-wrapped hardware encoder on all 2^32 float32 inputs (raw hardware mismatches recorded)"})
-	Register(Gate{Name: "e4m3-device-vs-go", Suites: Quick | Full, Device: true, Run: gateE4M3DeviceVsGo,
+	gates.Register(gates.Gate{Name: "e4m3-device-vs-go", Suites: gates.Quick | gates.Full, Device: true, Run: gateE4M3DeviceVsGo,
 		Proves: "the device software and wrapped hardware encoders equal the Go encoder on boundary values and a seeded sample (quick and full), and the software encoder on all 2^32 inputs (full; the wrapped hardware encoder on all 2^32 is e4m3-device-sweep)"})
-	Register(Gate{Name: "e4m3-device-decode", Suites: Quick | Full, Device: true, Run: gateE4M3DeviceDecode,
+	gates.Register(gates.Gate{Name: "e4m3-device-decode", Suites: gates.Quick | gates.Full, Device: true, Run: gateE4M3DeviceDecode,
 		Proves: "the device software decoder equals the Go decoder bit for bit on all 256 codes, and the hardware decoder on every finite code"})
 }
 
@@ -75,7 +76,7 @@ func (m *mismatchLog) add(n uint64, describe func() string) {
 	}
 }
 
-func (m *mismatchLog) report(t *T, what string) {
+func (m *mismatchLog) report(t *gates.T, what string) {
 	if m.count > 0 {
 		t.Failf("%s: %d mismatches; first: %v", what, m.count, m.first)
 	}
@@ -85,7 +86,7 @@ func (m *mismatchLog) report(t *T, what string) {
 // order with a pointer into the oracle's value table (the nearest value is
 // monotone in x), so the oracle costs O(1) per input; each magnitude is
 // checked with both signs, covering all 2^32 patterns.
-func gateE4M3GoOracle(t *T) {
+func gateE4M3GoOracle(t *gates.T) {
 	table := refimpl.E4M3OracleTable()
 	var log mismatchLog
 	const n = uint64(1) << 31
@@ -143,7 +144,7 @@ func gateE4M3GoOracle(t *T) {
 	log.report(t, "Go encoder vs nearest-value oracle over all 2^32 inputs")
 }
 
-func gateE4M3Decode(t *T) {
+func gateE4M3Decode(t *gates.T) {
 	table := refimpl.E4M3OracleTable()
 	for c := 0; c < 256; c++ {
 		got := refimpl.DecodeE4M3Bits(uint8(c))
@@ -182,7 +183,7 @@ const (
 	sweepIters   = (1 << 31) / sweepThreads
 )
 
-func gateE4M3DeviceSweep(t *T) {
+func gateE4M3DeviceSweep(t *gates.T) {
 	dev := t.Device()
 	counts := t.Buffer("counts", 5*8)
 	first := t.Buffer("first", 2*4)
@@ -227,8 +228,8 @@ func gateE4M3DeviceSweep(t *T) {
 
 // timeLaunch launches a kernel between two events and returns the
 // milliseconds; it syncs and checks canaries like T.Launch.
-func timeLaunch(t *T, dev gpu.Device, kernel string, grid, block gpu.Dim3, args ...any) float32 {
-	f := t.checkedFunction(kernel, args)
+func timeLaunch(t *gates.T, dev gpu.Device, kernel string, grid, block gpu.Dim3, args ...any) float32 {
+	f := t.CheckedFunction(kernel, args)
 	start, err := dev.NewEvent()
 	t.Check(err, "create event")
 	defer dev.DestroyEvent(start)
@@ -273,7 +274,7 @@ func e4m3Boundaries() []uint32 {
 	return out
 }
 
-func gateE4M3DeviceVsGo(t *T) {
+func gateE4M3DeviceVsGo(t *gates.T) {
 	if t.Full() {
 		// The software encoder on all 2^32 inputs; the boundary + sample run
 		// below still compares the wrapped and raw hardware encoders.
@@ -289,7 +290,7 @@ func gateE4M3DeviceVsGo(t *T) {
 	n := len(inputs)
 	const tail = 64 // elements past n that must stay poisoned
 	in := t.Buffer("in", 4*n)
-	outs := []*Buffer{t.Buffer("sw", n+tail), t.Buffer("hw", n+tail), t.Buffer("raw", n+tail)}
+	outs := []*gates.Buffer{t.Buffer("sw", n+tail), t.Buffer("hw", n+tail), t.Buffer("raw", n+tail)}
 	raw := make([]byte, 4*n)
 	for i, u := range inputs {
 		binary.LittleEndian.PutUint32(raw[4*i:], u)
@@ -336,7 +337,7 @@ func gateE4M3DeviceVsGo(t *T) {
 
 // e4m3DeviceVsGoExhaustive compares the device software encoder with the Go
 // encoder on all 2^32 inputs, 2^28 at a time (256 MiB of codes per chunk).
-func e4m3DeviceVsGoExhaustive(t *T) {
+func e4m3DeviceVsGoExhaustive(t *gates.T) {
 	const chunk = 1 << 28
 	const n4 = chunk / 4
 	out := t.Buffer("codes", chunk)
@@ -345,7 +346,7 @@ func e4m3DeviceVsGoExhaustive(t *T) {
 	for c := uint64(0); c < 1<<32; c += chunk {
 		t.Poison(out, 0xFF)
 		t.Launch("e4m3_encode_range", gpu.D1(n4/256), gpu.D1(256), 0, out.Ptr(), uint32(c), uint32(n4))
-		t.Check(out.dev.DtoH(host, out.Ptr()), "download codes")
+		t.DownloadInto(out, host)
 		base := c
 		parallelChunks(chunk, func(lo, hi uint64) {
 			var bad uint64
@@ -372,7 +373,7 @@ func e4m3DeviceVsGoExhaustive(t *T) {
 	}
 }
 
-func gateE4M3DeviceDecode(t *T) {
+func gateE4M3DeviceDecode(t *gates.T) {
 	sw := t.Buffer("sw", 256*4)
 	hw := t.Buffer("hw", 256*4)
 	t.Poison(sw, 0xFF)

@@ -1,0 +1,10 @@
+package main
+
+// The kernel families: each registers its kernels, gates and bench suites
+// from its own folder. A new family is one folder and one line here.
+import (
+	_ "github.com/parharness/parharness/families/basics"
+	_ "github.com/parharness/parharness/families/e4m3"
+	_ "github.com/parharness/parharness/families/gemm"
+	_ "github.com/parharness/parharness/families/producers"
+)

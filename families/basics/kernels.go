@@ -1,0 +1,24 @@
+package basics
+
+import "github.com/parharness/parharness/kernels"
+
+// Family is this folder's name in the registry.
+const Family = "basics"
+
+// Device copies (copy.hip): the copy-bandwidth ceiling and the bench
+// engine's self-test subject; kernels that misbehave on purpose
+// (selftest.hip), which prove the harness's canaries, poison checks and
+// watchdog catch what they claim to, and the empty kernel of the launch
+// floor.
+func init() {
+	for _, k := range []kernels.Kernel{
+		{Name: "copy_v4", Module: "copy", Op: "copy", Role: kernels.Baseline, Tag: "copy", Doc: "16-byte vector copy, grid-stride: the copy-bandwidth ceiling"},
+		{Name: "copy_v4_extra", Module: "copy", Op: "copy", Role: kernels.Variant, Tag: "copy+5%", Doc: "copy_v4 plus a chosen amount of extra traffic: a deliberately slower A/B subject"},
+		{Name: "selftest_fill", Module: "selftest", Op: "fill", Role: kernels.Baseline, Tag: "fill", Doc: "writes a byte over a chosen index range, including out of bounds"},
+		{Name: "selftest_spin", Module: "selftest", Op: "spin", Role: kernels.Baseline, Tag: "spin", Doc: "never returns: exercises the watchdog"},
+		{Name: "selftest_empty", Module: "selftest", Op: "empty", Role: kernels.Baseline, Tag: "empty", Doc: "does nothing: the launch floor of a graph node"},
+	} {
+		k.Family = Family
+		kernels.Register(k)
+	}
+}
