@@ -485,7 +485,7 @@ func (d *hipDevice) EndCapture(s Stream) (Graph, error) {
 	r := l.hipGraphInstantiate(&exec, g, &errNode, &logBuf[0], uintptr(len(logBuf)))
 	if err := l.check("hipGraphInstantiate", r); err != nil {
 		if msg := cBytes(logBuf); msg != "" {
-			err.(*APIError).Msg += "; log: " + msg
+			err.(*Error).Msg += "; log: " + msg
 		}
 		l.hipGraphDestroy(g) // the instantiate error is the one to report
 		return nil, err

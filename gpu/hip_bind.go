@@ -255,22 +255,16 @@ func hasAddr(syms []hipSymbol, addrs []uintptr, name string) bool {
 	return false
 }
 
-// check turns a hipError_t into nil or an *APIError carrying the runtime's
+// hipLibName is the HIP runtime's Error.Lib.
+const hipLibName = "HIP runtime library"
+
+// check turns a hipError_t into nil or an *Error carrying the runtime's
 // own name and description of the code.
 func (l *hipLib) check(fn string, r hipError) error {
 	if r == hipSuccess {
 		return nil
 	}
-	e := &APIError{Func: fn, Code: int(r), Name: fmt.Sprintf("hipError_t %d", r)}
-	if l.hipGetErrorName != nil {
-		if n := l.hipGetErrorName(r); n != "" {
-			e.Name = n
-		}
-	}
-	if l.hipGetErrorString != nil {
-		e.Msg = l.hipGetErrorString(r)
-	}
-	return e
+	return statusError(hipLibName, fn, "hipError_t", r, l.hipGetErrorName, l.hipGetErrorString)
 }
 
 // Enumerator values. Source: ROCm's public headers, read in

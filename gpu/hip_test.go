@@ -74,16 +74,16 @@ func TestHIPOpen(t *testing.T) {
 		// hipErrorInvalidDevice), and the error carries the runtime's name
 		// for the code. A runtime whose hipInit succeeds without devices
 		// reports it at hipGetDeviceCount instead.
-		var ae *APIError
+		var ae *Error
 		if !errors.As(err, &ae) {
-			t.Fatalf("error is not an *APIError: %T %v", err, err)
+			t.Fatalf("error is not an *Error: %T %v", err, err)
 		}
-		t.Logf("APIError: Func=%q Code=%d Name=%q Msg=%q", ae.Func, ae.Code, ae.Name, ae.Msg)
-		if (ae.Func != "hipInit" && ae.Func != "hipGetDeviceCount") || !strings.HasPrefix(ae.Name, "hipError") {
-			t.Errorf("want hipInit failing with a hipError… name, got Func=%q Name=%q", ae.Func, ae.Name)
+		t.Logf("Error: Func=%q Code=%d CodeName=%q Msg=%q", ae.Func, ae.Code, ae.CodeName, ae.Msg)
+		if (ae.Func != "hipInit" && ae.Func != "hipGetDeviceCount") || !strings.HasPrefix(ae.CodeName, "hipError") {
+			t.Errorf("want hipInit failing with a hipError… name, got Func=%q CodeName=%q", ae.Func, ae.CodeName)
 		}
-		if !strings.Contains(msg, ae.Func) || !strings.Contains(msg, ae.Name) {
-			t.Errorf("message does not name %s and %s: %s", ae.Func, ae.Name, msg)
+		if !strings.Contains(msg, ae.Func) || !strings.Contains(msg, ae.CodeName) {
+			t.Errorf("message does not name %s and %s: %s", ae.Func, ae.CodeName, msg)
 		}
 		return
 	}

@@ -102,10 +102,10 @@ func libCandidates(env string, names, globs []string) (cands []string, noMatch [
 
 // loadVendorLib dlopens (RTLD_GLOBAL, with dlopenGlobal's missing-sibling
 // retry) the first candidate that loads and whose symbols bind resolves;
-// the error is a *LibraryError naming every path tried and why, plus the
-// globs that matched nothing.
+// the error is an *Error naming every path tried and why, plus the globs
+// that matched nothing.
 func loadVendorLib(name string, cands, noMatch []string, bind func(*library) error) (*library, error) {
-	le := &LibraryError{Lib: name}
+	le := &Error{Lib: name}
 	for _, p := range cands {
 		h, err := dlopenGlobal(p, 0)
 		if err != nil {
@@ -121,18 +121,6 @@ func loadVendorLib(name string, cands, noMatch []string, bind func(*library) err
 	}
 	le.Tried = append(le.Tried, noMatch...)
 	return nil, le
-}
-
-// LibraryError says why a vendor library (cuBLASLt, NVML) could not be
-// loaded: every path tried and why each failed. The bench engine prints it
-// as the SKIP reason of the rows that need the library.
-type LibraryError struct {
-	Lib   string   // "cuBLASLt", "NVML"
-	Tried []string // "PATH: why"
-}
-
-func (e *LibraryError) Error() string {
-	return e.Lib + " not loaded: tried " + strings.Join(e.Tried, "; ")
 }
 
 // missingDepRE finds the library named in a dlerror text of the form
