@@ -234,20 +234,24 @@ var CUBLASLtGlobs = []string{
 	"/usr/local/cuda/lib64/libcublasLt.so*",
 }
 
+// spec is how OpenBLASLt finds libcublasLt: CUBLASLtEnv, then
+// CUBLASLtLibraries, then CUBLASLtGlobs, bound to l's table.
+func (l *blasLtLib) spec() libSpec {
+	return libSpec{lib: "cuBLASLt", env: CUBLASLtEnv, names: CUBLASLtLibraries, globs: CUBLASLtGlobs, syms: l.symbols()}
+}
+
 // cublasLtCandidates lists what OpenBLASLt tries, in order, and a note for
 // each glob pattern that matched nothing.
 func cublasLtCandidates() (cands []string, noMatch []string) {
-	return libCandidates(CUBLASLtEnv, CUBLASLtLibraries, CUBLASLtGlobs)
+	return (&blasLtLib{}).spec().candidates()
 }
 
 // openBLASLtLib loads the first libcublasLt that loads and has every
-// required symbol.
+// required symbol. The error of a failed search is an *Error naming every
+// path tried and why.
 func openBLASLtLib() (*blasLtLib, error) {
-	cands, noMatch := cublasLtCandidates()
 	l := &blasLtLib{}
-	lib, err := loadVendorLib("cuBLASLt", cands, noMatch, func(x *library) error {
-		return x.bind(l.symbols())
-	})
+	lib, err := loadLib(l.spec())
 	if err != nil {
 		return nil, err
 	}

@@ -192,12 +192,18 @@ type cudaDevice struct {
 // CUDALibraries are the names tried for the driver library.
 var CUDALibraries = []string{"libcuda.so.1", "libcuda.so"}
 
+// cudaSpec is how openCUDA finds the driver library: CUDALibraries, bound
+// to the package's cu* variables.
+func cudaSpec() libSpec {
+	return libSpec{lib: cudaLibName, names: CUDALibraries, syms: cudaSymbols}
+}
+
+// openCUDA opens device 0 through the first library in CUDALibraries that
+// loads and has every required symbol; the error of a failed search is an
+// *Error listing every library tried and why.
 func openCUDA() (Device, error) {
-	lib, err := openFirst(CUDALibraries)
+	lib, err := loadLib(cudaSpec())
 	if err != nil {
-		return nil, fmt.Errorf("CUDA driver library not loaded: %v", err)
-	}
-	if err := lib.bind(cudaSymbols); err != nil {
 		return nil, err
 	}
 	if err := cuErr("cuInit", cuInit(0)); err != nil {

@@ -270,19 +270,22 @@ var HipBLASLtGlobs = []string{
 	"/opt/rocm-*/lib/libhipblaslt.so*",
 }
 
+// spec is how OpenHipBLASLt finds libhipblaslt: HipBLASLtEnv, then
+// HipBLASLtLibraries, then HipBLASLtGlobs, bound to l's table.
+func (l *hipBLASLtLib) spec() libSpec {
+	return libSpec{lib: "hipBLASLt", env: HipBLASLtEnv, names: HipBLASLtLibraries, globs: HipBLASLtGlobs, syms: l.symbols()}
+}
+
 // hipBLASLtCandidates lists what OpenHipBLASLt tries.
 func hipBLASLtCandidates() (cands []string, noMatch []string) {
-	return libCandidates(HipBLASLtEnv, HipBLASLtLibraries, HipBLASLtGlobs)
+	return (&hipBLASLtLib{}).spec().candidates()
 }
 
 // openHipBLASLtLib loads the first libhipblaslt that loads and has every
 // symbol. The error is an *Error naming every path tried and why.
 func openHipBLASLtLib() (*hipBLASLtLib, error) {
-	cands, noMatch := hipBLASLtCandidates()
 	l := &hipBLASLtLib{}
-	lib, err := loadVendorLib("hipBLASLt", cands, noMatch, func(x *library) error {
-		return x.bind(l.symbols())
-	})
+	lib, err := loadLib(l.spec())
 	if err != nil {
 		return nil, err
 	}

@@ -138,12 +138,18 @@ type ClockSample struct {
 	PowerW float64 `json:"power_w"`
 }
 
+// spec is how OpenNVML finds libnvidia-ml: NVMLLibraries, bound to l's
+// table.
+func (l *nvmlLib) spec() libSpec {
+	return libSpec{lib: "NVML", names: NVMLLibraries, syms: l.symbols()}
+}
+
 // OpenNVML loads libnvidia-ml and calls nvmlInit_v2. When no library
 // loads with every symbol, the error is an *Error naming every name tried
-// and why (loadVendorLib, as for the BLAS libraries).
+// and why.
 func OpenNVML() (*NVML, error) {
 	l := &nvmlLib{}
-	lib, err := loadVendorLib("NVML", NVMLLibraries, nil, func(x *library) error { return x.bind(l.symbols()) })
+	lib, err := loadLib(l.spec())
 	if err != nil {
 		return nil, err
 	}
