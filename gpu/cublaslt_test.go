@@ -78,6 +78,13 @@ func checkSymbolTable(t *testing.T, what string, lib any, syms []symbol) {
 	if len(fields) != len(syms) {
 		t.Errorf("%s: %T has %d func fields, the table %d entries", what, lib, len(fields), len(syms))
 	}
+	checkSymbolEntries(t, what, syms)
+}
+
+// checkSymbolEntries checks that a symbol table's names are unique and
+// non-empty and that each entry binds its own func variable.
+func checkSymbolEntries(t *testing.T, what string, syms []symbol) {
+	t.Helper()
 	names := map[string]bool{}
 	fns := map[uintptr]string{}
 	for _, s := range syms {

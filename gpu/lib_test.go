@@ -79,3 +79,14 @@ func TestLoadLibAnyOf(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// The CUDA driver's table binds package variables: each its own, and only
+// cuLaunchKernelEx (CUDA 12.0+, used by LaunchEx alone) optional.
+func TestCUDASymbolTable(t *testing.T) {
+	checkSymbolEntries(t, "CUDA", cudaSymbols)
+	for _, s := range cudaSymbols {
+		if s.optional != (s.name == "cuLaunchKernelEx") {
+			t.Errorf("%s: optional = %v", s.name, s.optional)
+		}
+	}
+}
