@@ -87,7 +87,7 @@ type ltCandidate struct {
 }
 
 // ltCalls is one Lt library as the plan uses it. Every call returns nil or
-// an *APIError naming the C function and status.
+// an *Error naming the C function and status.
 type ltCalls struct {
 	lib     string // "cuBLASLt", "hipBLASLt": in errors
 	backend string // the device backend the library works with
@@ -118,8 +118,8 @@ type ltCalls struct {
 	matmul func(handle, op uintptr, alpha, beta *float32, a, aDesc, b, bDesc, c, cDesc, d, dDesc uintptr,
 		algo *ltAlgo, ws, wsBytes, stream uintptr) error
 
-	// notSupported is the library's NOT_SUPPORTED status as an *APIError
-	// of its heuristic call, with msg.
+	// notSupported is the library's NOT_SUPPORTED status as an *Error of
+	// its heuristic call, with msg.
 	notSupported func(msg string) error
 
 	destroy func(handle uintptr) error
@@ -221,8 +221,8 @@ func (h *ltHandle) PlanGEMM(dev Device, t GemmType, M, N, K int) (*GemmPlan, err
 	}
 	cands, err := c.heuristic(h.handle, p.op, p.a, p.bl, p.d, pref)
 	if err != nil {
-		if ae, isAPI := err.(*APIError); isAPI {
-			ae.Msg += " (" + p.what() + ")"
+		if se, isStatus := err.(*Error); isStatus {
+			se.Msg += " (" + p.what() + ")"
 		}
 		return nil, err
 	}

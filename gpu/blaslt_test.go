@@ -48,7 +48,7 @@ type fakeLt struct {
 func (f *fakeLt) create(what string, h *uintptr) error {
 	f.log = append(f.log, what)
 	if f.failAt == what {
-		return &APIError{Func: what, Code: 7, Name: "FAKE_INVALID_VALUE"}
+		return &Error{Func: what, Code: 7, CodeName: "FAKE_INVALID_VALUE"}
 	}
 	f.next++
 	*h = f.next
@@ -98,7 +98,7 @@ func (f *fakeLt) calls() *ltCalls {
 			f.log = append(f.log, "heuristic")
 			f.heur = []uintptr{op, a, b, d}
 			if f.failAt == "heuristic" {
-				return nil, &APIError{Func: "heuristic", Code: 15, Name: "FAKE_NOT_SUPPORTED", Msg: "fake"}
+				return nil, &Error{Func: "heuristic", Code: 15, CodeName: "FAKE_NOT_SUPPORTED", Msg: "fake"}
 			}
 			return f.cands, nil
 		},
@@ -111,7 +111,7 @@ func (f *fakeLt) calls() *ltCalls {
 			return nil
 		},
 		notSupported: func(msg string) error {
-			return &APIError{Func: "heuristic", Code: 15, Name: "FAKE_NOT_SUPPORTED", Msg: msg}
+			return &Error{Func: "heuristic", Code: 15, CodeName: "FAKE_NOT_SUPPORTED", Msg: msg}
 		},
 		destroy: func(h uintptr) error { return nil },
 	}
@@ -221,10 +221,10 @@ func TestLtCallTablesComplete(t *testing.T) {
 			}
 		}
 	}
-	if ae, ok := (&blasLtLib{}).calls().notSupported("m").(*APIError); !ok || ae.Name != "CUBLAS_STATUS_NOT_SUPPORTED" {
+	if ae, ok := (&blasLtLib{}).calls().notSupported("m").(*Error); !ok || ae.CodeName != "CUBLAS_STATUS_NOT_SUPPORTED" {
 		t.Errorf("cuBLASLt notSupported: %v", ae)
 	}
-	if ae, ok := (&hipBLASLtLib{}).calls().notSupported("m").(*APIError); !ok || ae.Name != "HIPBLAS_STATUS_NOT_SUPPORTED" {
+	if ae, ok := (&hipBLASLtLib{}).calls().notSupported("m").(*Error); !ok || ae.CodeName != "HIPBLAS_STATUS_NOT_SUPPORTED" {
 		t.Errorf("hipBLASLt notSupported: %v", ae)
 	}
 }

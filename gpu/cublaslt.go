@@ -203,7 +203,7 @@ func (l *blasLtLib) symbols() []symbol {
 	}
 }
 
-// err turns a cublasStatus_t into an *APIError (nil on success).
+// err turns a cublasStatus_t into an *Error (nil on success).
 func (l *blasLtLib) err(fn string, s cublasStatus) error {
 	if s == cublasStatusSuccess {
 		return nil
@@ -212,7 +212,7 @@ func (l *blasLtLib) err(fn string, s cublasStatus) error {
 	if l != nil && l.cublasLtGetStatusString != nil {
 		msg = func(s cublasStatus) string { return cString(l.cublasLtGetStatusString(s)) }
 	}
-	return newAPIError(fn, "cublasStatus_t", s, cublasStatusNames, msg)
+	return statusError("cuBLASLt", fn, "cublasStatus_t", s, nameIn(cublasStatusNames), msg)
 }
 
 // CUBLASLtEnv names the variable holding a full path to libcublasLt, tried
@@ -234,20 +234,24 @@ var CUBLASLtGlobs = []string{
 	"/usr/local/cuda/lib64/libcublasLt.so*",
 }
 
+// spec is how OpenBLASLt finds libcublasLt: CUBLASLtEnv, then
+// CUBLASLtLibraries, then CUBLASLtGlobs, bound to l's table.
+func (l *blasLtLib) spec() libSpec {
+	return libSpec{lib: "cuBLASLt", env: CUBLASLtEnv, names: CUBLASLtLibraries, globs: CUBLASLtGlobs, syms: l.symbols()}
+}
+
 // cublasLtCandidates lists what OpenBLASLt tries, in order, and a note for
 // each glob pattern that matched nothing.
 func cublasLtCandidates() (cands []string, noMatch []string) {
-	return libCandidates(CUBLASLtEnv, CUBLASLtLibraries, CUBLASLtGlobs)
+	return (&blasLtLib{}).spec().candidates()
 }
 
 // openBLASLtLib loads the first libcublasLt that loads and has every
-// required symbol.
+// required symbol. The error of a failed search is an *Error naming every
+// path tried and why.
 func openBLASLtLib() (*blasLtLib, error) {
-	cands, noMatch := cublasLtCandidates()
 	l := &blasLtLib{}
-	lib, err := loadVendorLib("cuBLASLt", cands, noMatch, func(x *library) error {
-		return x.bind(l.symbols())
-	})
+	lib, err := loadLib(l.spec())
 	if err != nil {
 		return nil, err
 	}
@@ -262,8 +266,8 @@ type BLASLt struct {
 }
 
 // OpenBLASLt loads libcublasLt (see CUBLASLtEnv, CUBLASLtLibraries,
-// CUBLASLtGlobs) and creates a handle. On failure to load, the error is a
-// *LibraryError naming every path tried and why. Call it on the OS thread
+// CUBLASLtGlobs) and creates a handle. On failure to load, the error is an
+// *Error naming every path tried and why. Call it on the OS thread
 // that opened the CUDA device.
 func OpenBLASLt() (*BLASLt, error) {
 	l, err := openBLASLtLib()
@@ -360,7 +364,9 @@ func (l *blasLtLib) calls() *ltCalls {
 			return l.err("cublasLtMatmul", l.cublasLtMatmul(h, op, alpha, a, aDesc, b, bDesc, beta, c, cDesc, d, dDesc, (*matmulAlgo)(unsafe.Pointer(algo)), ws, wsBytes, stream))
 		},
 		notSupported: func(msg string) error {
-			return &APIError{Func: "cublasLtMatmulAlgoGetHeuristic", Code: int(cublasStatusNotSupported), Name: cublasStatusNames[cublasStatusNotSupported], Msg: msg}
+			e := statusError("cuBLASLt", "cublasLtMatmulAlgoGetHeuristic", "cublasStatus_t", cublasStatusNotSupported, nameIn(cublasStatusNames), nil)
+			e.Msg = msg
+			return e
 		},
 		destroy: func(h uintptr) error { return l.err("cublasLtDestroy", l.cublasLtDestroy(h)) },
 	}

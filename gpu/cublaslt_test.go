@@ -34,8 +34,8 @@ func TestOpenBLASLtErrorListsEverything(t *testing.T) {
 		return
 	}
 	t.Logf("OpenBLASLt: %v", err)
-	var le *LibraryError
-	if !errors.As(err, &le) {
+	var le *Error
+	if !errors.As(err, &le) || len(le.Tried) == 0 {
 		// Loaded but cublasLtCreate failed: nothing more to check here.
 		t.Skipf("a libcublasLt loaded but the handle was not created: %v", err)
 	}
@@ -78,6 +78,13 @@ func checkSymbolTable(t *testing.T, what string, lib any, syms []symbol) {
 	if len(fields) != len(syms) {
 		t.Errorf("%s: %T has %d func fields, the table %d entries", what, lib, len(fields), len(syms))
 	}
+	checkSymbolEntries(t, what, syms)
+}
+
+// checkSymbolEntries checks that a symbol table's names are unique and
+// non-empty and that each entry binds its own func variable.
+func checkSymbolEntries(t *testing.T, what string, syms []symbol) {
+	t.Helper()
 	names := map[string]bool{}
 	fns := map[uintptr]string{}
 	for _, s := range syms {
@@ -240,12 +247,12 @@ func TestCublasStatusError(t *testing.T) {
 		t.Error("success is an error")
 	}
 	err := l.err("cublasLtMatmul", cublasStatusNotSupported)
-	var ae *APIError
-	if !errors.As(err, &ae) || ae.Code != 15 || ae.Name != "CUBLAS_STATUS_NOT_SUPPORTED" || ae.Func != "cublasLtMatmul" {
+	var ae *Error
+	if !errors.As(err, &ae) || ae.Lib != "cuBLASLt" || ae.Code != 15 || ae.CodeName != "CUBLAS_STATUS_NOT_SUPPORTED" || ae.Func != "cublasLtMatmul" {
 		t.Errorf("got %#v", err)
 	}
-	if e := l.err("f", 12345).(*APIError); e.Name != "cublasStatus_t 12345" {
-		t.Errorf("unknown status named %q", e.Name)
+	if e := l.err("f", 12345).(*Error); e.CodeName != "cublasStatus_t 12345" {
+		t.Errorf("unknown status named %q", e.CodeName)
 	}
 }
 
@@ -420,7 +427,7 @@ func TestBLASLtPeakOnDevice(t *testing.T) {
 // with the environment variable's path (bogus), names every library name
 // and every glob match (or says the pattern matched nothing), and gives
 // each entry its reason.
-func checkTriedEverything(t *testing.T, le *LibraryError, lib, bogus string, libs, globs []string) {
+func checkTriedEverything(t *testing.T, le *Error, lib, bogus string, libs, globs []string) {
 	t.Helper()
 	if le.Lib != lib {
 		t.Errorf("LibraryError.Lib = %q, want %q", le.Lib, lib)

@@ -156,21 +156,31 @@ const (
 	cuCaptureThreadLocal  = 1
 )
 
+// cudaLibName is the CUDA driver's Error.Lib.
+const cudaLibName = "CUDA driver library"
+
+// cuErr turns a CUresult into nil or an *Error carrying the driver's own
+// name and description of the code.
 func cuErr(fn string, r cuResult) error {
 	if r == 0 {
 		return nil
 	}
-	e := &APIError{Func: fn, Code: int(r)}
-	var p uintptr
-	if cuGetErrorName != nil && cuGetErrorName(r, &p) == 0 {
-		e.Name = cString(p)
-	} else {
-		e.Name = fmt.Sprintf("CUresult %d", r)
+	return statusError(cudaLibName, fn, "CUresult", r, cuString(cuGetErrorName), cuString(cuGetErrorString))
+}
+
+// cuString adapts cuGetErrorName or cuGetErrorString (nil before the
+// library is bound) to a function returning "" where it has no string.
+func cuString(get func(cuResult, *uintptr) cuResult) func(cuResult) string {
+	if get == nil {
+		return nil
 	}
-	if cuGetErrorString != nil && cuGetErrorString(r, &p) == 0 {
-		e.Msg = cString(p)
+	return func(r cuResult) string {
+		var p uintptr
+		if get(r, &p) != 0 {
+			return ""
+		}
+		return cString(p)
 	}
-	return e
 }
 
 type cudaDevice struct {
@@ -182,16 +192,22 @@ type cudaDevice struct {
 // CUDALibraries are the names tried for the driver library.
 var CUDALibraries = []string{"libcuda.so.1", "libcuda.so"}
 
+// cudaSpec is how openCUDA finds the driver library: CUDALibraries, bound
+// to the package's cu* variables.
+func cudaSpec() libSpec {
+	return libSpec{lib: cudaLibName, names: CUDALibraries, syms: cudaSymbols}
+}
+
+// openCUDA opens device 0 through the first library in CUDALibraries that
+// loads and has every required symbol; the error of a failed search is an
+// *Error listing every library tried and why.
 func openCUDA() (Device, error) {
-	lib, err := openFirst(CUDALibraries)
+	lib, err := loadLib(cudaSpec())
 	if err != nil {
-		return nil, fmt.Errorf("CUDA driver library not loaded: %v", err)
-	}
-	if err := lib.bind(cudaSymbols); err != nil {
 		return nil, err
 	}
 	if err := cuErr("cuInit", cuInit(0)); err != nil {
-		return nil, fmt.Errorf("%s loaded but no usable CUDA device: %v", lib.path, err)
+		return nil, fmt.Errorf("%s loaded but no usable CUDA device: %w", lib.path, err)
 	}
 	var n int32
 	if err := cuErr("cuDeviceGetCount", cuDeviceGetCount(&n)); err != nil {
@@ -284,7 +300,7 @@ func (d *cudaDevice) LoadModule(image []byte) (Module, error) {
 	r := cuModuleLoadDataEx(&m, unsafe.Pointer(&img[0]), uint32(len(opts)), &opts[0], &vals[0])
 	if err := cuErr("cuModuleLoadDataEx", r); err != nil {
 		if log := cString(uintptr(unsafe.Pointer(&logBuf[0]))); log != "" {
-			err.(*APIError).Msg += "; JIT log: " + log
+			err.(*Error).Msg += "; JIT log: " + log
 		}
 		return nil, err
 	}
@@ -419,7 +435,8 @@ const (
 // a programmatic dependent launch, and/or thread block clusters.
 func (d *cudaDevice) LaunchEx(f Function, grid, block Dim3, sharedBytes int, s Stream, opts LaunchOpts, args ...any) error {
 	if cuLaunchKernelEx == nil {
-		return fmt.Errorf("gpu: launch of %s with %v: this driver has no cuLaunchKernelEx (CUDA 12.0+ needed)", f.Name(), opts)
+		return fmt.Errorf("gpu: launch of %s with %v: %w", f.Name(), opts,
+			&Error{Lib: cudaLibName, Func: "cuLaunchKernelEx", Msg: "this driver has no cuLaunchKernelEx (CUDA 12.0+ needed)"})
 	}
 	cf, err := launchable(f, sharedBytes)
 	if err != nil {

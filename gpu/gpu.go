@@ -4,12 +4,12 @@
 //
 // The model:
 //   - Open picks a backend (CUDA first, then HIP, or the one named by
-//     PARHARNESS_BACKEND / --backend) and returns a Device, or an *OpenError
+//     PARHARNESS_BACKEND / --backend) and returns a Device, or an *Error
 //     listing every library tried and why each failed.
 //   - A Device belongs to the OS thread that opened it (CUDA contexts and
 //     HIP's current device are per thread): call runtime.LockOSThread before
 //     Open and make every call from that goroutine.
-//   - Every driver call's status is checked and becomes an *APIError carrying
+//   - Every driver call's status is checked and becomes an *Error carrying
 //     the function, the numeric code and the driver's own name for it.
 //   - Calls that wait for the device (Synchronize, copies to the host, event
 //     waits) run under the Watchdog: a kernel that never returns is reported
@@ -125,37 +125,6 @@ type Device interface {
 	// EndCapture ends a capture and instantiates the graph.
 	EndCapture(s Stream) (Graph, error)
 	Close() error
-}
-
-// APIError is a failed driver or runtime call.
-type APIError struct {
-	Func string // e.g. "cuModuleLoadData"
-	Code int
-	Name string // the driver's name for the code, e.g. "CUDA_ERROR_INVALID_PTX"
-	Msg  string // the driver's description
-}
-
-func (e *APIError) Error() string {
-	s := fmt.Sprintf("%s failed: %s (%d)", e.Func, e.Name, e.Code)
-	if e.Msg != "" && e.Msg != e.Name {
-		s += ": " + e.Msg
-	}
-	return s
-}
-
-// newAPIError is the *APIError of a failed call fn returning code: the name
-// from the library's table (or "<kind> <code>" for a code not in it), the
-// message from msg where the library has a describing function (nil where
-// it has none). Callers return nil themselves on success.
-func newAPIError[C ~int32](fn, kind string, code C, names map[C]string, msg func(C) string) *APIError {
-	e := &APIError{Func: fn, Code: int(code), Name: names[code]}
-	if e.Name == "" {
-		e.Name = fmt.Sprintf("%s %d", kind, code)
-	}
-	if msg != nil {
-		e.Msg = msg(code)
-	}
-	return e
 }
 
 // LaunchOpts are launch options beyond grid, block and shared memory.

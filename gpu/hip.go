@@ -30,24 +30,19 @@ var HIPLibraries = []string{"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.s
 // a machine without an AMD GPU) is returned as is, naming the library.
 func openHIP() (Device, error) { return openHIPFrom(HIPLibraries) }
 
-func openHIPFrom(paths []string) (Device, error) {
-	var tried []string
-	for _, p := range paths {
-		l, err := bindHIP(p)
-		if err != nil {
-			tried = append(tried, err.Error())
-			continue
-		}
-		// From here on the library stays loaded even on failure: hipInit
-		// may have started runtime threads, and unloading code they run
-		// would crash the process.
-		d, err := l.openDevice()
-		if err != nil {
-			return nil, fmt.Errorf("%s loaded but no usable HIP device: %w", l.path, err)
-		}
-		return d, nil
+func openHIPFrom(names []string) (Device, error) {
+	l, err := loadHIP(names)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("HIP runtime library not loaded: tried %s", strings.Join(tried, "; "))
+	// From here on the library stays loaded even on failure: hipInit may
+	// have started runtime threads, and unloading code they run would
+	// crash the process.
+	d, err := l.openDevice()
+	if err != nil {
+		return nil, fmt.Errorf("%s loaded but no usable HIP device: %w", l.path, err)
+	}
+	return d, nil
 }
 
 // ---- init and device ----
@@ -485,7 +480,7 @@ func (d *hipDevice) EndCapture(s Stream) (Graph, error) {
 	r := l.hipGraphInstantiate(&exec, g, &errNode, &logBuf[0], uintptr(len(logBuf)))
 	if err := l.check("hipGraphInstantiate", r); err != nil {
 		if msg := cBytes(logBuf); msg != "" {
-			err.(*APIError).Msg += "; log: " + msg
+			err.(*Error).Msg += "; log: " + msg
 		}
 		l.hipGraphDestroy(g) // the instantiate error is the one to report
 		return nil, err

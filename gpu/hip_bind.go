@@ -1,20 +1,13 @@
 package gpu
 
-import (
-	"errors"
-	"fmt"
-	"strings"
-	"unsafe"
-
-	"github.com/ebitengine/purego"
-)
+import "unsafe"
 
 // The HIP runtime's symbol table: the C entry points the HIP backend calls,
 // bound with purego (no cgo, no ROCm SDK at build time).
 //
-// The functions live in a struct, not in package variables, so that a
-// library that fails the symbol check leaves nothing half-bound behind and
-// so that the tests can bind other libraries against the same table.
+// The functions live in a struct, not in package variables, so that each
+// loaded runtime carries its own table and the tests can bind other
+// libraries against it.
 //
 // Prototypes are those of include/hip/hip_runtime_api.h (ROCm 5.x to 7.x;
 // the ones used here did not change shape across those releases; where a
@@ -31,8 +24,7 @@ const hipSuccess hipError = 0
 
 // hipLib is one loaded libamdhip64 and its bound entry points.
 type hipLib struct {
-	path   string  // the name it was dlopened by, e.g. "libamdhip64.so.6"
-	handle uintptr // dlopen handle
+	*library // path: the name it was dlopened by, e.g. "libamdhip64.so.6"
 
 	// ---- init and device ----
 
@@ -138,19 +130,11 @@ type hipLib struct {
 	hipGetErrorString func(e hipError) string
 }
 
-// hipSymbol is one entry of the symbol table: the C name and the address of
-// the Go function variable it binds. An optional symbol may be missing
-// (hipGetDevicePropertiesR0600 before ROCm 6); the code checks the function
-// variable for nil before calling it.
-type hipSymbol struct {
-	name     string
-	fn       any
-	optional bool
-}
-
 // symbols is the table of every entry point, in the order of the struct.
-func (l *hipLib) symbols() []hipSymbol {
-	return []hipSymbol{
+// An optional symbol may be missing (hipGetDevicePropertiesR0600 before
+// ROCm 6); the code checks the function variable for nil before calling it.
+func (l *hipLib) symbols() []symbol {
+	return []symbol{
 		{"hipInit", &l.hipInit, false},
 		{"hipDriverGetVersion", &l.hipDriverGetVersion, false},
 		{"hipRuntimeGetVersion", &l.hipRuntimeGetVersion, false},
@@ -159,8 +143,8 @@ func (l *hipLib) symbols() []hipSymbol {
 		{"hipDeviceGetName", &l.hipDeviceGetName, false},
 		{"hipDeviceGetAttribute", &l.hipDeviceGetAttribute, false},
 		{"hipDeviceTotalMem", &l.hipDeviceTotalMem, false},
-		// One of the two properties entry points is required; bindHIP
-		// checks that after the loop.
+		// One of the two properties entry points is required (hipSpec's
+		// anyOf).
 		{"hipGetDevicePropertiesR0600", &l.hipGetDevicePropertiesR0600, true},
 		{"hipGetDeviceProperties", &l.hipGetDeviceProperties, true},
 
@@ -199,78 +183,36 @@ func (l *hipLib) symbols() []hipSymbol {
 	}
 }
 
-// bindHIP dlopens path and binds the symbol table. Every symbol is looked
-// up with Dlsym before any is registered, so a library that lacks one is
-// reported by the names it lacks ("libamdhip64.so.5: symbol
-// hipGraphInstantiate not found") and closed again, where
-// purego.RegisterLibFunc would panic on the first.
-func bindHIP(path string) (*hipLib, error) {
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+// hipSpec is how the HIP backend finds the runtime: names, in order, bound
+// to l's table.
+func (l *hipLib) spec(names []string) libSpec {
+	return libSpec{lib: hipLibName, names: names, syms: l.symbols(),
+		anyOf: [][]string{{"hipGetDevicePropertiesR0600", "hipGetDeviceProperties"}}}
+}
+
+// loadHIP loads the first of names that is a HIP runtime with every
+// required symbol, and binds it. The error of a failed search is an *Error
+// listing every name tried and why.
+func loadHIP(names []string) (*hipLib, error) {
+	l := &hipLib{}
+	lib, err := loadLib(l.spec(names))
 	if err != nil {
-		msg := err.Error()
-		if !strings.Contains(msg, path) {
-			msg = path + ": " + msg
-		}
-		return nil, errors.New(msg)
+		return nil, err
 	}
-	l := &hipLib{path: path, handle: h}
-	syms := l.symbols()
-	addrs := make([]uintptr, len(syms))
-	var missing []string
-	for i, s := range syms {
-		addr, err := purego.Dlsym(h, s.name)
-		if err != nil || addr == 0 {
-			if !s.optional {
-				missing = append(missing, s.name)
-			}
-			continue
-		}
-		addrs[i] = addr
-	}
-	if len(missing) == 0 && !hasAddr(syms, addrs, "hipGetDevicePropertiesR0600") && !hasAddr(syms, addrs, "hipGetDeviceProperties") {
-		missing = append(missing, "hipGetDeviceProperties")
-	}
-	if len(missing) > 0 {
-		// Nothing was called in it yet, so unloading is safe.
-		purego.Dlclose(h)
-		if len(missing) == 1 {
-			return nil, fmt.Errorf("%s: symbol %s not found", path, missing[0])
-		}
-		return nil, fmt.Errorf("%s: symbols %s not found", path, strings.Join(missing, ", "))
-	}
-	for i, s := range syms {
-		if addrs[i] != 0 {
-			purego.RegisterFunc(s.fn, addrs[i])
-		}
-	}
+	l.library = lib
 	return l, nil
 }
 
-func hasAddr(syms []hipSymbol, addrs []uintptr, name string) bool {
-	for i, s := range syms {
-		if s.name == name {
-			return addrs[i] != 0
-		}
-	}
-	return false
-}
+// hipLibName is the HIP runtime's Error.Lib.
+const hipLibName = "HIP runtime library"
 
-// check turns a hipError_t into nil or an *APIError carrying the runtime's
+// check turns a hipError_t into nil or an *Error carrying the runtime's
 // own name and description of the code.
 func (l *hipLib) check(fn string, r hipError) error {
 	if r == hipSuccess {
 		return nil
 	}
-	e := &APIError{Func: fn, Code: int(r), Name: fmt.Sprintf("hipError_t %d", r)}
-	if l.hipGetErrorName != nil {
-		if n := l.hipGetErrorName(r); n != "" {
-			e.Name = n
-		}
-	}
-	if l.hipGetErrorString != nil {
-		e.Msg = l.hipGetErrorString(r)
-	}
-	return e
+	return statusError(hipLibName, fn, "hipError_t", r, l.hipGetErrorName, l.hipGetErrorString)
 }
 
 // Enumerator values. Source: ROCm's public headers, read in

@@ -17,14 +17,12 @@ import (
 // symbol, or returns nil.
 func hipInstalled(t *testing.T) *hipLib {
 	t.Helper()
-	for _, p := range HIPLibraries {
-		if l, err := bindHIP(p); err == nil {
-			return l
-		} else {
-			t.Logf("not bound: %v", err)
-		}
+	l, err := loadHIP(HIPLibraries)
+	if err != nil {
+		t.Logf("not bound: %v", err)
+		return nil
 	}
-	return nil
+	return l
 }
 
 func TestHIPSymbolTable(t *testing.T) {
@@ -74,16 +72,16 @@ func TestHIPOpen(t *testing.T) {
 		// hipErrorInvalidDevice), and the error carries the runtime's name
 		// for the code. A runtime whose hipInit succeeds without devices
 		// reports it at hipGetDeviceCount instead.
-		var ae *APIError
+		var ae *Error
 		if !errors.As(err, &ae) {
-			t.Fatalf("error is not an *APIError: %T %v", err, err)
+			t.Fatalf("error is not an *Error: %T %v", err, err)
 		}
-		t.Logf("APIError: Func=%q Code=%d Name=%q Msg=%q", ae.Func, ae.Code, ae.Name, ae.Msg)
-		if (ae.Func != "hipInit" && ae.Func != "hipGetDeviceCount") || !strings.HasPrefix(ae.Name, "hipError") {
-			t.Errorf("want hipInit failing with a hipError… name, got Func=%q Name=%q", ae.Func, ae.Name)
+		t.Logf("Error: Func=%q Code=%d CodeName=%q Msg=%q", ae.Func, ae.Code, ae.CodeName, ae.Msg)
+		if (ae.Func != "hipInit" && ae.Func != "hipGetDeviceCount") || !strings.HasPrefix(ae.CodeName, "hipError") {
+			t.Errorf("want hipInit failing with a hipError… name, got Func=%q CodeName=%q", ae.Func, ae.CodeName)
 		}
-		if !strings.Contains(msg, ae.Func) || !strings.Contains(msg, ae.Name) {
-			t.Errorf("message does not name %s and %s: %s", ae.Func, ae.Name, msg)
+		if !strings.Contains(msg, ae.Func) || !strings.Contains(msg, ae.CodeName) {
+			t.Errorf("message does not name %s and %s: %s", ae.Func, ae.CodeName, msg)
 		}
 		return
 	}
@@ -113,12 +111,16 @@ func TestHIPOpenListsEveryPath(t *testing.T) {
 // reported by name instead of panicking inside purego.
 func TestHIPMissingSymbols(t *testing.T) {
 	const libc = "libc.so.6"
-	l, err := bindHIP(libc)
+	l, err := loadHIP([]string{libc})
 	if err == nil {
 		t.Fatalf("bound %s as a HIP runtime", l.path)
 	}
 	t.Logf("error: %v", err)
-	msg := err.Error()
+	var e *Error
+	if !errors.As(err, &e) || e.Lib != hipLibName || len(e.Tried) != 1 {
+		t.Fatalf("want an *Error of %s with one entry, got %T %v", hipLibName, err, err)
+	}
+	msg := e.Tried[0]
 	if !strings.HasPrefix(msg, libc+": symbols ") || !strings.HasSuffix(msg, " not found") {
 		t.Errorf("unexpected message shape: %s", msg)
 	}
@@ -192,5 +194,21 @@ func TestHIPEnumValues(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%s = %d, want %d", c.name, c.got, c.want)
 		}
+	}
+}
+
+// A library that loads but lacks symbols is passed over for the next
+// candidate, which binds; the error of the first stays out of the way.
+func TestHIPSkipsLibraryWithoutSymbols(t *testing.T) {
+	want := hipInstalled(t)
+	if want == nil {
+		t.Skip("no HIP runtime installed")
+	}
+	l, err := loadHIP([]string{"libc.so.6", want.path})
+	if err != nil {
+		t.Fatalf("libc first, then %s: %v", want.path, err)
+	}
+	if l.path != want.path || l.hipInit == nil {
+		t.Errorf("bound %s (hipInit bound: %v), want %s", l.path, l.hipInit != nil, want.path)
 	}
 }

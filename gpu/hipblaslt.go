@@ -243,13 +243,13 @@ func (l *hipBLASLtLib) symbols() []symbol {
 	}
 }
 
-// hipblasErr turns a hipblasStatus_t into an *APIError (nil on success).
+// hipblasErr turns a hipblasStatus_t into an *Error (nil on success).
 // hipBLASLt exports no status-string function, so the name is the message.
 func hipblasErr(fn string, s hipblasStatus) error {
 	if s == hipblasStatusSuccess {
 		return nil
 	}
-	return newAPIError(fn, "hipblasStatus_t", s, hipblasStatusNames, nil)
+	return statusError("hipBLASLt", fn, "hipblasStatus_t", s, nameIn(hipblasStatusNames), nil)
 }
 
 // HipBLASLtEnv names the variable holding a full path to libhipblaslt,
@@ -270,19 +270,22 @@ var HipBLASLtGlobs = []string{
 	"/opt/rocm-*/lib/libhipblaslt.so*",
 }
 
+// spec is how OpenHipBLASLt finds libhipblaslt: HipBLASLtEnv, then
+// HipBLASLtLibraries, then HipBLASLtGlobs, bound to l's table.
+func (l *hipBLASLtLib) spec() libSpec {
+	return libSpec{lib: "hipBLASLt", env: HipBLASLtEnv, names: HipBLASLtLibraries, globs: HipBLASLtGlobs, syms: l.symbols()}
+}
+
 // hipBLASLtCandidates lists what OpenHipBLASLt tries.
 func hipBLASLtCandidates() (cands []string, noMatch []string) {
-	return libCandidates(HipBLASLtEnv, HipBLASLtLibraries, HipBLASLtGlobs)
+	return (&hipBLASLtLib{}).spec().candidates()
 }
 
 // openHipBLASLtLib loads the first libhipblaslt that loads and has every
-// symbol. The error is a *LibraryError naming every path tried and why.
+// symbol. The error is an *Error naming every path tried and why.
 func openHipBLASLtLib() (*hipBLASLtLib, error) {
-	cands, noMatch := hipBLASLtCandidates()
 	l := &hipBLASLtLib{}
-	lib, err := loadVendorLib("hipBLASLt", cands, noMatch, func(x *library) error {
-		return x.bind(l.symbols())
-	})
+	lib, err := loadLib(l.spec())
 	if err != nil {
 		return nil, err
 	}
@@ -299,8 +302,8 @@ type HipBLASLt struct {
 
 // OpenHipBLASLt loads libhipblaslt (see HipBLASLtEnv, HipBLASLtLibraries,
 // HipBLASLtGlobs), creates a handle and checks the library's version
-// against HipBLASLtMinVersion. On failure to load, the error is a
-// *LibraryError naming every path tried and why. Call it only with a HIP
+// against HipBLASLtMinVersion. On failure to load, the error is an *Error
+// naming every path tried and why. Call it only with a HIP
 // device open, on the OS thread that opened it: hipblasLtCreate binds the
 // current device, and it allocates device memory with a check that exits
 // the process on failure (CHECK_HIP_ERROR in hipblaslt.cpp), as happens
@@ -445,7 +448,9 @@ func (l *hipBLASLtLib) calls() *ltCalls {
 			return hipblasErr("hipblasLtMatmul", l.hipblasLtMatmul(h, op, alpha, a, aDesc, b, bDesc, beta, c, cDesc, d, dDesc, hipAlgo(algo), ws, wsBytes, stream))
 		},
 		notSupported: func(msg string) error {
-			return &APIError{Func: "hipblasLtMatmulAlgoGetHeuristic", Code: int(hipblasStatusNotSupported), Name: hipblasStatusNames[hipblasStatusNotSupported], Msg: msg}
+			e := statusError("hipBLASLt", "hipblasLtMatmulAlgoGetHeuristic", "hipblasStatus_t", hipblasStatusNotSupported, nameIn(hipblasStatusNames), nil)
+			e.Msg = msg
+			return e
 		},
 		destroy: func(h uintptr) error { return hipblasErr("hipblasLtDestroy", l.hipblasLtDestroy(h)) },
 	}

@@ -43,9 +43,9 @@ func TestOpenHipBLASLtErrorListsEverything(t *testing.T) {
 		t.Fatal("OpenHipBLASLt succeeded where no candidate loads")
 	}
 	t.Logf("OpenHipBLASLt: %v", err)
-	var le *LibraryError
+	var le *Error
 	if !errors.As(err, &le) {
-		t.Fatalf("error is not a *LibraryError: %T %v", err, err)
+		t.Fatalf("error is not an *Error: %T %v", err, err)
 	}
 	checkTriedEverything(t, le, "hipBLASLt", bogus, HipBLASLtLibraries, HipBLASLtGlobs)
 	// One entry per candidate and per empty pattern, each with its reason.
@@ -56,19 +56,19 @@ func TestOpenHipBLASLtErrorListsEverything(t *testing.T) {
 }
 
 // A library that loads but is not hipBLASLt (libc) is reported by the
-// first symbol it lacks, and the search goes on.
+// symbols it lacks, the first of the table first, and the search goes on.
 func TestOpenHipBLASLtWrongLibrary(t *testing.T) {
 	t.Setenv(HipBLASLtEnv, "libc.so.6")
 	l, err := openHipBLASLtLib()
 	if err == nil {
 		t.Skipf("a hipBLASLt is installed (%s); the search did not end at libc", l.path)
 	}
-	var le *LibraryError
+	var le *Error
 	if !errors.As(err, &le) {
-		t.Fatalf("error is not a *LibraryError: %T %v", err, err)
+		t.Fatalf("error is not an *Error: %T %v", err, err)
 	}
-	if len(le.Tried) == 0 || !strings.HasPrefix(le.Tried[0], "libc.so.6: symbol hipblasLtCreate not found") {
-		t.Errorf("first entry %q, want libc.so.6 lacking hipblasLtCreate", le.Tried)
+	if len(le.Tried) < 2 || !strings.HasPrefix(le.Tried[0], "libc.so.6: symbols hipblasLtCreate, ") || !strings.HasSuffix(le.Tried[0], " not found") {
+		t.Errorf("entries %q, want libc.so.6 lacking hipblasLtCreate first, then the other candidates", le.Tried)
 	}
 }
 
@@ -250,12 +250,12 @@ func TestHipblasStatusError(t *testing.T) {
 		t.Error("success is an error")
 	}
 	err := hipblasErr("hipblasLtMatmul", hipblasStatusNotSupported)
-	var ae *APIError
-	if !errors.As(err, &ae) || ae.Code != 7 || ae.Name != "HIPBLAS_STATUS_NOT_SUPPORTED" || ae.Func != "hipblasLtMatmul" {
+	var ae *Error
+	if !errors.As(err, &ae) || ae.Lib != "hipBLASLt" || ae.Code != 7 || ae.CodeName != "HIPBLAS_STATUS_NOT_SUPPORTED" || ae.Func != "hipblasLtMatmul" {
 		t.Errorf("got %#v", err)
 	}
-	if e := hipblasErr("f", 12345).(*APIError); e.Name != "hipblasStatus_t 12345" {
-		t.Errorf("unknown status named %q", e.Name)
+	if e := hipblasErr("f", 12345).(*Error); e.CodeName != "hipblasStatus_t 12345" {
+		t.Errorf("unknown status named %q", e.CodeName)
 	}
 }
 

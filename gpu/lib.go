@@ -4,53 +4,124 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/ebitengine/purego"
 )
 
-// library is a dlopen'ed driver library and the path it came from.
+// Every library under gpu/ (the CUDA driver, the HIP runtime, cuBLASLt,
+// hipBLASLt, NVML) is found and bound the same way: its binding describes
+// it in a libSpec (name, env override, candidate names and globs, symbol
+// table) and calls loadLib, which tries each candidate in order until one
+// loads and has every required symbol.
+
+// library is a dlopen'ed vendor library and the path it came from.
 type library struct {
 	handle uintptr
 	path   string
 }
 
-// openFirst dlopens the first of names that loads; the error lists every
-// path tried and why each failed.
-func openFirst(names []string) (*library, error) {
-	var why []string
-	for _, n := range names {
-		h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-		if err == nil {
-			return &library{handle: h, path: n}, nil
-		}
-		why = append(why, fmt.Sprintf("%s: %v", n, err))
-	}
-	return nil, fmt.Errorf("tried %s", strings.Join(why, "; "))
-}
-
-// symbol binds one C function to a Go function variable. A missing symbol
-// is an error naming it (purego.RegisterLibFunc would panic instead).
+// symbol binds one C function to a Go function variable (a pointer to a
+// package variable or a binding struct's field). An optional symbol may be
+// missing; the code checks the variable for nil before calling it.
 type symbol struct {
 	name     string
 	fn       any
 	optional bool
 }
 
-func (l *library) bind(syms []symbol) error {
-	for _, s := range syms {
-		addr, err := purego.Dlsym(l.handle, s.name)
-		if err != nil || addr == 0 {
-			if s.optional {
-				continue
-			}
-			return fmt.Errorf("%s: symbol %s not found (driver too old?)", l.path, s.name)
+// libSpec says how to find and bind one library.
+type libSpec struct {
+	lib   string   // the library's name in errors (Error.Lib)
+	env   string   // a variable holding a full path, tried first ("": none)
+	names []string // names for the dynamic loader's search path, in order
+	globs []string // patterns tried last, each one's matches highest version first
+	syms  []symbol // the symbol table
+	// anyOf lists groups of optional symbols of which the library must
+	// have at least one; a group it has none of is reported missing by
+	// its last name.
+	anyOf [][]string
+}
+
+// candidates lists what loadLib tries, in order, and a "PATTERN: no match"
+// note for each glob that matched nothing (see libCandidates).
+func (s libSpec) candidates() (cands, noMatch []string) {
+	return libCandidates(s.env, s.names, s.globs)
+}
+
+// loadLib loads the first of s's candidates that dlopens and has every
+// required symbol, and binds its symbol table. A candidate that loads but
+// lacks a symbol is closed again and the search goes on. When none
+// qualifies, the error is an *Error with Lib = s.lib and Tried = one
+// "PATH: why" per candidate (a missing file, a missing dependency, the
+// missing symbols by name), then the globs that matched nothing.
+func loadLib(s libSpec) (*library, error) {
+	cands, noMatch := s.candidates()
+	e := &Error{Lib: s.lib}
+	for _, p := range cands {
+		l, why := bindLib(p, s)
+		if l != nil {
+			return l, nil
 		}
-		purego.RegisterFunc(s.fn, addr)
+		e.Tried = append(e.Tried, p+": "+why)
 	}
-	return nil
+	e.Tried = append(e.Tried, noMatch...)
+	return nil, e
+}
+
+// bindLib dlopens path (dlopenGlobal) and binds s's symbols, or says why
+// not. Every symbol is looked up before any is registered, so a library
+// that lacks some is reported by all the names it lacks and leaves no
+// function variable half-bound (purego.RegisterLibFunc would panic on the
+// first instead); it is closed again, which is safe as nothing in it has
+// run, and keeps its exports out of the global namespace the next
+// candidate loads into.
+func bindLib(path string, s libSpec) (*library, string) {
+	h, err := dlopenGlobal(path, 0)
+	if err != nil {
+		// dlerror texts usually start with the path; the caller adds it.
+		return nil, strings.TrimPrefix(err.Error(), path+": ")
+	}
+	addrs := make(map[string]uintptr, len(s.syms))
+	var missing []string
+	for _, sym := range s.syms {
+		addr, err := purego.Dlsym(h, sym.name)
+		if err != nil || addr == 0 {
+			if !sym.optional {
+				missing = append(missing, sym.name)
+			}
+			continue
+		}
+		addrs[sym.name] = addr
+	}
+	for _, group := range s.anyOf {
+		if !slices.ContainsFunc(group, func(n string) bool { return addrs[n] != 0 }) {
+			missing = append(missing, group[len(group)-1])
+		}
+	}
+	switch len(missing) {
+	case 0:
+	case 1:
+		purego.Dlclose(h)
+		return nil, "symbol " + missing[0] + " not found"
+	default:
+		purego.Dlclose(h)
+		return nil, "symbols " + strings.Join(missing, ", ") + " not found"
+	}
+	for _, sym := range s.syms {
+		if addr := addrs[sym.name]; addr != 0 {
+			purego.RegisterFunc(sym.fn, addr)
+		} else {
+			// An optional symbol this library lacks: nil, whatever an
+			// earlier load bound there.
+			reflect.ValueOf(sym.fn).Elem().SetZero()
+		}
+	}
+	return &library{handle: h, path: path}, ""
 }
 
 // cString reads a NUL-terminated C string.
@@ -98,41 +169,6 @@ func libCandidates(env string, names, globs []string) (cands []string, noMatch [
 		}
 	}
 	return cands, noMatch
-}
-
-// loadVendorLib dlopens (RTLD_GLOBAL, with dlopenGlobal's missing-sibling
-// retry) the first candidate that loads and whose symbols bind resolves;
-// the error is a *LibraryError naming every path tried and why, plus the
-// globs that matched nothing.
-func loadVendorLib(name string, cands, noMatch []string, bind func(*library) error) (*library, error) {
-	le := &LibraryError{Lib: name}
-	for _, p := range cands {
-		h, err := dlopenGlobal(p, 0)
-		if err != nil {
-			le.Tried = append(le.Tried, fmt.Sprintf("%s: %v", p, err))
-			continue
-		}
-		l := &library{handle: h, path: p}
-		if err := bind(l); err != nil {
-			le.Tried = append(le.Tried, err.Error())
-			continue
-		}
-		return l, nil
-	}
-	le.Tried = append(le.Tried, noMatch...)
-	return nil, le
-}
-
-// LibraryError says why a vendor library (cuBLASLt, NVML) could not be
-// loaded: every path tried and why each failed. The bench engine prints it
-// as the SKIP reason of the rows that need the library.
-type LibraryError struct {
-	Lib   string   // "cuBLASLt", "NVML"
-	Tried []string // "PATH: why"
-}
-
-func (e *LibraryError) Error() string {
-	return e.Lib + " not loaded: tried " + strings.Join(e.Tried, "; ")
 }
 
 // missingDepRE finds the library named in a dlerror text of the form

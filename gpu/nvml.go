@@ -105,7 +105,7 @@ func (l *nvmlLib) symbols() []symbol {
 	}
 }
 
-// err turns an nvmlReturn_t into an *APIError (nil on success).
+// err turns an nvmlReturn_t into an *Error (nil on success).
 func (l *nvmlLib) err(fn string, r nvmlReturn) error {
 	if r == nvmlSuccess {
 		return nil
@@ -114,7 +114,7 @@ func (l *nvmlLib) err(fn string, r nvmlReturn) error {
 	if l != nil && l.nvmlErrorString != nil {
 		msg = func(r nvmlReturn) string { return cString(l.nvmlErrorString(r)) }
 	}
-	return newAPIError(fn, "nvmlReturn_t", r, nvmlReturnNames, msg)
+	return statusError("NVML", fn, "nvmlReturn_t", r, nameIn(nvmlReturnNames), msg)
 }
 
 // NVMLLibraries are the names tried for libnvidia-ml, through the dynamic
@@ -138,12 +138,18 @@ type ClockSample struct {
 	PowerW float64 `json:"power_w"`
 }
 
+// spec is how OpenNVML finds libnvidia-ml: NVMLLibraries, bound to l's
+// table.
+func (l *nvmlLib) spec() libSpec {
+	return libSpec{lib: "NVML", names: NVMLLibraries, syms: l.symbols()}
+}
+
 // OpenNVML loads libnvidia-ml and calls nvmlInit_v2. When no library
-// loads with every symbol, the error is a *LibraryError naming every name
-// tried and why (loadVendorLib, as for the BLAS libraries).
+// loads with every symbol, the error is an *Error naming every name tried
+// and why.
 func OpenNVML() (*NVML, error) {
 	l := &nvmlLib{}
-	lib, err := loadVendorLib("NVML", NVMLLibraries, nil, func(x *library) error { return x.bind(l.symbols()) })
+	lib, err := loadLib(l.spec())
 	if err != nil {
 		return nil, err
 	}

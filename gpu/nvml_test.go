@@ -20,8 +20,8 @@ func TestOpenNVMLErrorListsEverything(t *testing.T) {
 		return
 	}
 	t.Logf("OpenNVML: %v", err)
-	var le *LibraryError
-	if !errors.As(err, &le) {
+	var le *Error
+	if !errors.As(err, &le) || len(le.Tried) == 0 {
 		t.Skipf("a libnvidia-ml loaded but NVML did not start: %v", err)
 	}
 	msg := err.Error()
@@ -45,12 +45,12 @@ func TestNVMLReturnError(t *testing.T) {
 	if l.err("f", nvmlSuccess) != nil {
 		t.Error("success is an error")
 	}
-	var ae *APIError
-	if err := l.err("nvmlDeviceGetPowerUsage", nvmlErrNotSupported); !errors.As(err, &ae) || ae.Name != "NVML_ERROR_NOT_SUPPORTED" || ae.Code != 3 {
+	var ae *Error
+	if err := l.err("nvmlDeviceGetPowerUsage", nvmlErrNotSupported); !errors.As(err, &ae) || ae.Lib != "NVML" || ae.CodeName != "NVML_ERROR_NOT_SUPPORTED" || ae.Code != 3 {
 		t.Errorf("got %#v", err)
 	}
-	if e := l.err("f", 4242).(*APIError); e.Name != "nvmlReturn_t 4242" {
-		t.Errorf("unknown return named %q", e.Name)
+	if e := l.err("f", 4242).(*Error); e.CodeName != "nvmlReturn_t 4242" {
+		t.Errorf("unknown return named %q", e.CodeName)
 	}
 }
 

@@ -28,14 +28,14 @@ func (f fakeFunc) Attrs() (gpu.FuncAttrs, error) { return gpu.FuncAttrs{}, nil }
 func (m fakeModule) Unload() error               { return nil }
 func (m fakeModule) Function(name string) (gpu.Function, error) {
 	if !m[name] {
-		return nil, &gpu.APIError{Func: "cuModuleGetFunction", Code: 500, Name: "CUDA_ERROR_NOT_FOUND"}
+		return nil, &gpu.Error{Func: "cuModuleGetFunction", Code: 500, CodeName: "CUDA_ERROR_NOT_FOUND"}
 	}
 	return fakeFunc(name), nil
 }
 
 func (d *fakeDevice) LoadModule(img []byte) (gpu.Module, error) {
 	if strings.Contains(string(img), "CORRUPT") {
-		return nil, &gpu.APIError{Func: "cuModuleLoadDataEx", Code: 218, Name: "CUDA_ERROR_INVALID_PTX"}
+		return nil, &gpu.Error{Func: "cuModuleLoadDataEx", Code: 218, CodeName: "CUDA_ERROR_INVALID_PTX"}
 	}
 	m := fakeModule{}
 	for _, l := range strings.Split(string(img), "\n") {
