@@ -1,13 +1,14 @@
 # Build the kernels (clang-19, no vendor SDK) and the harness (CGO_ENABLED=0).
-#   make kernels   hipsrc/*.hip -> build/sm_90a/*.ptx and build/gfx1201/*.co
+#   make kernels   families/*/*.hip -> build/sm_90a/*.ptx and build/gfx1201/*.co
 #   make bin       bin/parharness
 #   make test      kernels, go test ./..., then the quick suite (no GPU needed)
 CLANG   ?= clang++-19
 GO      ?= go
-SRC     := $(wildcard hipsrc/*.hip)
-HDR     := $(wildcard hipsrc/arch/*.h)
-PTX     := $(patsubst hipsrc/%.hip,build/sm_90a/%.ptx,$(SRC))
-CO      := $(patsubst hipsrc/%.hip,build/gfx1201/%.co,$(SRC))
+SRC     := $(wildcard families/*/*.hip)
+HDR     := $(wildcard hipsrc/*/*.h)
+PTX     := $(foreach s,$(SRC),build/sm_90a/$(basename $(notdir $(s))).ptx)
+CO      := $(foreach s,$(SRC),build/gfx1201/$(basename $(notdir $(s))).co)
+vpath %.hip $(sort $(dir $(SRC)))
 NVFLAGS := -x cuda --cuda-gpu-arch=sm_90a --cuda-device-only -nocudainc -nocudalib --cuda-feature=+ptx84 -O3 -ffp-contract=off -S -Ihipsrc -Wall -Werror
 AMDFLAGS:= -x hip --offload-arch=gfx1201 --cuda-device-only --no-gpu-bundle-output -nogpuinc -nogpulib -O3 -ffp-contract=off -Ihipsrc -Wall -Werror
 
@@ -16,11 +17,11 @@ all: kernels bin
 
 kernels: $(PTX) $(CO)
 
-build/sm_90a/%.ptx: hipsrc/%.hip $(HDR)
+build/sm_90a/%.ptx: %.hip $(HDR)
 	@mkdir -p $(@D)
 	$(CLANG) $(NVFLAGS) $< -o $@.tmp && mv $@.tmp $@
 
-build/gfx1201/%.co: hipsrc/%.hip $(HDR)
+build/gfx1201/%.co: %.hip $(HDR)
 	@mkdir -p $(@D)
 	$(CLANG) $(AMDFLAGS) $< -o $@.tmp && mv $@.tmp $@
 

@@ -101,7 +101,7 @@ func MeasurePeerGEMM(c *Ctx, lt gpu.VendorGEMM, typ gpu.GemmType, suite, shape s
 		Footprint: footprint, Copies: copies,
 		Variants: []Variant{{Name: peer, Enqueue: func(s gpu.Stream, i int) error {
 			return plan.Enqueue(x.Add(int(xBytes)*i), w.Add(int(wBytes)*i), y.Add(int(yBytes)*i), s)
-		}}}}
+		}, Unchecked: "vendor library peer on random inputs: timed as the figure to beat, its output not compared"}}}
 	recs, err := c.Engine.Measure(p)
 	if err != nil {
 		return results.Record{}, err

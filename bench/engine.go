@@ -13,7 +13,15 @@
 //     identical-code control A' (the baseline captured a second time) runs
 //     beside every rung: a difference inside the control's spread is "~".
 //
-// A suite (suites.go) declares points; the engine measures them and returns
+//   - Checked: a variant's output is compared with the reference before its
+//     time is trusted. Before the warm-up each captured graph is replayed
+//     once onto freshly poisoned outputs of the first and the last buffer
+//     set of the rotation, and both sets are compared; after the timed
+//     replays the same again. A variant whose output fails is recorded
+//     FAIL with the check's message and is not timed (no samples, verdict
+//     or regret entry); a failing baseline leaves the rung untimed.
+//
+// A suite declares points; the engine measures them and returns
 // results.Records. Bytes and flops are declared per call; GB/s and TF/s are
 // derived, and compared with ceilings measured in the same run.
 package bench
@@ -54,6 +62,22 @@ type Variant struct {
 	// the point's): attribution variants that pin some buffers to one set
 	// are not cold, and must not be flagged or diffed as if they were.
 	Regime string
+	// Check compares the variant's output with the reference; nil only
+	// when Unchecked says why there is nothing to compare.
+	Check *Check
+	// Unchecked is why a variant without Check has no output to compare (an
+	// attribution kernel that computes nothing, an empty kernel).
+	Unchecked string
+}
+
+// Check is how the engine verifies one variant's output in one buffer set
+// of the cold rotation (copy k, as Enqueue numbers them).
+type Check struct {
+	// Prepare poisons what the variant writes in copy k and restores what
+	// it reads there that another variant may have written.
+	Prepare func(k int) error
+	// Verify compares copy k's outputs with the reference.
+	Verify func(k int) error
 }
 
 // Sequence is one variant that runs vs one after another per call (a
@@ -70,7 +94,7 @@ func Sequence(vs ...Variant) Variant {
 			}
 		}
 		return nil
-	}}
+	}, Unchecked: "a sequence: give it the check of its combined output"}
 }
 
 // Point is one rung of a sweep: a shape, an M, a regime, and the variants
@@ -169,6 +193,11 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, v := range p.Variants {
+		if v.Check == nil && v.Unchecked == "" {
+			return nil, fmt.Errorf("bench: %s %s M=%d variant %s: no output check and no reason why not; every timed variant is checked", p.Kernel, p.Shape, p.M, v.Name)
+		}
+	}
 	// Capture every graph before any warm-up: the baseline, the others,
 	// then the baseline again as the identical-code control.
 	arms := append(append([]Variant{}, p.Variants...), Variant{Name: p.Variants[0].Name + " (control)", Enqueue: p.Variants[0].Enqueue})
@@ -185,31 +214,66 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 		}
 		graphs = append(graphs, &timedGraph{name: v.Name, graph: g})
 	}
-	if err := e.warmup(graphs); err != nil {
-		return nil, err
+	// Check every variant's output before anything is timed.
+	checkCopies := CheckedCopies(p.Copies)
+	failed := make([]error, len(p.Variants))
+	for i, v := range p.Variants {
+		failed[i] = e.check(v, graphs[i], checkCopies, "before the timed replays")
 	}
-	if err := e.timeInterleaved(graphs, n); err != nil {
-		return nil, fmt.Errorf("bench: %s %s M=%d: %w", p.Kernel, p.Shape, p.M, err)
+	var timed []*timedGraph
+	if failed[0] == nil {
+		for i := range p.Variants {
+			if failed[i] == nil {
+				timed = append(timed, graphs[i])
+			}
+		}
+		timed = append(timed, graphs[len(graphs)-1]) // the control
+		if err := e.warmup(timed); err != nil {
+			return nil, err
+		}
+		if err := e.timeInterleaved(timed, n); err != nil {
+			return nil, fmt.Errorf("bench: %s %s M=%d: %w", p.Kernel, p.Shape, p.M, err)
+		}
+		for i, v := range p.Variants {
+			if failed[i] == nil {
+				failed[i] = e.check(v, graphs[i], checkCopies, "after the timed replays")
+			}
+		}
+	} else {
+		for i := 1; i < len(p.Variants); i++ {
+			if failed[i] == nil {
+				failed[i] = fmt.Errorf("not timed: the baseline %s failed its output check", p.Variants[0].Name)
+			}
+		}
 	}
-	control, err := results.NewControl(p.Variants[0].Name, graphs[0].samples, graphs[len(graphs)-1].samples)
-	if err != nil {
-		return nil, err
+	var control *results.Control
+	if failed[0] == nil {
+		var err error
+		if control, err = results.NewControl(p.Variants[0].Name, graphs[0].samples, graphs[len(graphs)-1].samples); err != nil {
+			return nil, err
+		}
 	}
 	var recs []results.Record
 	for i, v := range p.Variants {
 		regime := cmp.Or(v.Regime, p.Regime)
 		r := results.Record{Suite: p.Suite, Kernel: p.Kernel, Variant: v.Name, Shape: p.Shape, M: p.M, Regime: regime,
-			SamplesUS: graphs[i].samples, Bytes: p.Bytes, Flops: p.Flops, Extra: p.Extra}
+			Bytes: p.Bytes, Flops: p.Flops, Extra: cloneMap(p.Extra)}
+		r.Extra["calls_per_graph"] = float64(n)
+		r.Extra["copies"] = float64(p.Copies)
+		switch {
+		case failed[i] != nil:
+			r.Check = &results.Check{Status: results.CheckFail, Copies: checkCopies, Reason: failed[i].Error()}
+			recs = append(recs, r)
+			continue
+		case v.Check == nil:
+			r.Check = &results.Check{Status: results.CheckNone, Reason: v.Unchecked}
+		default:
+			r.Check = &results.Check{Status: results.CheckPass, Copies: checkCopies}
+		}
+		r.SamplesUS = graphs[i].samples
 		if err := r.Derive(); err != nil {
 			return nil, err
 		}
-		if r.Extra == nil {
-			r.Extra = map[string]float64{}
-		} else {
-			r.Extra = cloneMap(r.Extra)
-		}
-		r.Extra["calls_per_graph"] = float64(n)
-		r.Extra["copies"] = float64(p.Copies)
 		if i == 0 {
 			r.Control = control
 		} else {
@@ -226,8 +290,42 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 	return recs, nil
 }
 
+// CheckedCopies are the buffer sets of a rotation of copies sets that the
+// output checks compare: the first and the last.
+func CheckedCopies(copies int) []int {
+	if copies <= 1 {
+		return []int{0}
+	}
+	return []int{0, copies - 1}
+}
+
+// check replays v's captured graph once onto poisoned outputs of the
+// checked copies and verifies them; nil for a variant with nothing to check.
+func (e *Engine) check(v Variant, g *timedGraph, copies []int, when string) error {
+	if v.Check == nil {
+		return nil
+	}
+	for _, k := range copies {
+		if err := v.Check.Prepare(k); err != nil {
+			return fmt.Errorf("preparing copy %d for the check %s: %w", k, when, err)
+		}
+	}
+	if err := g.graph.Launch(e.Stream); err != nil {
+		return fmt.Errorf("check replay %s: %w", when, err)
+	}
+	if err := e.Dev.StreamSynchronize(e.Stream); err != nil {
+		return fmt.Errorf("check replay %s: %w", when, err)
+	}
+	for _, k := range copies {
+		if err := v.Check.Verify(k); err != nil {
+			return fmt.Errorf("output of copy %d %s: %w", k, when, err)
+		}
+	}
+	return nil
+}
+
 func cloneMap(m map[string]float64) map[string]float64 {
-	out := make(map[string]float64, len(m))
+	out := make(map[string]float64, len(m)+4)
 	for k, v := range m {
 		out[k] = v
 	}

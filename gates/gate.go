@@ -22,6 +22,7 @@
 package gates
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -104,6 +105,44 @@ type Env struct {
 	Full       bool   // running the full suite
 	Checkpoint string // --checkpoint DIR, "" for synthetic weights
 	Log        io.Writer
+}
+
+// Reporter is what a check reports to: a gate's *T, or a bench's
+// Findings when it checks the outputs it times. Family check functions take
+// a Reporter so one check serves both.
+type Reporter interface {
+	Failf(format string, args ...any)
+	Logf(format string, args ...any)
+	Metric(name string, v float64)
+}
+
+// Findings collects a check's failures outside a gate (metrics and notes
+// are dropped): what a bench records when a variant's output is wrong.
+type Findings struct {
+	Failures []string
+}
+
+// Failf records a failure.
+func (f *Findings) Failf(format string, args ...any) {
+	if len(f.Failures) < maxFailures {
+		f.Failures = append(f.Failures, fmt.Sprintf(format, args...))
+	} else if len(f.Failures) == maxFailures {
+		f.Failures = append(f.Failures, "(further failures not listed)")
+	}
+}
+
+// Logf drops a note.
+func (f *Findings) Logf(string, ...any) {}
+
+// Metric drops a figure.
+func (f *Findings) Metric(string, float64) {}
+
+// Err is nil when nothing failed, else the failures as one error.
+func (f *Findings) Err() error {
+	if len(f.Failures) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(f.Failures, "; "))
 }
 
 // Result is one gate's outcome: the results document's gate record, filled

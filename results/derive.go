@@ -75,7 +75,7 @@ func (d *Document) FlagAboveRoofline(slackPct float64) ([]string, error) {
 func (d *Document) CellTimes(suite, kernel, regime string) map[regret.Cell]map[string]float64 {
 	out := map[regret.Cell]map[string]float64{}
 	for _, r := range d.Records {
-		if r.Suite != suite || r.Kernel != kernel || r.Regime != regime || r.TrimmedMeanUS <= 0 {
+		if r.Suite != suite || r.Kernel != kernel || r.Regime != regime || r.TrimmedMeanUS <= 0 || r.Failed() {
 			continue
 		}
 		c := regret.Cell{Shape: r.Shape, M: r.M}

@@ -25,6 +25,7 @@ const (
 	VerdictRemoved  = "removed"  // only in the old run
 	VerdictMismatch = "MISMATCH" // same row, different work or regime: not compared
 	VerdictUnknown  = "?"        // too few samples to decide
+	VerdictFailed   = "FAILED"   // the new run's output check failed: nothing to compare
 )
 
 // DiffOptions tunes Diff.
@@ -92,6 +93,22 @@ type DiffReport struct {
 }
 
 const mismatchWhy = "measure different work (bytes, flops) or cache regimes under the same name in the two runs and were not compared"
+
+// CheckFailures returns an error listing the new run's records whose
+// output check failed, or nil: a wrong kernel is a regression whatever its
+// time.
+func (d *DiffReport) CheckFailures() error {
+	var lines []string
+	for _, r := range d.Rows {
+		if r.Verdict == VerdictFailed {
+			lines = append(lines, r.Key()+": "+r.Note)
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return fmt.Errorf("results: diff: %d rows of the new run failed their output check:\n\t%s", len(lines), strings.Join(lines, "\n\t"))
+}
 
 // Mismatches returns an error listing the rows that could not be compared
 // because the two runs measured different things under the same name, or
@@ -280,6 +297,9 @@ func diffRecords(old, new []Record, minNoise float64) []DiffRow {
 		}
 		r := rowOf(n)
 		r.New, r.NewUS, r.Verdict = n, n.TrimmedMeanUS, VerdictAdded
+		if n.Failed() {
+			r.Verdict, r.Note = VerdictFailed, "output check failed: "+n.Check.Reason
+		}
 		rows = append(rows, r)
 	}
 	for _, o := range onlyOld {
@@ -315,6 +335,17 @@ func compareRow(o, n *Record, minNoise float64) DiffRow {
 	}
 	for _, f := range n.Flags {
 		notes = append(notes, "new "+f)
+	}
+	if n.Failed() || o.Failed() {
+		r.Verdict = VerdictFailed
+		if !n.Failed() {
+			r.Verdict = VerdictUnknown // the old run's output was wrong: its time means nothing
+			notes = append(notes, "old output check failed")
+		} else {
+			notes = append(notes, "output check failed: "+n.Check.Reason)
+		}
+		r.Note = strings.Join(notes, "; ")
+		return r
 	}
 	r.Verdict = compareFigures(&r, o, n, &notes, minNoise)
 	r.Note = strings.Join(notes, "; ")

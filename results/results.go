@@ -28,7 +28,9 @@
 //
 //   - every record has a suite, kernel, variant and shape, M >= 0 and a
 //     regime of "cold" or "hot"; no two records share a Key;
-//   - samples are positive and finite, derived figures finite;
+//   - samples are positive and finite, derived figures finite; a record
+//     whose output check failed (Check.Status FAIL) has no samples: it was
+//     not timed;
 //   - every gate has a name, a status PASS, FAIL or SKIP, and no two
 //     gates share a name.
 package results
@@ -156,11 +158,34 @@ type Record struct {
 	GBps   float64 `json:"gbps"`
 	TFlops float64 `json:"tflops,omitempty"`
 
+	// Check is how the variant's output was verified before its time was
+	// trusted (bench records; nil in files written before checks existed).
+	Check *Check `json:"check,omitempty"`
+
 	Flags   []string           `json:"flags,omitempty"`   // FlagAboveRoofline, ...
 	Control *Control           `json:"control,omitempty"` // identical-code control beside this rung
 	Verdict string             `json:"verdict,omitempty"` // against the rung's baseline, from stats.Compare
 	Extra   map[string]float64 `json:"extra,omitempty"`   // bench-specific figures (split-K count, waves, ...)
 }
+
+// Check statuses of a record.
+const (
+	CheckPass = "PASS" // the output equalled the reference before and after the timed replays
+	CheckFail = "FAIL" // it did not: the record has no samples, verdict or regret entry
+	CheckNone = "NONE" // nothing to compare (an attribution kernel, a vendor peer); Reason says why
+)
+
+// Check is the output check of one bench record: the buffer sets of the
+// cold rotation it compared (the first and the last), once before the
+// timed replays and once after them.
+type Check struct {
+	Status string `json:"status"`           // CheckPass, CheckFail or CheckNone
+	Copies []int  `json:"copies,omitempty"` // rotation copies compared
+	Reason string `json:"reason,omitempty"` // FAIL: the check's first failures; NONE: why nothing is compared
+}
+
+// Failed reports whether the record's output check failed.
+func (r *Record) Failed() bool { return r.Check != nil && r.Check.Status == CheckFail }
 
 // Control is an identical-code control: variant Of timed against itself,
 // interleaved like a real A/B, beside a rung of the ladder.
@@ -313,6 +338,21 @@ func (d *Document) Validate() error {
 			}
 		}
 		samples("samples_us", r.SamplesUS)
+		if c := r.Check; c != nil {
+			switch {
+			case c.Status != CheckPass && c.Status != CheckFail && c.Status != CheckNone:
+				add("%s: check status %q is not %s, %s or %s", where, c.Status, CheckPass, CheckFail, CheckNone)
+			case c.Status == CheckFail && len(r.SamplesUS) > 0:
+				add("%s: a variant whose output check failed has samples; a failed variant is not timed", where)
+			case c.Status == CheckFail && (r.Verdict != "" || r.Control != nil):
+				add("%s: a variant whose output check failed has a verdict or control", where)
+			case c.Status != CheckPass && c.Reason == "":
+				add("%s: check status %s without a reason", where, c.Status)
+			}
+		}
+		if len(r.SamplesUS) == 0 && !r.Failed() {
+			add("%s: no samples; only a variant whose output check failed goes untimed", where)
+		}
 		for _, f := range []struct {
 			name string
 			v    float64

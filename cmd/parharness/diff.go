@@ -89,9 +89,11 @@ func runDiff(args []string, stdout, stderr io.Writer) (int, error) {
 		return ExitUsage, err
 	}
 	code := ExitOK
-	if err := rep.Mismatches(); err != nil {
-		fmt.Fprintf(stderr, "parharness diff: %v\n", err)
-		code = ExitFail
+	for _, err := range []error{rep.Mismatches(), rep.CheckFailures()} {
+		if err != nil {
+			fmt.Fprintf(stderr, "parharness diff: %v\n", err)
+			code = ExitFail
+		}
 	}
 	for _, g := range rep.GateChanges {
 		if g.Regression() {

@@ -1,7 +1,9 @@
 package basics
 
 import (
+	"bytes"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/gpu"
@@ -34,7 +36,7 @@ func runLaunchSuite(c *bench.Ctx) error {
 		if err != nil {
 			return err
 		}
-		vs = append(vs, bench.Variant{Name: fmt.Sprintf("blocks=%d", blocks), Enqueue: f})
+		vs = append(vs, bench.Variant{Name: fmt.Sprintf("blocks=%d", blocks), Enqueue: f, Unchecked: "the empty kernel writes nothing"})
 	}
 	return c.Measure(bench.Point{Suite: "launch", Kernel: "selftest_empty", Shape: "empty", Regime: bench.Hot, Copies: 1, Variants: vs})
 }
@@ -64,8 +66,15 @@ func CopyPoint(c *bench.Ctx, size int64, extraPct int) (bench.Point, error) {
 	if err != nil {
 		return bench.Point{}, err
 	}
-	if err := c.Dev.Memset(src, 0x5A, copies*int(size)); err != nil {
+	pattern := copyPattern()
+	if err := bench.UploadRepeated(c, src, int64(copies)*size, pattern); err != nil {
 		return bench.Point{}, err
+	}
+	// Every copy of dst must equal its src: the pattern continued from the
+	// copy's offset (UploadRepeated wrote it across the copies).
+	check := &bench.Check{
+		Prepare: func(k int) error { return c.Dev.Memset(dst.Add(int(int64(k)*size)), 0xFF, int(size)) },
+		Verify:  func(k int) error { return verifyCopy(c.Dev, dst.Add(int(int64(k)*size)), size, int64(k)*size, pattern) },
 	}
 	n := size / 16
 	grid, block := copyGrid(c.Dev, n), gpu.D1(256)
@@ -78,7 +87,7 @@ func CopyPoint(c *bench.Ctx, size int64, extraPct int) (bench.Point, error) {
 	}
 	p := bench.Point{Suite: "copy", Kernel: "copy_v4", Shape: fmt.Sprintf("%dMiB", size>>20), Regime: bench.Cold,
 		Bytes: 2 * size, Footprint: footprint, Copies: copies,
-		Variants: []bench.Variant{{Name: "copy", Enqueue: plain}}}
+		Variants: []bench.Variant{{Name: "copy", Enqueue: plain, Check: check}}}
 	if extraPct > 100 {
 		// copy_v4_extra re-copies the first extra vectors: more than n would
 		// index past the buffers.
@@ -87,7 +96,7 @@ func CopyPoint(c *bench.Ctx, size int64, extraPct int) (bench.Point, error) {
 	if extraPct > 0 {
 		// The same code as the baseline under another name: the A/B verdict
 		// must come out "~" (the control measures the same thing as spread).
-		p.Variants = append(p.Variants, bench.Variant{Name: "copy-identical", Enqueue: plain})
+		p.Variants = append(p.Variants, bench.Variant{Name: "copy-identical", Enqueue: plain, Check: check})
 		extra := n * int64(extraPct) / 100
 		slow, err := c.Launcher("copy_v4_extra", copyGrid(c.Dev, n+extra), block, 0, func(k int) []any {
 			off := int(int64(k) * size)
@@ -96,9 +105,47 @@ func CopyPoint(c *bench.Ctx, size int64, extraPct int) (bench.Point, error) {
 		if err != nil {
 			return bench.Point{}, err
 		}
-		p.Variants = append(p.Variants, bench.Variant{Name: fmt.Sprintf("copy+%d%%", extraPct), Enqueue: slow})
+		p.Variants = append(p.Variants, bench.Variant{Name: fmt.Sprintf("copy+%d%%", extraPct), Enqueue: slow, Check: check})
 	}
 	return p, nil
+}
+
+// copyPattern is the source pattern of the copy points: random bytes in a
+// block whose length is no power of two, so a copy that lands at a wrong
+// offset (by a vector, a block or a power-of-two stride) differs from it.
+func copyPattern() []byte {
+	rng := rand.New(rand.NewPCG(0xc0, 0x9))
+	b := make([]byte, 1<<20+48)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+// verifyCopy compares size bytes at dst with the pattern as repeated from
+// byte offset off of the source, a chunk at a time.
+func verifyCopy(dev gpu.Device, dst gpu.Ptr, size, off int64, pattern []byte) error {
+	const chunk = 64 << 20
+	got := make([]byte, min(chunk, size))
+	for at := int64(0); at < size; at += chunk {
+		n := min(chunk, size-at)
+		if err := dev.DtoH(got[:n], dst.Add(int(at))); err != nil {
+			return err
+		}
+		for i := int64(0); i < n; {
+			pos := (off + at + i) % int64(len(pattern))
+			seg := min(int64(len(pattern))-pos, n-i)
+			if g, w := got[i:i+seg], pattern[pos:pos+seg]; !bytes.Equal(g, w) {
+				j := 0
+				for g[j] == w[j] {
+					j++
+				}
+				return fmt.Errorf("byte %d is %#02x, want %#02x (the source's)", at+i+int64(j), g[j], w[j])
+			}
+			i += seg
+		}
+	}
+	return nil
 }
 
 func runCopySuite(c *bench.Ctx) error {

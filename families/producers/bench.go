@@ -241,13 +241,6 @@ func (b *producerBufs) twoPassLR(tiled bool) bench.Variant {
 	return bench.Sequence(b.passALR(), b.passC(tiled))
 }
 
-func layoutName(t bool) string {
-	if t {
-		return "tiled"
-	}
-	return "row"
-}
-
 func (b *producerBufs) passC(tiled bool) bench.Variant {
 	return b.plain("passC-"+layoutName(tiled), "pq_tokq", 0, tiled)
 }

@@ -5,9 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 	"github.com/parharness/parharness/shapes"
 )
@@ -175,7 +177,7 @@ func rotateParallel(rr *refimpl.RotRecords, x []uint16, M, p int) []float32 {
 
 // compareOut compares a downloaded output (want, then untouched poison past
 // it) element by element; elem is the element size and where names an index.
-func compareOut(t *gates.T, what string, got, want []byte, elem int, where func(i int) string) {
+func compareOut(t gates.Reporter, what string, got, want []byte, elem int, where func(i int) string) {
 	bad, first := 0, ""
 	for i := 0; i < len(want); i += elem {
 		if string(got[i:i+elem]) != string(want[i:i+elem]) {
@@ -205,35 +207,177 @@ func gateProducers(t *gates.T) {
 		for p := range rots {
 			rots[p] = refimpl.RandomRotation(rng, c.K)
 		}
-		rr, err := refimpl.BuildRotRecords(rots)
-		t.Check(err, "build rotation records")
-		var sr *refimpl.ShuffleRecords
-		if t.Full() {
-			sr, err = refimpl.BuildShuffleRecords(rots)
-			t.Check(err, "build shuffle-routed records")
-		}
 		x := randomActivations(rng, c.M, c.K, c.dist)
-		withGroup := c.M <= 128
-		pm := buildMirror(rr, x, c, withGroup, false)
-		launches += runProducerCase(t, c, seed, rr, sr, x, pm, withGroup)
+		in, err := newProducerInputs(rots, x, c, caseKernels(t, c.M))
+		t.Check(err, "build rotation records")
+		launches += runProducerCase(t, c, seed, in)
 		t.Release()
 	}
 	t.Metric("cases", float64(len(cases)))
 	t.Metric("variant_runs", float64(launches))
-	t.Logf("%d cases (K x P x M x distribution), %d variant runs checked (the decode band only for M <= 128; pq_rot_bf16_sh in the full suite only until a device run has passed it)", len(cases), launches)
+	t.Logf("%d cases (K x P x M x distribution), %d variant runs checked (experimental kernels in the full suite only)", len(cases), launches)
 }
 
-// runProducerCase runs and checks every variant of one case and returns
-// how many ran; sr (nil: skipped) are the shuffle-routed pass A's records.
-func runProducerCase(t *gates.T, c producerCase, seed uint64, rr *refimpl.RotRecords, sr *refimpl.ShuffleRecords, x []uint16, pm *producerMirror, withGroup bool) (ran int) {
+// caseKernels are the registered producer kernels a gate case at M runs on
+// this device, in run order: the stable kernels by Op (group, pass A,
+// pass C, token), then the experimental ones in the same order, so a fault
+// in a kernel that has not yet passed on a device (a sticky device error)
+// cannot cost the verified kernels their results.
+func caseKernels(t *gates.T, M int) []kernels.Kernel {
+	ks := kernels.Select(kernels.Query{Family: Family, M: M, Arch: t.Device().Info().CodeArch(), Full: t.Full(),
+		Roles: []kernels.Role{kernels.Baseline, kernels.Variant}})
+	opOrder := map[string]int{OpGroup: 0, OpPassA: 1, OpPassC: 2, OpToken: 3}
+	slices.SortStableFunc(ks, func(a, b kernels.Kernel) int {
+		if a.Status != b.Status {
+			return int(a.Status) - int(b.Status)
+		}
+		return opOrder[a.Op] - opOrder[b.Op]
+	})
+	return ks
+}
+
+// producerInputs is one case's host data: the activations, the records of
+// every launch form the case's kernels read, and the mirror's outputs.
+type producerInputs struct {
+	x  []uint16
+	rr *refimpl.RotRecords
+	sr *refimpl.ShuffleRecords // nil unless a shuffle-form kernel runs
+	pm *producerMirror
+}
+
+// newProducerInputs builds the records the kernels ks read and the mirror
+// (with the per-group outputs when a group kernel runs).
+func newProducerInputs(rots []*refimpl.Rotation, x []uint16, c producerCase, ks []kernels.Kernel) (*producerInputs, error) {
+	rr, err := refimpl.BuildRotRecords(rots)
+	if err != nil {
+		return nil, err
+	}
+	in := &producerInputs{x: x, rr: rr}
+	withGroup := false
+	for _, k := range ks {
+		withGroup = withGroup || k.Op == OpGroup
+		if k.Form == FormShuffle && in.sr == nil {
+			if in.sr, err = refimpl.BuildShuffleRecords(rots); err != nil {
+				return nil, err
+			}
+		}
+	}
+	in.pm = buildMirror(rr, x, c, withGroup, false)
+	return in, nil
+}
+
+// producerWant is what a producer Op must write, as bytes, from the mirror.
+type producerWant struct {
+	groupCodes, groupScales, groupRSums []byte // OpGroup
+	xr, gamax                           []byte // OpPassA (and OpPassC's inputs)
+	tokCodesRow, tokCodesTiled          []byte // OpPassC, OpToken
+	tokScales, tokRSums                 []byte
+}
+
+func (pm *producerMirror) want(P int) producerWant {
+	var w producerWant
+	var gs, gr, ts, tr []float32
+	for p := 0; p < P; p++ {
+		if pm.groupQ[p] != nil {
+			w.groupCodes = append(w.groupCodes, pm.groupQ[p].Codes...)
+			gs = append(gs, pm.groupQ[p].GroupScale...)
+			gr = append(gr, pm.groupQ[p].RowSums...)
+		}
+		ts = append(ts, pm.tokQ[p].TokenScale...)
+		tr = append(tr, pm.tokQ[p].RowSums...)
+	}
+	w.groupScales, w.groupRSums = gates.F32Bytes(gs), gates.F32Bytes(gr)
+	w.xr, w.gamax = gates.U16Bytes(pm.xrBits), gates.F32Bytes(pm.gamax)
+	w.tokCodesRow, w.tokCodesTiled = pm.codesRow, pm.codesTil
+	w.tokScales, w.tokRSums = gates.F32Bytes(ts), gates.F32Bytes(tr)
+	return w
+}
+
+// producerOutputs are the downloads of one launch's output buffers (each
+// with its poisoned tail), as the gate and the benches read them.
+type producerOutputs struct {
+	codes, scale, rsum, xr, gamax []byte
+}
+
+// checkProducerOp compares what a kernel of Op op wrote (tiled: the
+// fragment-tiled code layout) with the mirror. Outputs that are not the
+// Op's must still hold the poison; for OpPassC and OpToken pass A's rows
+// and amaxes must be as they were (inputs of one, nobody's output in the
+// other), which passAInPlace says the caller arranged.
+func checkProducerOp(r gates.Reporter, label string, op string, tiled bool, M, K, P int, w producerWant, got producerOutputs) {
+	G, Mpad := K/refimpl.GroupSize, refimpl.PadRows(M)
+	at := func(elemPerRow int) func(int) string {
+		return func(i int) string {
+			row := i / elemPerRow
+			return fmt.Sprintf("p=%d m=%d i=%d", row/M, row%M, i%elemPerRow)
+		}
+	}
+	poisoned := func(what string, b []byte) {
+		for i, v := range b {
+			if v != 0xFF {
+				r.Failf("%s: %s was written at byte %d (%#02x): not this kernel's output, every byte must still be the poison", label, what, i, v)
+				return
+			}
+		}
+	}
+	switch op {
+	case OpGroup:
+		compareOut(r, label+" codes", got.codes, w.groupCodes, 1, at(K))
+		compareOut(r, label+" scales", got.scale, w.groupScales, 4, at(G))
+		compareOut(r, label+" row sums", got.rsum, w.groupRSums, 4, at(G))
+		poisoned("xr", got.xr)
+		poisoned("gamax", got.gamax)
+	case OpPassA:
+		compareOut(r, label+" rows", got.xr, w.xr, 2, at(K))
+		compareOut(r, label+" group amax", got.gamax, w.gamax, 4, at(G))
+		poisoned("codes", got.codes)
+		poisoned("scale", got.scale)
+		poisoned("rsum", got.rsum)
+	case OpPassC, OpToken:
+		if tiled {
+			compareOut(r, label+" codes", got.codes, w.tokCodesTiled, 1, func(i int) string {
+				return fmt.Sprintf("p=%d tiled byte %d", i/(Mpad*K), i%(Mpad*K))
+			})
+		} else {
+			compareOut(r, label+" codes", got.codes, w.tokCodesRow, 1, at(K))
+		}
+		compareOut(r, label+" token scales", got.scale, w.tokScales, 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
+		compareOut(r, label+" row sums", got.rsum, w.tokRSums, 4, at(G))
+		compareOut(r, label+" (pass A rows left as they were)", got.xr, w.xr, 2, at(K))
+		compareOut(r, label+" (pass A amax left as they were)", got.gamax, w.gamax, 4, at(G))
+	default:
+		r.Failf("%s: op %q has no check (families/producers/gate.go checkProducerOp)", label, op)
+	}
+}
+
+// layouts are the code layouts a kernel of op writes: the per-token Ops
+// write row-major or fragment-tiled codes (a launch argument).
+func layouts(op string) []bool {
+	if op == OpPassC || op == OpToken {
+		return []bool{false, true}
+	}
+	return []bool{false}
+}
+
+func layoutName(t bool) string {
+	if t {
+		return "tiled"
+	}
+	return "row"
+}
+
+// runProducerCase runs and checks every registered producer kernel of one
+// case (caseKernels) and returns how many runs it checked.
+func runProducerCase(t *gates.T, c producerCase, seed uint64, in *producerInputs) (ran int) {
 	K, P, M, G := c.K, c.P, c.M, c.K/refimpl.GroupSize
 	Mpad := refimpl.PadRows(M)
 	name := fmt.Sprintf("K=%d P=%d M=%d %s seed=%d", K, P, M, c.dist, seed)
+	rr := in.rr
 	bx := t.Buffer("x", 2*M*K)
 	bidx := t.Buffer("rot_idx", 4*len(rr.Idx))
 	bcs := t.Buffer("rot_cs", 4*len(rr.CS))
 	bchs := t.Buffer("chs", 4*len(rr.ChS))
-	t.Upload(bx, gates.U16Bytes(x))
+	t.Upload(bx, gates.U16Bytes(in.x))
 	idx, cs, chs := rr.Bytes()
 	t.Upload(bidx, idx)
 	t.Upload(bcs, cs)
@@ -244,105 +388,51 @@ func runProducerCase(t *gates.T, c producerCase, seed uint64, rr *refimpl.RotRec
 	rsum := t.Buffer("rsum", 4*(P*M*G+rowsPastM*G))
 	xr := t.Buffer("xr", 2*(P*M*K+rowsPastM*K))
 	gamax := t.Buffer("gamax", 4*(P*M*G+rowsPastM*G))
-	outs := []*gates.Buffer{codes, scale, rsum, xr, gamax}
-	poisonOutputs := func() {
-		for _, b := range outs {
-			t.Poison(b, 0xFF)
-		}
-	}
-	at := func(elemPerRow int) func(int) string {
-		return func(i int) string {
-			row := i / elemPerRow
-			return fmt.Sprintf("p=%d m=%d i=%d", row/M, row%M, i%elemPerRow)
-		}
-	}
-	// untouched fails if a kernel wrote into an output that is not its own
-	// (every byte must still be the poison).
-	untouched := func(kernel string, bs ...*gates.Buffer) {
-		for _, b := range bs {
-			t.RequireFilled(kernel+" "+name, b, 0xFF, "not this kernel's output: every byte must still be the poison")
-		}
-	}
 	bufs := ProducerBufs{X: bx.Ptr(), Idx: bidx.Ptr(), CS: bcs.Ptr(), ChS: bchs.Ptr(),
 		Codes: codes.Ptr(), Scale: scale.Ptr(), RSum: rsum.Ptr(), XR: xr.Ptr(), GAmax: gamax.Ptr()}
-	launch := func(kernel string, tiled bool) {
-		grid, block, args, err := ProducerLaunch(kernel, M, K, P, 0, tiled, bufs)
-		t.Check(err, name)
-		t.Launch(kernel, grid, block, 0, args...)
-		ran++
-	}
-	if withGroup {
-		poisonOutputs()
-		launch("pq_rotq_group", false)
-		var wc []byte
-		var ws, wr []float32
-		for p := 0; p < P; p++ {
-			wc = append(wc, pm.groupQ[p].Codes...)
-			ws = append(ws, pm.groupQ[p].GroupScale...)
-			wr = append(wr, pm.groupQ[p].RowSums...)
-		}
-		compareOut(t, "pq_rotq_group codes "+name, t.Download(codes), wc, 1, at(K))
-		compareOut(t, "pq_rotq_group scales "+name, t.Download(scale), gates.F32Bytes(ws), 4, at(G))
-		compareOut(t, "pq_rotq_group row sums "+name, t.Download(rsum), gates.F32Bytes(wr), 4, at(G))
-		untouched("pq_rotq_group", xr, gamax)
-	}
-	// passA checks one pass-A kernel: bf16 rows and group amaxes, nothing else.
-	passA := func(kernel string) {
-		poisonOutputs()
-		launch(kernel, false)
-		compareOut(t, kernel+" rows "+name, t.Download(xr), gates.U16Bytes(pm.xrBits), 2, at(K))
-		compareOut(t, kernel+" group amax "+name, t.Download(gamax), gates.F32Bytes(pm.gamax), 4, at(G))
-		untouched(kernel, codes, scale, rsum)
-	}
-	// Pass A, plain and lanes = rows: the same outputs.
-	passA("pq_rot_bf16")
-	passA("pq_rot_bf16_lr")
-	var wts, wrs []float32
-	for p := 0; p < P; p++ {
-		wts = append(wts, pm.tokQ[p].TokenScale...)
-		wrs = append(wrs, pm.tokQ[p].RowSums...)
-	}
-	// Pass C and the fused producer, row-major and tiled. Pass C reads the
-	// pass-A outputs just checked; those buffers are not cleared for it.
-	for _, v := range []struct {
-		kernel string
-		tiled  bool
-	}{{"pq_tokq", false}, {"pq_tokq", true}, {"pq_rotq_token", false}, {"pq_rotq_token", true}} {
-		for _, b := range []*gates.Buffer{codes, scale, rsum} {
-			t.Poison(b, 0xFF)
-		}
-		launch(v.kernel, v.tiled)
-		label := fmt.Sprintf("%s %s %s", v.kernel, map[bool]string{false: "row-major", true: "tiled"}[v.tiled], name)
-		got := t.Download(codes)
-		// Whole downloads: every byte past the expected output must still be poison.
-		if v.tiled {
-			compareOut(t, label+" codes", got, pm.codesTil, 1, func(i int) string {
-				return fmt.Sprintf("p=%d tiled byte %d", i/(Mpad*K), i%(Mpad*K))
-			})
-		} else {
-			compareOut(t, label+" codes", got, pm.codesRow, 1, at(K))
-		}
-		ts, rs := t.Download(scale), t.Download(rsum)
-		compareOut(t, label+" token scales", ts, gates.F32Bytes(wts), 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
-		compareOut(t, label+" row sums", rs, gates.F32Bytes(wrs), 4, at(G))
-		// Pass A's rows are pass C's input and nobody's output here.
-		compareOut(t, label+" (pass A rows left as they were)", t.Download(xr), gates.U16Bytes(pm.xrBits), 2, at(K))
-		compareOut(t, label+" (pass A amax left as they were)", t.Download(gamax), gates.F32Bytes(pm.gamax), 4, at(G))
-	}
-	if sr != nil {
-		// Pass A shuffle-routed: the same outputs as pass A. It runs last in
-		// the case, after the verified kernels' checks, and only in the full
-		// suite: until it has passed on a device, a fault in it (a sticky
-		// device error) must not cost the quick suite its results.
-		ctrl, scs, fin, _ := sr.Bytes()
+	if in.sr != nil {
+		ctrl, scs, fin, _ := in.sr.Bytes()
 		bctrl, bscs, bfin := t.Buffer("sh_ctrl", len(ctrl)), t.Buffer("sh_cs", len(scs)), t.Buffer("sh_final", len(fin))
 		t.Upload(bctrl, ctrl)
 		t.Upload(bscs, scs)
 		t.Upload(bfin, fin)
 		bufs.ShCtrl, bufs.ShCS, bufs.ShFin = bctrl.Ptr(), bscs.Ptr(), bfin.Ptr()
-		passA("pq_rot_bf16_sh")
+	}
+	w := in.pm.want(P)
+	for _, k := range caseKernels(t, M) {
+		for _, tiled := range layouts(k.Op) {
+			for _, b := range []*gates.Buffer{codes, scale, rsum, xr, gamax} {
+				t.Poison(b, 0xFF)
+			}
+			if k.Op == OpPassC || k.Op == OpToken {
+				// Pass A's outputs as the mirror has them: pass C's input
+				// (checked unchanged after the launch), and bytes the fused
+				// producer must not touch.
+				t.Upload(xr, append(append([]byte{}, w.xr...), bytesOf(0xFF, xr.N-len(w.xr))...))
+				t.Upload(gamax, append(append([]byte{}, w.gamax...), bytesOf(0xFF, gamax.N-len(w.gamax))...))
+			}
+			grid, block, args, err := ProducerLaunch(k.Name, M, K, P, 0, tiled, bufs)
+			t.Check(err, name)
+			t.Launch(k.Name, grid, block, 0, args...)
+			label := k.Name + " " + name
+			if len(layouts(k.Op)) > 1 {
+				label = fmt.Sprintf("%s %s %s", k.Name, layoutName(tiled), name)
+			}
+			checkProducerOp(t, label, k.Op, tiled, M, K, P, w, producerOutputs{
+				codes: t.Download(codes), scale: t.Download(scale), rsum: t.Download(rsum), xr: t.Download(xr), gamax: t.Download(gamax)})
+			ran++
+		}
 	}
 	return ran
+}
+
+// bytesOf is n bytes of v.
+func bytesOf(v byte, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = v
+	}
+	return b
 }
 
 // gateProducerSemantics checks the mirror (which the device equals byte for
