@@ -49,6 +49,7 @@ func UploadRepeated(c *Ctx, p gpu.Ptr, n int64, buf []byte) error {
 type CopySet struct {
 	Base   gpu.Ptr
 	Stride int
+	Size   int // bytes of one copy
 }
 
 // At is copy k of the buffer.
@@ -59,7 +60,7 @@ func CopyStride(size int) int { return (size + 255) &^ 255 }
 
 // AllocCopies allocates copies copies of a size-byte buffer.
 func AllocCopies(c *Ctx, size, copies int) (CopySet, error) {
-	s := CopySet{Stride: CopyStride(size)}
+	s := CopySet{Stride: CopyStride(size), Size: size}
 	var err error
 	s.Base, err = c.Alloc(int64(s.Stride) * int64(copies))
 	return s, err
@@ -82,4 +83,15 @@ func UploadEachCopy(c *Ctx, copies int, ups ...CopyUpload) error {
 		}
 	}
 	return nil
+}
+
+// Download reads copy k of the buffer.
+func (s CopySet) Download(dev gpu.Device, k int) ([]byte, error) {
+	b := make([]byte, s.Size)
+	return b, dev.DtoH(b, s.At(k))
+}
+
+// Poison fills copy k of the buffer with v.
+func (s CopySet) Poison(dev gpu.Device, k int, v byte) error {
+	return dev.Memset(s.At(k), v, s.Size)
 }

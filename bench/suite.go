@@ -123,6 +123,10 @@ func (c *Ctx) Want(variant string) bool {
 	return len(c.Variants) == 0 || slices.Contains(c.Variants, variant)
 }
 
+// Named reports whether --variants names variant explicitly (opt-in
+// variants, such as experimental kernels, run only then).
+func (c *Ctx) Named(variant string) bool { return slices.Contains(c.Variants, variant) }
+
 // MsOr returns --m if given, else the suite's default ladder.
 func (c *Ctx) MsOr(def []int) []int {
 	if len(c.Ms) > 0 {

@@ -1,17 +1,16 @@
 package gemm
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/parharness/parharness/bench"
+	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 	"github.com/parharness/parharness/regret"
 	"github.com/parharness/parharness/results"
@@ -63,40 +62,76 @@ func init() {
 var DecFixedS = []int{1, 2, 4, 8}
 
 type gemmBufs struct {
-	c                       *bench.Ctx
-	copies                  int
-	w, sz, act, sc, rs, out bench.CopySet
-	ws, sema                gpu.Ptr
-	footprint               int64
+	c                               *bench.Ctx
+	s                               GemmShape
+	M, copies                       int
+	w, sz, act, actRow, sc, rs, out bench.CopySet
+	ws, sema                        gpu.Ptr
+	footprint                       int64
+	ref                             gemmRef
+	label                           string
 }
 
 func gemmWeightBytes(s GemmShape) int64 {
 	return int64(s.N())*int64(s.K)/2 + 4*int64(s.G())*int64(s.N())
 }
 
-// newGemmBufs allocates and fills Copies buffer sets for one point.
-func newGemmBufs(c *bench.Ctx, s GemmShape, M int, prefill bool, maxS int) (*gemmBufs, error) {
-	N, K, G, P := s.N(), s.K, s.G(), len(s.Parts)
-	rows := M
-	if prefill {
-		rows = refimpl.PadRows(M)
+// benchWeights are one shape's weights, drawn as the gate draws them and
+// repacked, kept across the M values of a suite run.
+type benchWeights struct {
+	w  *refimpl.QWeight
+	pk *refimpl.W4Packed
+}
+
+func newBenchWeights(s GemmShape) (*benchWeights, error) {
+	w := gemmWeights(rand.New(rand.NewPCG(uint64(s.K), uint64(s.N()))), s.K, s.N())
+	pk, err := refimpl.RepackW4(w)
+	if err != nil {
+		return nil, err
 	}
-	scN := P * M * G // group scales
-	if prefill {
-		scN = P * M // token scales
+	return &benchWeights{w: w, pk: pk}, nil
+}
+
+// newGemmBufs allocates Copies buffer sets for one point and fills every
+// copy with the same inputs, built as the gate builds them (checkpoint-like
+// weights, activations quantized by the producer mirrors, their scales and
+// row sums), with the reference the variants' outputs are checked against.
+// rowMajor adds row-major activation copies for the prefill forms that
+// read them. The footprint (one call's bytes, which sizes the rotation)
+// counts one activation layout: a call reads one of them.
+func newGemmBufs(c *bench.Ctx, label string, s GemmShape, M int, prefill, rowMajor bool, maxS int, bw *benchWeights) (*gemmBufs, error) {
+	N := s.N()
+	d := newGemmCaseData(gemmCase{label: label, shape: s, M: M, dist: "normal", prefill: prefill}, uint64(M)<<20^uint64(N), bw.w)
+	b := &gemmBufs{c: c, s: s, M: M, ref: d.rr, label: label}
+	wb, szb := bw.pk.WordBytes(), bw.pk.SZBytes()
+	data := [][]byte{wb, szb, d.codes, gates.F32Bytes(d.scales), gates.F32Bytes(d.rsums)}
+	sets := []*bench.CopySet{&b.w, &b.sz, &b.act, &b.sc, &b.rs}
+	for _, x := range data {
+		b.footprint += int64(bench.CopyStride(len(x)))
 	}
-	b := &gemmBufs{c: c}
-	sets := []*bench.CopySet{&b.w, &b.sz, &b.act, &b.sc, &b.rs, &b.out}
-	sizes := []int{N * K / 2, 4 * G * N, P * rows * K, 4 * scN, 4 * P * M * G, 2 * M * N}
-	for _, n := range sizes {
-		b.footprint += int64(bench.CopyStride(n))
-	}
+	b.footprint += int64(bench.CopyStride(2 * M * N))
 	b.copies = bench.CopiesFor(b.footprint, c.Dev.Info().LLCBytes)
 	var err error
 	for i, dst := range sets {
-		if *dst, err = bench.AllocCopies(c, sizes[i], b.copies); err != nil {
+		if *dst, err = bench.AllocCopies(c, len(data[i]), b.copies); err != nil {
 			return nil, err
 		}
+	}
+	if b.out, err = bench.AllocCopies(c, 2*M*N, b.copies); err != nil {
+		return nil, err
+	}
+	ups := []bench.CopyUpload{}
+	for i, x := range data {
+		ups = append(ups, bench.CopyUpload{Set: *sets[i], Data: x})
+	}
+	if rowMajor {
+		if b.actRow, err = bench.AllocCopies(c, len(d.rowCodes), b.copies); err != nil {
+			return nil, err
+		}
+		ups = append(ups, bench.CopyUpload{Set: b.actRow, Data: d.rowCodes})
+	}
+	if err := bench.UploadEachCopy(c, b.copies, ups...); err != nil {
+		return nil, err
 	}
 	if !prefill {
 		if b.ws, err = c.Alloc(int64(max(256, DecWorkspaceBytes(M, N, maxS)))); err != nil {
@@ -109,85 +144,80 @@ func newGemmBufs(c *bench.Ctx, s GemmShape, M int, prefill bool, maxS int) (*gem
 			return nil, err
 		}
 	}
-	// Contents: random nibbles; realistic scale words; e4m3 codes of modest
-	// magnitude; positive scales and row sums of plausible size.
-	rng := rand.New(rand.NewPCG(uint64(N*K+M), 13))
-	if err := fillRandomBytes(c, b.w.Base, int64(b.w.Stride)*int64(b.copies), rng); err != nil {
-		return nil, err
-	}
-	szw := make([]byte, b.sz.Stride)
-	for i := 0; i+4 <= 4*G*N; i += 4 {
-		sc := refimpl.F64ToF16(1e-3 * math.Pow(10, rng.Float64()))
-		d := int16(rng.IntN(13) - 6)
-		binary.LittleEndian.PutUint32(szw[i:], uint32(sc)|uint32(uint16(d))<<16)
-	}
-	sc := make([]byte, b.sc.Stride)
-	for i := 0; i+4 <= len(sc); i += 4 {
-		binary.LittleEndian.PutUint32(sc[i:], math.Float32bits(float32(0.01*(0.5+rng.Float64()))))
-	}
-	rs := make([]byte, b.rs.Stride)
-	for i := 0; i+4 <= len(rs); i += 4 {
-		binary.LittleEndian.PutUint32(rs[i:], math.Float32bits(float32(rng.NormFloat64()*100)))
-	}
-	if err := bench.UploadEachCopy(c, b.copies, bench.CopyUpload{Set: b.sz, Data: szw}, bench.CopyUpload{Set: b.sc, Data: sc}, bench.CopyUpload{Set: b.rs, Data: rs}); err != nil {
-		return nil, err
-	}
-	if err := bench.FillSmallRandom(c, b.act.Base, int64(b.act.Stride)*int64(b.copies), gpu.GemmFP8); err != nil {
-		return nil, err
-	}
 	return b, nil
 }
 
-func fillRandomBytes(c *bench.Ctx, p gpu.Ptr, n int64, rng *rand.Rand) error {
-	const block = 1 << 20
-	buf := make([]byte, block)
-	for i := 0; i+8 <= block; i += 8 {
-		binary.LittleEndian.PutUint64(buf[i:], rng.Uint64())
+// check is the output check of a variant whose output in copy k is to
+// be within the gate's bounds of the reference rr: the output copy is
+// poisoned before the check run and compared after it (checkGEMMOut).
+func (b *gemmBufs) check(name string, rr gemmRef) *bench.Check {
+	dev := b.c.Dev
+	what := fmt.Sprintf("%s M=%d %s", b.label, b.M, name)
+	return &bench.Check{
+		Prepare: func(k int) error { return b.out.Poison(dev, k, 0xFF) },
+		Verify: func(k int) error {
+			got, err := b.out.Download(dev, k)
+			if err != nil {
+				return err
+			}
+			var f gates.Findings
+			checkGEMMOut(&f, what, got, b.M, b.s.N(), rr)
+			return f.Err()
+		},
 	}
-	return bench.UploadRepeated(c, p, n, buf)
 }
 
-// decVariant times one decode kernel at split S, the staged kernels as
-// clusters of the S splits (kernels.DecLaunchOpts) where the device can
-// (elsewhere plainly: the same bits through ws); pdl
-// launches every call with programmatic dependent launch (each call's
-// weight stream starts while the previous call finishes, as behind the
-// producer in a decode step); plain forces a plain launch (ws reduce).
-func (b *gemmBufs) decVariant(s GemmShape, M, S int, kernel, name string, pdl, plain bool) (bench.Variant, error) {
-	kern, grid, block, _, err := DecLaunch(s, M, S, DecArgs{Kernel: kernel})
+// decVariant times decode kernel k at split S: clusters of the S splits
+// (DecLaunchOpts) where k declares the cluster reduce and the device can
+// launch them (elsewhere plainly: the same bits through ws); pdl launches
+// every call with programmatic dependent launch (each call's weight
+// stream starts while the previous call finishes, as behind the producer
+// in a decode step); plain forces a plain launch (ws reduce).
+func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain bool) (bench.Variant, error) {
+	s, M := b.s, b.M
+	kern, grid, block, _, err := DecLaunch(s, M, S, DecArgs{Kernel: k.Name})
 	if err != nil {
 		return bench.Variant{}, err
 	}
-	staged := kernel == "" || kernel == DecKernel(M) || kernel == "pq_gemm_dec_memonly_m8"
-	if pdl && !staged {
-		return bench.Variant{}, fmt.Errorf("%s has no grid_dep_wait: a PDL launch would race with the previous kernel", kernel)
+	if pdl && k.Caps&kernels.PDL == 0 {
+		return bench.Variant{}, fmt.Errorf("%s does not declare PDL (no grid_dep_wait): a PDL launch would race with the previous kernel", k.Name)
 	}
 	opts := gpu.LaunchOpts{PDL: pdl}
-	if _, ok := b.c.Dev.(gpu.ExLauncher); ok && staged && !plain {
-		opts.Cluster = DecLaunchOpts(S).Cluster // the staged kernels' cluster reduce (same bits)
+	if _, ok := b.c.Dev.(gpu.ExLauncher); ok && k.Caps&kernels.Cluster != 0 && !plain {
+		opts.Cluster = DecLaunchOpts(S).Cluster // the cluster reduce (same bits)
 	}
-	f, err := b.c.LauncherEx(kern, grid, block, 0, opts, func(k int) []any {
-		_, _, _, args, _ := DecLaunch(s, M, S, DecArgs{W: b.w.At(k), SZ: b.sz.At(k),
-			Act: b.act.At(k), ASG: b.sc.At(k), RS: b.rs.At(k), Out: b.out.At(k), WS: b.ws, Sema: b.sema, Kernel: kernel})
+	f, err := b.c.LauncherEx(kern, grid, block, 0, opts, func(c int) []any {
+		_, _, _, args, _ := DecLaunch(s, M, S, DecArgs{W: b.w.At(c), SZ: b.sz.At(c),
+			Act: b.act.At(c), ASG: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), WS: b.ws, Sema: b.sema, Kernel: k.Name})
 		return args
 	})
-	return bench.Variant{Name: name, Enqueue: f}, err
+	v := bench.Variant{Name: name, Enqueue: f}
+	if k.Role == kernels.Attribution {
+		v.Unchecked = "attribution kernel (" + k.Name + "): part of the baseline's work, no GEMM output to compare"
+	} else {
+		v.Check = b.check(name, b.ref.withSplits(S))
+	}
+	return v, err
 }
 
-// preVariant times prefill kernel kernel ("" is pq_gemm_pre) as variant
-// name. The activation buffers hold random codes either way (a row-major
-// kernel reads the first M·K bytes of each tiled copy, which is as random).
-func (b *gemmBufs) preVariant(s GemmShape, M int, kernel, name string) (bench.Variant, error) {
-	kern, grid, block, shared, _, err := PreLaunch(s, M, PreArgs{Kernel: kernel})
+// preVariant times prefill kernel k as variant name, on the activation
+// layout its form reads.
+func (b *gemmBufs) preVariant(k kernels.Kernel, name string) (bench.Variant, error) {
+	s, M := b.s, b.M
+	kern, grid, block, shared, _, err := PreLaunch(s, M, PreArgs{Kernel: k.Name})
 	if err != nil {
 		return bench.Variant{}, err
 	}
-	f, err := b.c.Launcher(kern, grid, block, shared, func(k int) []any {
-		_, _, _, _, args, _ := PreLaunch(s, M, PreArgs{W: b.w.At(k), SZ: b.sz.At(k),
-			Act: b.act.At(k), TScale: b.sc.At(k), RS: b.rs.At(k), Out: b.out.At(k), Kernel: kernel})
+	act := b.act
+	if PreRowMajor(k.Name) {
+		act = b.actRow
+	}
+	f, err := b.c.Launcher(kern, grid, block, shared, func(c int) []any {
+		_, _, _, _, args, _ := PreLaunch(s, M, PreArgs{W: b.w.At(c), SZ: b.sz.At(c),
+			Act: act.At(c), TScale: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), Kernel: k.Name})
 		return args
 	})
-	return bench.Variant{Name: name, Enqueue: f}, err
+	return bench.Variant{Name: name, Enqueue: f, Check: b.check(name, preRef(b.ref, k))}, err
 }
 
 func gemmPointBytes(s GemmShape, M int, prefill bool) int64 {
@@ -240,13 +270,14 @@ func runDecSuite(c *bench.Ctx) error {
 	if lt != nil {
 		defer lt.Close()
 	}
-	sms := c.Dev.Info().SMs
+	arch, sms := c.Dev.Info().CodeArch(), c.Dev.Info().SMs
 	Ms := c.MsOr(bench.DecodeMs)
 	if c.Log != nil {
 		WriteDecSplitKTable(c.Log, names, shs, Ms, sms)
 	}
 	total := len(shs) * len(Ms)
 	for si, s := range shs {
+		var bw *benchWeights
 		for mi, M := range Ms {
 			if c.Progress != nil {
 				c.Progress(si*len(Ms)+mi, total, fmt.Sprintf("dec %s M=%d", names[si], M))
@@ -254,6 +285,11 @@ func runDecSuite(c *bench.Ctx) error {
 			if M > DecMaxM {
 				c.Skipf("dec %s M=%d: above the decode band (M <= %d)", names[si], M, DecMaxM)
 				continue
+			}
+			if bw == nil {
+				if bw, err = newBenchWeights(s); err != nil {
+					return err
+				}
 			}
 			// The law's pick is the baseline (named by its S, so the regret
 			// table finds it); fixed S values beside it.
@@ -264,53 +300,15 @@ func runDecSuite(c *bench.Ctx) error {
 					Ss = append(Ss, S)
 				}
 			}
-			b, err := newGemmBufs(c, s, M, false, slices.Max(Ss))
+			b, err := newGemmBufs(c, names[si], s, M, false, false, slices.Max(Ss), bw)
 			if err != nil {
 				c.FreeAll()
 				return err
 			}
-			var vs []bench.Variant
-			for _, S := range Ss {
-				v, err := b.decVariant(s, M, S, "", fmt.Sprintf("S%d", S), false, false)
-				if err != nil {
-					c.FreeAll()
-					return err
-				}
-				vs = append(vs, v)
-			}
-			// The law's launch under programmatic dependent launch (CUDA).
-			if v, err := b.decVariant(s, M, law, "", "pdl", true, false); err == nil {
-				vs = append(vs, v)
-			} else if errors.Is(err, bench.ErrNoExLaunch) {
-				c.Skipf("dec %s M=%d: variant pdl: %v", names[si], M, err)
-			} else {
+			vs, err := b.decVariants(names[si], law, Ss, arch)
+			if err != nil {
 				c.FreeAll()
 				return err
-			}
-			// The law's S reduced through ws and sema (plain launch): the
-			// A/B of the cluster reduce.
-			if _, ex := c.Dev.(gpu.ExLauncher); ex && DecLaunchOpts(law) != (gpu.LaunchOpts{}) { // else the baseline already is the plain launch
-				v, err := b.decVariant(s, M, law, "", "ws", false, true)
-				if err != nil {
-					c.FreeAll()
-					return err
-				}
-				vs = append(vs, v)
-			}
-			// The other kernels that take M (previous generation, attribution)
-			// at the law's S: the A/B of a change (sm_90a only).
-			for _, k := range DecKernelsFor(M)[1:] {
-				tag, _, _ := strings.Cut(strings.TrimPrefix(k, "pq_gemm_dec_"), "_") // "v1", "memonly"
-				if !c.Kernels.Exists(k) {
-					c.Skipf("dec %s M=%d: variant %s: %s exists on sm_90a only (on gfx1201 the default kernel is that body)", names[si], M, tag, k)
-					continue
-				}
-				v, err := b.decVariant(s, M, law, k, tag, false, false)
-				if err != nil {
-					c.FreeAll()
-					return err
-				}
-				vs = append(vs, v)
 			}
 			p := gemmPoint("dec", names[si], s, M, false, b, vs)
 			p.Extra["S_law"] = float64(law)
@@ -323,6 +321,53 @@ func runDecSuite(c *bench.Ctx) error {
 	return nil
 }
 
+// decVariants are one decode point's variants: the baseline at the law's
+// S (first) and at fixed S; the law's launch under PDL and, where it is a
+// cluster launch, plainly (ws); then every other registered decode kernel
+// serving M (variants, attribution kernels; experimental ones only when
+// --variants names them) at the law's S, named by its registry tag.
+func (b *gemmBufs) decVariants(label string, law int, Ss []int, arch string) ([]bench.Variant, error) {
+	c, M := b.c, b.M
+	ks := DecKernels(M, arch, true)
+	base := ks[0]
+	var vs []bench.Variant
+	for _, S := range Ss {
+		v, err := b.decVariant(base, S, fmt.Sprintf("S%d", S), false, false)
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+	}
+	if base.Caps&kernels.PDL != 0 {
+		if v, err := b.decVariant(base, law, "pdl", true, false); err == nil {
+			vs = append(vs, v)
+		} else if errors.Is(err, bench.ErrNoExLaunch) {
+			c.Skipf("dec %s M=%d: variant pdl: %v", label, M, err)
+		} else {
+			return nil, err
+		}
+	}
+	if _, ex := c.Dev.(gpu.ExLauncher); ex && base.Caps&kernels.Cluster != 0 && DecLaunchOpts(law) != (gpu.LaunchOpts{}) {
+		v, err := b.decVariant(base, law, "ws", false, true)
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+	}
+	for _, k := range ks[1:] {
+		if k.Status == kernels.Experimental && !c.Named(k.Tag) {
+			c.Skipf("dec %s M=%d: %s (%s) is experimental: name it in --variants to time it", label, M, k.Tag, k.Name)
+			continue
+		}
+		v, err := b.decVariant(k, law, k.Tag, false, false)
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
+}
+
 func runPreSuite(c *bench.Ctx) error {
 	names, shs, err := GemmShapesOf(c.Shapes)
 	if err != nil {
@@ -332,34 +377,42 @@ func runPreSuite(c *bench.Ctx) error {
 	if lt != nil {
 		defer lt.Close()
 	}
+	arch := c.Dev.Info().CodeArch()
 	Ms := c.MsOr([]int{2048, 8192})
 	sort.Ints(Ms)
 	total := len(shs) * len(Ms)
 	for si, s := range shs {
+		bw, err := newBenchWeights(s)
+		if err != nil {
+			return err
+		}
 		for mi, M := range Ms {
 			if c.Progress != nil {
 				c.Progress(si*len(Ms)+mi, total, fmt.Sprintf("pre %s M=%d", names[si], M))
 			}
-			b, err := newGemmBufs(c, s, M, true, 1)
+			var ks []kernels.Kernel
+			rowMajor := false
+			for _, k := range PreKernels(M, arch, true) {
+				if k.Status == kernels.Experimental && !c.Named(k.Tag) {
+					c.Skipf("pre %s M=%d: %s (%s) is experimental: name it in --variants to time it", names[si], M, k.Tag, k.Name)
+					continue
+				}
+				ks = append(ks, k)
+				rowMajor = rowMajor || PreRowMajor(k.Name)
+			}
+			b, err := newGemmBufs(c, names[si], s, M, true, rowMajor, 1, bw)
 			if err != nil {
 				c.FreeAll()
 				return err
 			}
-			v, err := b.preVariant(s, M, "", "pq_gemm_pre")
-			if err != nil {
-				c.FreeAll()
-				return err
-			}
-			vs := []bench.Variant{v}
-			if !c.Kernels.Exists(PreWG) {
-				c.Skipf("pre %s M=%d: variant wg: %s exists on sm_90a only", names[si], M, PreWG)
-			} else {
-				w, err := b.preVariant(s, M, PreWG, "wg")
+			var vs []bench.Variant
+			for _, k := range ks {
+				v, err := b.preVariant(k, k.Tag)
 				if err != nil {
 					c.FreeAll()
 					return err
 				}
-				vs = append(vs, w)
+				vs = append(vs, v)
 			}
 			if err := c.Measure(gemmPoint("pre", names[si], s, M, true, b, vs)); err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 )
 
@@ -231,13 +232,23 @@ func (rr gemmRef) withSplits(S int) gemmRef {
 	return rr
 }
 
-func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.W4Packed) float64 {
-	rng := rand.New(rand.NewPCG(seed, 0x6e))
-	K, N, M, P, G := c.shape.K, c.shape.N(), c.M, len(c.shape.Parts), c.shape.G()
-	mode := map[bool]string{false: "decode", true: "prefill"}[c.prefill]
-	name := fmt.Sprintf("%s %s M=%d %s seed=%d", c.label, mode, M, c.dist, seed)
+// gemmCaseData is one case's device inputs, as bytes the kernels read, and
+// the reference on the case's subset: what the gate and the benches
+// upload and check against.
+type gemmCaseData struct {
+	codes    []byte    // decode: [P,M,K]; prefill: tiled [P,Mpad,K]
+	rowCodes []byte    // prefill: row-major [P,M,K] (the row-major form's input)
+	scales   []float32 // group scales [P,M,G] or token scales [P,M]
+	rsums    []float32 // [P,M,G]
+	rr       gemmRef
+}
 
-	// Activations per partition, quantized by the producer mirrors.
+// newGemmCaseData draws the case's activations (seeded), quantizes them
+// with the producers' Go mirrors (per group for decode, per token for
+// prefill) and computes the fp64 reference on the case's subset.
+func newGemmCaseData(c gemmCase, seed uint64, w *refimpl.QWeight) *gemmCaseData {
+	rng := rand.New(rand.NewPCG(seed, 0x6e))
+	K, M, P := c.shape.K, c.M, len(c.shape.Parts)
 	xs := make([][]float32, P)
 	qs := make([]*refimpl.QuantAct, P)
 	var wg sync.WaitGroup
@@ -256,10 +267,28 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 		}()
 	}
 	wg.Wait()
+	d := &gemmCaseData{rr: gemmReference(c, seed, w, xs, qs)}
+	for p := 0; p < P; p++ {
+		if c.prefill {
+			d.codes = append(d.codes, refimpl.TileRows(qs[p].Codes, M, K)...)
+			d.rowCodes = append(d.rowCodes, qs[p].Codes...)
+			d.scales = append(d.scales, qs[p].TokenScale...)
+		} else {
+			d.codes = append(d.codes, qs[p].Codes...)
+			d.scales = append(d.scales, qs[p].GroupScale...)
+		}
+		d.rsums = append(d.rsums, qs[p].RowSums...)
+	}
+	return d
+}
 
-	// Reference on the subset (computed before the launches; the host work
-	// is the slow part of the gate).
-	rr := gemmReference(c, seed, w, xs, qs)
+func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.W4Packed) float64 {
+	K, N, M, G := c.shape.K, c.shape.N(), c.M, c.shape.G()
+	mode := map[bool]string{false: "decode", true: "prefill"}[c.prefill]
+	name := fmt.Sprintf("%s %s M=%d %s seed=%d", c.label, mode, M, c.dist, seed)
+
+	d := newGemmCaseData(c, seed, w)
+	rr, codes, rowCodes, scales, rsums := d.rr, d.codes, d.rowCodes, d.scales, d.rsums
 
 	bw := t.Buffer("weights", len(pk.Words)*4)
 	bsz := t.Buffer("sz", len(pk.SZ)*4)
@@ -267,19 +296,6 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 	t.Upload(bsz, pk.SZBytes())
 	out := t.Buffer("out", 2*(M+gemmRowsPast)*N)
 
-	var codes, rowCodes []byte // rowCodes: prefill's row-major [P,M,K] for the kernels.PreRowMajor kernels
-	var scales, rsums []float32
-	for p := 0; p < P; p++ {
-		if c.prefill {
-			codes = append(codes, refimpl.TileRows(qs[p].Codes, M, K)...)
-			rowCodes = append(rowCodes, qs[p].Codes...)
-			scales = append(scales, qs[p].TokenScale...)
-		} else {
-			codes = append(codes, qs[p].Codes...)
-			scales = append(scales, qs[p].GroupScale...)
-		}
-		rsums = append(rsums, qs[p].RowSums...)
-	}
 	bact := t.Buffer("act", len(codes))
 	bsc := t.Buffer("scales", 4*len(scales))
 	brs := t.Buffer("rsum", 4*len(rsums))
@@ -297,11 +313,8 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 		// output: the tiled-activation kernel, then the row-major ones.
 		var brow *gates.Buffer
 		ran := 0
-		for _, kn := range []string{"pq_gemm_pre", PreWG} {
-			if !t.Env().Kernels.Exists(kn) {
-				t.Logf("%s: %s not run: it exists on another arch only", name, kn)
-				continue
-			}
+		for _, k := range PreKernels(M, t.Device().Info().CodeArch(), t.Full()) {
+			kn := k.Name
 			act := bact
 			if PreRowMajor(kn) {
 				if brow == nil {
@@ -314,14 +327,11 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 			kern, grid, block, shared, args, err := PreLaunch(c.shape, M, PreArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: act.Ptr(), TScale: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), Kernel: kn})
 			t.Check(err, name)
 			t.Launch(kern, grid, block, shared, args...)
-			rk := rr
-			if kern == PreWG { // fp8 wgmma accumulation; codes as q − z
-				rk.opAcc, rk.mag = wgmmaFP8Acc, rr.magAbs
-			}
+			rk := preRef(rr, k)
 			worst = max(worst, checkGEMMOut(t, name+" "+kern, t.Download(out), M, N, rk))
 			ran++
 		}
-		t.Metric("prefill_kernels."+name, float64(ran)) // 2 where the device has the wgmma kernel
+		t.Metric("prefill_kernels."+name, float64(ran)) // every registered prefill kernel the device has
 		if ran == 0 {
 			t.Failf("%s: no prefill kernel exists for this device: nothing was checked", name)
 		}
@@ -352,13 +362,21 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 		cluster bool
 	}
 	var runs []run
-	for _, S := range Ss {
-		runs = append(runs, run{S, DecKernel(M), S == law && DecLaunchOpts(S) != (gpu.LaunchOpts{})})
+	arch := t.Device().Info().CodeArch()
+	baseK, err := kernels.BaselineFor(Family, OpDec, M, arch)
+	t.Check(err, name)
+	clusterAt := func(k kernels.Kernel, S int) bool {
+		return k.Caps&kernels.Cluster != 0 && DecLaunchOpts(S) != (gpu.LaunchOpts{})
 	}
-	// The previous generation, while benches still time it (sm_90a only: on
-	// gfx1201 the per-warp body is the current kernel).
-	if v1 := DecKernelV1(M); t.Env().Kernels.Exists(v1) {
-		runs = append(runs, run{law, v1, false})
+	for _, S := range Ss {
+		runs = append(runs, run{S, baseK.Name, S == law && clusterAt(baseK, S)})
+	}
+	// Every registered variant serving M at the law's S, launched as the
+	// baseline is there (attribution kernels compute no GEMM: not gated).
+	for _, k := range DecKernels(M, arch, t.Full()) {
+		if k.Role == kernels.Variant {
+			runs = append(runs, run{law, k.Name, clusterAt(k, law)})
+		}
 	}
 	// The current kernel's output bits by (S, cluster launch), kept for the
 	// comparisons below so they do not launch the same thing again.
@@ -393,7 +411,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 			tag += " (law)"
 		}
 		check(tag, S)
-		if r.kern == DecKernel(M) {
+		if r.kern == baseK.Name {
 			bitsAt[launchKey{S, clustered}] = t.Download(out)
 			if S == law {
 				plain = bitsAt[launchKey{S, clustered}] // the reference bits for the PDL pair below
@@ -404,7 +422,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 	// Both split-K reduce paths at S = kernels.DecClusterS: the plain launch
 	// (ws and sema) and the cluster launch (distributed shared memory) must
 	// give the same bits (the same additions in the same order).
-	if cs := DecClusterS; cs <= G {
+	if cs := DecClusterS; cs <= G && baseK.Caps&kernels.Cluster != 0 {
 		var bits [2][]byte
 		for i, opts := range []gpu.LaunchOpts{{}, DecLaunchOpts(cs)} {
 			if b, ok := bitsAt[launchKey{cs, i == 1}]; ok { // checked in the loop above
@@ -445,7 +463,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 	// Run at the law's launch (a cluster where S = DecClusterS) and plainly
 	// at S = 3 (the ws reduce) when that differs.
 	pdlPairs := 0
-	if law > 1 && plain != nil {
+	if law > 1 && plain != nil && baseK.Caps&kernels.PDL != 0 {
 		negCodes := make([]byte, len(codes))
 		for i, b := range codes {
 			negCodes[i] = b ^ 0x80
@@ -561,6 +579,16 @@ func gemmReference(c gemmCase, seed uint64, w *refimpl.QWeight, xs [][]float32, 
 	return gemmRef{sel: sel, ref: ref, refExact: exact, mag: mag, magAbs: magAbs, floor: refimpl.Bf16Floor(ref), G: c.shape.G(), splits: 1}
 }
 
+// preRef is the reference checks of prefill kernel k use: the wgmma form
+// accumulates fp8 products with about 14 bits (wgmmaFP8Acc) and takes the
+// codes as q − z, so its magnitude is magAbs.
+func preRef(rr gemmRef, k kernels.Kernel) gemmRef {
+	if k.Form == FormPreWGMMA {
+		rr.opAcc, rr.mag = wgmmaFP8Acc, rr.magAbs
+	}
+	return rr
+}
+
 // gemmElemBound is how far one output element may be from its reference:
 // half a bf16 ulp for the output rounding, taken at the binade above ref
 // (the fp32 result may cross a power of two, where the ulp doubles), which
@@ -604,7 +632,7 @@ const wgmmaFP8Acc = 0x1p-11
 // checkGEMMOut checks one downloaded output ([M + gemmRowsPast, N] bf16):
 // rows past M untouched, no NaN (unwritten) element in rows < M, rel on the
 // subset within the bound. It returns rel / floor.
-func checkGEMMOut(t *gates.T, what string, got []byte, M, N int, rr gemmRef) float64 {
+func checkGEMMOut(t gates.Reporter, what string, got []byte, M, N int, rr gemmRef) float64 {
 	if i := gates.FirstWritten(got, 2*M*N); i >= 0 {
 		t.Failf("%s: row %d (past M=%d) was written at column %d", what, i/(2*N), M, (i%(2*N))/2)
 	}

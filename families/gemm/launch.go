@@ -79,38 +79,21 @@ const (
 	PreThreads = 256
 )
 
-// decClass is the decode M class of M: the kernel's row capacity 8, 16, 32
-// or 64 (8-row op tiles: 1, 2, 4, 8).
-func decClass(M int) int {
-	switch {
-	case M <= 8:
-		return 8
-	case M <= 16:
-		return 16
-	case M <= 32:
-		return 32
+// DecKernel names the decode baseline serving M (the registry's row whose
+// M range holds it; every target has one).
+func DecKernel(M int) string {
+	k, err := kernels.BaselineFor(Family, OpDec, M, "")
+	if err != nil {
+		panic(err) // a registry without a decode baseline for M in 1..DecMaxM is a programming error
 	}
-	return 64
+	return k.Name
 }
 
-// DecKernel names the decode kernel of an M class.
-func DecKernel(M int) string { return fmt.Sprintf("pq_gemm_dec_m%d", decClass(M)) }
-
-// DecKernelV1 names the previous decode generation's kernel of an M class
-// (per-warp activation reads from L2, per-block split-K), which benches time
-// beside DecKernel's and the gate checks like it.
-func DecKernelV1(M int) string { return fmt.Sprintf("pq_gemm_dec_v1_m%d", decClass(M)) }
-
-// DecKernelsFor lists every decode kernel that takes M: DecKernel(M) first,
-// then the previous generation, then (M <= 8) the memory-side attribution
-// kernel, whose output is not a GEMM. Experiments add their kernels here to
-// be timed beside the default by bench2 dec.
-func DecKernelsFor(M int) []string {
-	ks := []string{DecKernel(M), DecKernelV1(M)}
-	if M <= 8 {
-		ks = append(ks, "pq_gemm_dec_memonly_m8")
-	}
-	return ks
+// DecKernels are the registered decode kernels serving M on arch ("" any),
+// baseline first, then variants, then attribution kernels; experimental
+// ones only when full.
+func DecKernels(M int, arch string, full bool) []kernels.Kernel {
+	return kernels.Select(kernels.Query{Family: Family, Op: OpDec, M: M, Arch: arch, Full: full})
 }
 
 // GemmShape is one (merged) linear as the GEMM sees it.
@@ -215,7 +198,7 @@ type DecArgs struct {
 	Out          gpu.Ptr // bf16 [M,N]
 	WS           gpu.Ptr // fp32 [S,M,N] (unused when S = 1)
 	Sema         gpu.Ptr // u32 [N/16] (DecSemaBytes), zero before the first launch
-	Kernel       string  // "" = DecKernel(M); else a decode kernel of the same contract (DecKernelV1)
+	Kernel       string  // "" = DecKernel(M); else a registered kernel of Op OpDec serving M
 }
 
 // DecWorkspaceBytes is the split-K workspace a decode launch needs.
@@ -248,8 +231,9 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 	N := s.N()
 	kernel = DecKernel(M)
 	if a.Kernel != "" {
-		if !slices.Contains(DecKernelsFor(M), a.Kernel) {
-			err = fmt.Errorf("gemm: kernel %s does not take decode M=%d (want one of %v)", a.Kernel, M, DecKernelsFor(M))
+		k, ok := kernels.Lookup(a.Kernel)
+		if !ok || k.Family != Family || k.Op != OpDec || k.Form != FormDec || !k.ServesM(M) {
+			err = fmt.Errorf("gemm: kernel %s is not a registered decode kernel (op %s, form %s) serving M=%d", a.Kernel, OpDec, FormDec, M)
 			return
 		}
 		kernel = a.Kernel
@@ -282,14 +266,14 @@ func DecLaunchOpts(S int) gpu.LaunchOpts {
 	return gpu.LaunchOpts{Cluster: gpu.Dim3{X: 1, Y: uint32(S), Z: 1}}
 }
 
-// The prefill kernels: pq_gemm_pre (mma.sync, both targets) reads the
-// fragment-tiled activations (refimpl.TileRows) and folds the zero point
-// with the row sums; PreWG (wgmma, sm_90a only) reads row-major ones and
-// takes the codes as q − z, so it does not read the row sums. Both take the
-// same arguments (weights, scale words, token scales, row sums), the same
-// grid and give the same product.
+// The prefill launch forms: FormPreTiled (pq_gemm_pre: mma.sync, both
+// targets) reads the fragment-tiled activations (refimpl.TileRows) and
+// folds the zero point with the row sums; FormPreWGMMA (pq_gemm_pre_wg:
+// wgmma, sm_90a only) reads row-major ones and takes the codes as q − z, so
+// it does not read the row sums. Both take the same arguments (weights,
+// scale words, token scales, row sums), the same grid and give the same
+// product.
 const (
-	PreWG           = "pq_gemm_pre_wg"
 	preWGThreads    = 384                                // PW_THREADS: 2 consumer warpgroups + 1 producer
 	preWGStages     = 4                                  // hipsrc/gemm.hip PW_STAGES
 	preWGStageBytes = 25600                              // PW_STAGE_BYTES
@@ -298,14 +282,23 @@ const (
 
 // PreRowMajor reports whether a prefill kernel reads row-major activations
 // [P, M, K] (else the tiled layout [P, Mpad, K]).
-func PreRowMajor(kernel string) bool { return kernel == PreWG }
+func PreRowMajor(kernel string) bool {
+	k, _ := kernels.Lookup(kernel)
+	return k.Form == FormPreWGMMA
+}
+
+// PreKernels are the registered prefill kernels on arch ("" any), baseline
+// first; experimental ones only when full.
+func PreKernels(M int, arch string, full bool) []kernels.Kernel {
+	return kernels.Select(kernels.Query{Family: Family, Op: OpPre, M: M, Arch: arch, Full: full, Roles: []kernels.Role{kernels.Baseline, kernels.Variant}})
+}
 
 // PreArgs are the prefill kernel's buffers.
 type PreArgs struct {
 	W, SZ           gpu.Ptr // repacked weights, scale words
 	Act, TScale, RS gpu.Ptr // codes (tiled [P,Mpad,K], or row-major [P,M,K] for PreRowMajor kernels), token scales [P,M], row sums [P,M,G]
 	Out             gpu.Ptr // bf16 [M,N]
-	Kernel          string  // "" is pq_gemm_pre
+	Kernel          string  // "": the prefill baseline
 }
 
 // PreLaunch returns the kernel, grid, block, dynamic shared memory and
@@ -318,14 +311,27 @@ func PreLaunch(s GemmShape, M int, a PreArgs) (kernel string, grid, block gpu.Di
 		err = fmt.Errorf("gemm: prefill M=%d", M)
 		return
 	}
-	kernel = "pq_gemm_pre"
+	name := a.Kernel
+	if name == "" {
+		base, berr := kernels.BaselineFor(Family, OpPre, M, "")
+		if err = berr; err != nil {
+			return
+		}
+		name = base.Name
+	}
+	k, ok := kernels.Lookup(name)
+	if !ok || k.Family != Family || k.Op != OpPre {
+		err = fmt.Errorf("gemm: %q is not a registered prefill kernel", name)
+		return
+	}
+	kernel = k.Name
 	threads := PreThreads
-	switch a.Kernel {
-	case "", kernel:
-	case PreWG:
-		kernel, shared, threads = PreWG, preWGShared, preWGThreads
+	switch k.Form {
+	case FormPreTiled:
+	case FormPreWGMMA:
+		shared, threads = preWGShared, preWGThreads
 	default:
-		err = fmt.Errorf("gemm: %q is not a prefill kernel", a.Kernel)
+		err = fmt.Errorf("gemm: kernel %s: prefill form %q has no launch (families/gemm/launch.go PreLaunch)", k.Name, k.Form)
 		return
 	}
 	e0, e1 := s.Bounds()

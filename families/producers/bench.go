@@ -1,32 +1,40 @@
 package producers
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 
 	"github.com/parharness/parharness/bench"
+	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 	"github.com/parharness/parharness/regret"
 )
 
-// Producer suites (hipsrc/producers.hip), cold regime: every buffer set
-// (input rows, rotation records, outputs) is rotated through enough copies
-// to defeat the last-level cache. Bytes counted: the bf16 input read once
-// and the codes, scales and row sums written once (records excluded), as
-// the issue defines the figure.
+// Producer suites, cold regime: every buffer set (input rows, rotation
+// records, outputs) is rotated through enough copies to defeat the
+// last-level cache. Bytes counted: the bf16 input read once and the codes,
+// scales and row sums written once (records excluded).
+//
+// The timed kernels come from the registry: a suite times the baseline of
+// its Op and every registered variant beside it (experimental kernels only
+// when --variants names them). Inputs are built as the gate builds them
+// (realistic activations, random rotations and their records) and the
+// mirror's outputs are what every variant's output is checked against
+// (bench.Check), byte for byte, with the gate's comparison.
 
 type producerSuite struct {
 	name, doc string
-	kernel    string // the records' kernel name; "" names it after the first variant
+	kernel    string // the records' kernel column
+	op        string // the Op whose kernels it times
 	Ms        []int
 	variants  func(b *producerBufs) []bench.Variant
 	bytes     func(M, K, P int) int64
 	// needs says what the variants read besides the inputs bytes counts:
 	// rotation records (their footprint counts them), the shuffle-routed
-	// records (built only then), pass A's outputs (primed in every copy).
+	// records (built only then), pass A's outputs (written in every copy).
 	needs needs
 }
 
@@ -35,11 +43,13 @@ type needs struct{ records, shuffle, passA bool }
 func init() {
 	G := func(K int) int64 { return int64(K / Group) }
 	for _, s := range []producerSuite{
-		{name: "grpq", doc: "decode-band producer pq_rotq_group (per-group scales), one launch for all partitions; hot-records and all-hot variants attribute the cold fetch, group-pdl launches with programmatic dependent launch",
+		{name: "grpq", kernel: "group", op: OpGroup, doc: "decode-band producer (per-group scales), one launch for all partitions: its registered kernels; hot-records and all-hot variants attribute the cold fetch, group-pdl launches with programmatic dependent launch",
 			Ms: bench.DecodeMs,
 			variants: func(b *producerBufs) []bench.Variant {
-				vs := []bench.Variant{b.group(), b.groupHot("group-hot-records", false), b.groupHot("group-hot", true)}
-				if v, ok := b.groupPDL(); ok {
+				base := b.opKernels(OpGroup)
+				vs := b.kernelVariants(OpGroup, false)
+				vs = append(vs, b.groupHot(base[0], "group-hot-records", false), b.groupHot(base[0], "group-hot", true))
+				if v, ok := b.groupPDL(base[0]); ok {
 					vs = append(vs, v)
 				}
 				return vs
@@ -48,64 +58,51 @@ func init() {
 				return int64(M*K*2) + int64(P*M*K) + 2*int64(P*M)*G(K)*4
 			},
 			needs: needs{records: true}},
-		{name: "rot", doc: "prefill pass A pq_rot_bf16: rotate -> bf16 rows + group amax; variant lanes = rows (pq_rot_bf16_lr)",
+		{name: "rot", kernel: "passA", op: OpPassA, doc: "prefill pass A (rotate -> bf16 rows + group amax): every registered pass-A kernel (plain, lanes = rows, shuffle-routed)",
 			Ms:       bench.PrefillMs,
-			variants: func(b *producerBufs) []bench.Variant { return []bench.Variant{b.passA(), b.passALR()} },
-			bytes:    passABytes, needs: needs{records: true}},
-		{name: "rotsh", doc: "prefill pass A shuffle-routed (pq_rot_bf16_sh: the row-group in registers, 4 warp shuffles per layer) against pq_rot_bf16; a suite of its own until the kernel has passed the producers gate (--full) on a device",
+			variants: func(b *producerBufs) []bench.Variant { return b.kernelVariants(OpPassA, false) },
+			bytes:    passABytes, needs: needs{records: true, shuffle: true}},
+		{name: "passc", kernel: "passC", op: OpPassC, doc: "prefill pass C (token scale, encode, row sums), row-major and tiled: every registered pass-C kernel",
 			Ms: bench.PrefillMs,
 			variants: func(b *producerBufs) []bench.Variant {
-				vs := []bench.Variant{b.passA(), b.passASH(0)}
-				for _, r := range []int{16, 64} { // its 41 record registers may want more rows per warp than the law's
-					if r != RowsPerWarp(b.M) {
-						vs = append(vs, b.passASH(r))
-					}
-				}
-				return vs
+				return append(b.kernelVariants(OpPassC, false), b.kernelVariants(OpPassC, true)...)
 			},
-			bytes: passABytes, needs: needs{records: true, shuffle: true}},
-		{name: "passc", doc: "prefill pass C pq_tokq: token scale, encode, row sums (row-major; tiled as a variant)",
-			Ms:       bench.PrefillMs,
-			variants: func(b *producerBufs) []bench.Variant { return []bench.Variant{b.passC(false), b.passC(true)} },
 			bytes: func(M, K, P int) int64 {
 				return int64(P*M*K*2) + int64(P*M)*G(K)*4 + int64(P*M*K) + int64(P*M*4) + int64(P*M)*G(K)*4
 			},
 			needs: needs{passA: true}},
-		{name: "tokq", doc: "fused per-token producer pq_rotq_token, row-major codes, against pass A + pass C",
-			Ms: bench.PrefillMs,
-			variants: func(b *producerBufs) []bench.Variant {
-				return []bench.Variant{b.fused(false), b.twoPass(false), b.twoPassLR(false)}
-			},
-			bytes: tokBytes, needs: needs{records: true}},
-		{name: "tokqt", doc: "fused per-token producer pq_rotq_token, fragment-tiled codes, against pass A + pass C tiled",
-			Ms: bench.PrefillMs,
-			variants: func(b *producerBufs) []bench.Variant {
-				return []bench.Variant{b.fused(true), b.twoPass(true), b.twoPassLR(true)}
-			},
-			bytes: tokBytes, needs: needs{records: true}},
+		{name: "tokq", kernel: "fused-row", op: OpToken, doc: "fused per-token producer, row-major codes, against every pass-A kernel + pass C",
+			Ms:       bench.PrefillMs,
+			variants: func(b *producerBufs) []bench.Variant { return b.tokenVariants(false) },
+			bytes:    tokBytes, needs: needs{records: true, shuffle: true}},
+		{name: "tokqt", kernel: "fused-tiled", op: OpToken, doc: "fused per-token producer, fragment-tiled codes, against every pass-A kernel + pass C tiled",
+			Ms:       bench.PrefillMs,
+			variants: func(b *producerBufs) []bench.Variant { return b.tokenVariants(true) },
+			bytes:    tokBytes, needs: needs{records: true, shuffle: true}},
 	} {
 		s := s
 		bench.RegisterSuite(bench.Suite{Name: s.name, Doc: s.doc, Run: func(c *bench.Ctx) error { return runProducerSuite(c, s) }})
 	}
 }
 
-// The rows-per-warp law of the group-wise producers (kernels.RowsPerWarp),
-// scored on pass A over both ladders.
+// The rows-per-warp law of the group-wise producers (RowsPerWarp), scored
+// on the pass-A baseline over both ladders.
 func init() {
 	rpws := []int{1, 2, 4, 8, 16}
 	var names []string
 	for _, r := range rpws {
 		names = append(names, fmt.Sprintf("rpw%d", r))
 	}
-	law := bench.Law{Name: "kernels.RowsPerWarp", Kernel: "passA", Variants: names, Pick: func(c regret.Cell) string {
+	law := bench.Law{Name: "producers.RowsPerWarp", Kernel: "passA", Variants: names, Pick: func(c regret.Cell) string {
 		return fmt.Sprintf("rpw%d", RowsPerWarp(c.M))
 	}}
-	s := producerSuite{name: "rpw", kernel: "passA", doc: "pass A at fixed rows per warp (1..16) on both ladders: the regret table of kernels.RowsPerWarp",
+	s := producerSuite{name: "rpw", kernel: "passA", op: OpPassA, doc: "the pass-A baseline at fixed rows per warp (1..16) on both ladders: the regret table of producers.RowsPerWarp",
 		Ms: append(append([]int{}, bench.DecodeMs...), bench.PrefillMs...),
 		variants: func(b *producerBufs) []bench.Variant {
+			base := b.opKernels(OpPassA)[0]
 			var vs []bench.Variant
 			for _, r := range rpws {
-				vs = append(vs, b.passARPW(r))
+				vs = append(vs, b.variant(fmt.Sprintf("rpw%d", r), base, r, false, gpu.LaunchOpts{}, sameSet))
 			}
 			return vs
 		},
@@ -124,14 +121,16 @@ func tokBytes(M, K, P int) int64 {
 	return int64(M*K*2) + int64(P*M*K) + int64(P*M*4) + int64(P*M)*G*4
 }
 
-// producerBufs holds one point's buffers: Copies sets laid end to end.
+// producerBufs holds one point's buffers (Copies sets laid end to end)
+// and the mirror's outputs every variant is checked against.
 type producerBufs struct {
 	c                             *bench.Ctx
 	M, K, P, copies               int
 	fp                            int64 // Point.Footprint: what one call of the lightest variant touches
 	x, idx, cs, chs               bench.CopySet
 	codes, scale, rsum, xr, gamax bench.CopySet
-	shCtrl, shCS, shFin           bench.CopySet // pq_rot_bf16_sh's records
+	shCtrl, shCS, shFin           bench.CopySet // shuffle-form records
+	want                          producerWant
 	err                           error
 }
 
@@ -144,6 +143,58 @@ func (b *producerBufs) alloc(size int) bench.CopySet {
 	return s
 }
 
+// opKernels are the registered kernels of op this point times, baseline
+// first; experimental ones only when --variants names their tag.
+func (b *producerBufs) opKernels(op string) []kernels.Kernel {
+	var out []kernels.Kernel
+	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: op, M: b.M, Arch: b.c.Dev.Info().CodeArch(), Full: true,
+		Roles: []kernels.Role{kernels.Baseline, kernels.Variant}}) {
+		if k.Status == kernels.Experimental && !b.c.Named(k.Tag) {
+			b.c.Skipf("%s M=%d K=%d P=%d: %s (%s) is experimental: name it in --variants to time it", op, b.M, b.K, b.P, k.Tag, k.Name)
+			continue
+		}
+		out = append(out, k)
+	}
+	if len(out) == 0 || out[0].Role != kernels.Baseline {
+		b.err = fmt.Errorf("producers: no baseline kernel of %s serves M=%d on %s", op, b.M, b.c.Dev.Info().CodeArch())
+		return []kernels.Kernel{{}}
+	}
+	return out
+}
+
+// tagOf names a kernel's variant: its registry tag, with the code layout
+// for the per-token Ops.
+func tagOf(k kernels.Kernel, tiled bool) string {
+	if len(layouts(k.Op)) > 1 {
+		return k.Tag + "-" + layoutName(tiled)
+	}
+	return k.Tag
+}
+
+// kernelVariants are op's kernels at the law's rows per warp, each with its check.
+func (b *producerBufs) kernelVariants(op string, tiled bool) []bench.Variant {
+	var vs []bench.Variant
+	for _, k := range b.opKernels(op) {
+		vs = append(vs, b.variant(tagOf(k, tiled), k, 0, tiled, gpu.LaunchOpts{}, sameSet))
+	}
+	return vs
+}
+
+// tokenVariants are the per-token Op's kernels, then every pass-A kernel
+// followed by the pass-C baseline (the two-pass path timed as a whole).
+func (b *producerBufs) tokenVariants(tiled bool) []bench.Variant {
+	vs := b.kernelVariants(OpToken, tiled)
+	passC := b.opKernels(OpPassC)[0]
+	for _, a := range b.opKernels(OpPassA) {
+		pa := b.variant(tagOf(a, false), a, 0, false, gpu.LaunchOpts{}, sameSet)
+		pc := b.variant(tagOf(passC, tiled), passC, 0, tiled, gpu.LaunchOpts{}, sameSet)
+		seq := bench.Sequence(pa, pc)
+		seq.Check, seq.Unchecked = b.check([]string{a.Op, passC.Op}, tiled, sameSet), ""
+		vs = append(vs, seq)
+	}
+	return vs
+}
+
 // bufsAt are the buffers of copy set kx, with the rotation records and
 // channel scales taken from set kr.
 func (b *producerBufs) bufsAt(kr, kx int) ProducerBufs {
@@ -152,48 +203,93 @@ func (b *producerBufs) bufsAt(kr, kx int) ProducerBufs {
 		Codes: b.codes.At(kx), Scale: b.scale.At(kx), RSum: b.rsum.At(kx), XR: b.xr.At(kx), GAmax: b.gamax.At(kx)}
 }
 
-// variant times one producer launch (kernels.ProducerLaunch: the geometry
-// and arguments the gate launches too) with opts; call k reads records
-// from set kr and everything else from set kx, (kr, kx) = sets(k). An
-// error other than a missing extended launch is kept in b.err and fails
-// the suite.
-func (b *producerBufs) variant(name, kernel string, rpw int, tiled bool, opts gpu.LaunchOpts, sets func(k int) (kr, kx int)) (bench.Variant, error) {
-	grid, block, _, err := ProducerLaunch(kernel, b.M, b.K, b.P, rpw, tiled, ProducerBufs{})
+// variantErr is variant's launcher with the error returned: a missing
+// extended launch (ErrNoExLaunch) is the caller's to skip on, any other
+// error is kept in b.err and fails the suite.
+func (b *producerBufs) variantErr(name string, k kernels.Kernel, rpw int, tiled bool, opts gpu.LaunchOpts, sets func(k int) (kr, kx int)) (bench.Variant, error) {
+	grid, block, _, err := ProducerLaunch(k.Name, b.M, b.K, b.P, rpw, tiled, ProducerBufs{})
 	var f func(gpu.Stream, int) error
 	if err == nil {
-		f, err = b.c.LauncherEx(kernel, grid, block, 0, opts, func(k int) []any {
-			_, _, args, _ := ProducerLaunch(kernel, b.M, b.K, b.P, rpw, tiled, b.bufsAt(sets(k)))
+		f, err = b.c.LauncherEx(k.Name, grid, block, 0, opts, func(c int) []any {
+			_, _, args, _ := ProducerLaunch(k.Name, b.M, b.K, b.P, rpw, tiled, b.bufsAt(sets(c)))
 			return args
 		})
 	}
 	if err != nil && !errors.Is(err, bench.ErrNoExLaunch) && b.err == nil {
 		b.err = err
 	}
-	return bench.Variant{Name: name, Enqueue: f}, err
+	return bench.Variant{Name: name, Enqueue: f, Check: b.check([]string{k.Op}, tiled, sets)}, err
+}
+
+// variant times one producer launch (ProducerLaunch: the geometry and
+// arguments the gate launches too) with opts; call c reads records from
+// set kr and everything else from set kx, (kr, kx) = sets(c).
+func (b *producerBufs) variant(name string, k kernels.Kernel, rpw int, tiled bool, opts gpu.LaunchOpts, sets func(k int) (kr, kx int)) bench.Variant {
+	v, _ := b.variantErr(name, k, rpw, tiled, opts, sets)
+	return v
 }
 
 // sameSet is the cold rotation: every buffer from the call's own set.
 func sameSet(k int) (int, int) { return k, k }
 
-func (b *producerBufs) plain(name, kernel string, rpw int, tiled bool) bench.Variant {
-	v, _ := b.variant(name, kernel, rpw, tiled, gpu.LaunchOpts{}, sameSet)
-	return v
+// check is the output check of a variant that runs ops in order (one
+// kernel, or a two-pass sequence) writing layout tiled, in the buffer set
+// sets(k) gives for the rotation's copy k. Before the check run every
+// output is poisoned and pass A's rows and amaxes are restored from the
+// mirror where the first op reads them (pass C) or must leave them alone
+// (the fused producer); after it the last op's outputs are compared as
+// the gate compares them.
+func (b *producerBufs) check(ops []string, tiled bool, sets func(k int) (kr, kx int)) *bench.Check {
+	dev := b.c.Dev
+	first, last := ops[0], ops[len(ops)-1]
+	label := fmt.Sprintf("K=%d P=%d M=%d", b.K, b.P, b.M)
+	return &bench.Check{
+		Prepare: func(c int) error {
+			_, kx := sets(c)
+			for _, s := range []bench.CopySet{b.codes, b.scale, b.rsum, b.xr, b.gamax} {
+				if err := s.Poison(dev, kx, 0xFF); err != nil {
+					return err
+				}
+			}
+			if first == OpPassC || first == OpToken {
+				if err := dev.HtoD(b.xr.At(kx), b.want.xr); err != nil {
+					return err
+				}
+				return dev.HtoD(b.gamax.At(kx), b.want.gamax)
+			}
+			return nil
+		},
+		Verify: func(c int) error {
+			_, kx := sets(c)
+			var got producerOutputs
+			for _, d := range []struct {
+				s   bench.CopySet
+				dst *[]byte
+			}{{b.codes, &got.codes}, {b.scale, &got.scale}, {b.rsum, &got.rsum}, {b.xr, &got.xr}, {b.gamax, &got.gamax}} {
+				var err error
+				if *d.dst, err = d.s.Download(dev, kx); err != nil {
+					return err
+				}
+			}
+			var f gates.Findings
+			checkProducerOp(&f, label, last, tiled, b.M, b.K, b.P, b.want, got)
+			return f.Err()
+		},
+	}
 }
-
-func (b *producerBufs) group() bench.Variant { return b.plain("group", "pq_rotq_group", 0, false) }
 
 // groupHot is the decode-band producer with part of its traffic pinned to
 // buffer set 0 (cache-hot) for attribution: the rotation records and
 // channel scales, or (all) everything. The time they save is what fetching
 // those bytes cold costs.
-func (b *producerBufs) groupHot(name string, all bool) bench.Variant {
-	sets := func(k int) (int, int) {
+func (b *producerBufs) groupHot(k kernels.Kernel, name string, all bool) bench.Variant {
+	sets := func(c int) (int, int) {
 		if all {
 			return 0, 0
 		}
-		return 0, k
+		return 0, c
 	}
-	v, _ := b.variant(name, "pq_rotq_group", 0, false, gpu.LaunchOpts{}, sets)
+	v := b.variant(name, k, 0, false, gpu.LaunchOpts{}, sets)
 	v.Regime = bench.Hot // inputs pinned to buffer set 0: cache-resident
 	return v
 }
@@ -201,56 +297,18 @@ func (b *producerBufs) groupHot(name string, all bool) bench.Variant {
 // groupPDL is the decode-band producer under programmatic dependent launch:
 // each call's records and channel scales load while the previous call
 // finishes (as behind the previous layer in a decode step). false, after a
-// skip note, where the backend cannot.
-func (b *producerBufs) groupPDL() (bench.Variant, bool) {
-	v, err := b.variant("group-pdl", "pq_rotq_group", 0, false, gpu.LaunchOpts{PDL: true}, sameSet)
+// skip note, where the backend or the kernel cannot.
+func (b *producerBufs) groupPDL(k kernels.Kernel) (bench.Variant, bool) {
+	if k.Caps&kernels.PDL == 0 {
+		b.c.Skipf("grpq M=%d K=%d P=%d: variant group-pdl: %s does not declare PDL", b.M, b.K, b.P, k.Name)
+		return bench.Variant{}, false
+	}
+	v, err := b.variantErr("group-pdl", k, 0, false, gpu.LaunchOpts{PDL: true}, sameSet)
 	if errors.Is(err, bench.ErrNoExLaunch) {
 		b.c.Skipf("grpq M=%d K=%d P=%d: variant group-pdl: %v", b.M, b.K, b.P, err)
 		return bench.Variant{}, false
 	}
 	return v, true
-}
-
-func (b *producerBufs) passA() bench.Variant { return b.passARPW(0) }
-
-// rpwVariant names a group-wise variant at rpw rows per warp: the law's
-// choice under lawName when rpw is 0, else fixed under fixedFmt.
-func rpwVariant(lawName, fixedFmt string, rpw int) string {
-	if rpw == 0 {
-		return lawName
-	}
-	return fmt.Sprintf(fixedFmt, rpw)
-}
-
-// passARPW is pass A at a fixed rows-per-warp (0: the law's choice).
-func (b *producerBufs) passARPW(rpw int) bench.Variant {
-	return b.plain(rpwVariant("passA", "rpw%d", rpw), "pq_rot_bf16", rpw, false)
-}
-
-func (b *producerBufs) passALR() bench.Variant {
-	return b.plain("passA-lr", "pq_rot_bf16_lr", 0, false)
-}
-
-// passASH is pass A shuffle-routed (pq_rot_bf16_sh) at rpw rows per warp
-// (0: the law's); its channel scales are the same buffer as pq_rot_bf16's.
-func (b *producerBufs) passASH(rpw int) bench.Variant {
-	return b.plain(rpwVariant("passA-sh", "passA-sh-rpw%d", rpw), "pq_rot_bf16_sh", rpw, false)
-}
-
-func (b *producerBufs) twoPassLR(tiled bool) bench.Variant {
-	return bench.Sequence(b.passALR(), b.passC(tiled))
-}
-
-func (b *producerBufs) passC(tiled bool) bench.Variant {
-	return b.plain("passC-"+layoutName(tiled), "pq_tokq", 0, tiled)
-}
-
-func (b *producerBufs) fused(tiled bool) bench.Variant {
-	return b.plain("fused-"+layoutName(tiled), "pq_rotq_token", 0, tiled)
-}
-
-func (b *producerBufs) twoPass(tiled bool) bench.Variant {
-	return bench.Sequence(b.passA(), b.passC(tiled))
 }
 
 func runProducerSuite(c *bench.Ctx, s producerSuite) error {
@@ -265,11 +323,11 @@ func runProducerSuite(c *bench.Ctx, s producerSuite) error {
 		if c.Progress != nil {
 			c.Progress(i, len(pts), fmt.Sprintf("%s K=%d P=%d M=%d", s.name, p.K, p.P, p.M))
 		}
-		if s.name == "grpq" && p.M > 128 {
-			c.Skipf("%s K=%d P=%d M=%d: the decode band stops at M=128", s.name, p.K, p.P, p.M)
+		if _, err := kernels.BaselineFor(Family, s.op, p.M, c.Dev.Info().CodeArch()); err != nil {
+			c.Skipf("%s K=%d P=%d M=%d: %v", s.name, p.K, p.P, p.M, err)
 			continue
 		}
-		if err := FusedTokenCheck(p.K); err != nil && (s.name == "tokq" || s.name == "tokqt") {
+		if err := FusedTokenCheck(p.K); err != nil && s.op == OpToken {
 			c.Skipf("%s K=%d P=%d: %v", s.name, p.K, p.P, err)
 			continue
 		}
@@ -283,11 +341,7 @@ func runProducerSuite(c *bench.Ctx, s producerSuite) error {
 			c.FreeAll()
 			return b.err
 		}
-		kernel := s.kernel
-		if kernel == "" {
-			kernel = vs[0].Name
-		}
-		point := bench.Point{Suite: s.name, Kernel: kernel, Shape: fmt.Sprintf("K%dxP%d", p.K, p.P), M: p.M, Regime: bench.Cold,
+		point := bench.Point{Suite: s.name, Kernel: s.kernel, Shape: fmt.Sprintf("K%dxP%d", p.K, p.P), M: p.M, Regime: bench.Cold,
 			Bytes: s.bytes(p.M, p.K, p.P), Footprint: b.fp, Copies: b.copies, Variants: vs,
 			Extra: map[string]float64{"K": float64(p.K), "P": float64(p.P)}}
 		if err := c.Measure(point); err != nil {
@@ -298,11 +352,13 @@ func runProducerSuite(c *bench.Ctx, s producerSuite) error {
 }
 
 // newProducerBufs allocates the buffer sets of one point and fills inputs
-// and records (the same contents in every copy). The cold rotation's copy
-// count comes from what one call of the suite's lightest variant touches,
-// the bytes it counts plus the records it reads, not from the union of
-// every buffer here: buffers a suite never touches would otherwise count
-// towards the footprint and leave too few copies to defeat the cache.
+// and records (the same contents in every copy), built as the gate builds
+// them, with the mirror's outputs to check against. The cold rotation's
+// copy count comes from what one call of the suite's lightest variant
+// touches, the bytes it counts plus the records it reads, not from the
+// union of every buffer here: buffers a suite never touches would
+// otherwise count towards the footprint and leave too few copies to
+// defeat the cache.
 func newProducerBufs(c *bench.Ctx, s producerSuite, M, K, P int) (*producerBufs, error) {
 	G := K / Group
 	Mpad := refimpl.PadRows(M)
@@ -327,43 +383,20 @@ func newProducerBufs(c *bench.Ctx, s producerSuite, M, K, P int) (*producerBufs,
 	for p := range rots {
 		rots[p] = refimpl.RandomRotation(rng, K)
 	}
-	rr, err := refimpl.BuildRotRecords(rots)
+	x := randomActivations(rng, M, K, "normal")
+	in, err := newProducerInputs(rots, x, producerCase{K: K, P: P, M: M, dist: "normal"}, s.op == OpGroup, s.needs.shuffle)
 	if err != nil {
 		return nil, err
 	}
-	x := make([]byte, 2*M*K)
-	for i := 0; i < M*K; i++ {
-		binary.LittleEndian.PutUint16(x[2*i:], refimpl.F64ToBF16(rng.NormFloat64()))
-	}
-	idx, cs, chs := rr.Bytes()
-	ups := []bench.CopyUpload{{Set: b.x, Data: x}, {Set: b.idx, Data: idx}, {Set: b.cs, Data: cs}, {Set: b.chs, Data: chs}}
-	if s.needs.shuffle {
-		sr, err := refimpl.BuildShuffleRecords(rots)
-		if err != nil {
-			return nil, err
-		}
-		ctrl, scs, fin, _ := sr.Bytes()
+	b.want = in.pm.want(P)
+	idx, cs, chs := in.rr.Bytes()
+	ups := []bench.CopyUpload{{Set: b.x, Data: gates.U16Bytes(x)}, {Set: b.idx, Data: idx}, {Set: b.cs, Data: cs}, {Set: b.chs, Data: chs}}
+	if in.sr != nil {
+		ctrl, scs, fin, _ := in.sr.Bytes()
 		ups = append(ups, bench.CopyUpload{Set: b.shCtrl, Data: ctrl}, bench.CopyUpload{Set: b.shCS, Data: scs}, bench.CopyUpload{Set: b.shFin, Data: fin})
 	}
-	if err := bench.UploadEachCopy(c, b.copies, ups...); err != nil {
-		return nil, err
+	if s.needs.passA { // pass C reads pass A's outputs: the mirror's, in every copy
+		ups = append(ups, bench.CopyUpload{Set: b.xr, Data: b.want.xr}, bench.CopyUpload{Set: b.gamax, Data: b.want.gamax})
 	}
-	if s.needs.passA { // pass C reads pass A's outputs: give it real ones in every copy
-		return b, b.primePassC()
-	}
-	return b, nil
-}
-
-// primePassC runs pass A once per copy so pass C benches read real rows.
-func (b *producerBufs) primePassC() error {
-	a := b.passA()
-	if b.err != nil {
-		return b.err
-	}
-	for k := 0; k < b.copies; k++ {
-		if err := a.Enqueue(0, k); err != nil {
-			return err
-		}
-	}
-	return b.c.Dev.Synchronize()
+	return b, bench.UploadEachCopy(c, b.copies, ups...)
 }

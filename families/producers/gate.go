@@ -208,7 +208,12 @@ func gateProducers(t *gates.T) {
 			rots[p] = refimpl.RandomRotation(rng, c.K)
 		}
 		x := randomActivations(rng, c.M, c.K, c.dist)
-		in, err := newProducerInputs(rots, x, c, caseKernels(t, c.M))
+		var withGroup, withShuffle bool
+		for _, k := range caseKernels(t, c.M) {
+			withGroup = withGroup || k.Op == OpGroup
+			withShuffle = withShuffle || k.Form == FormShuffle
+		}
+		in, err := newProducerInputs(rots, x, c, withGroup, withShuffle)
 		t.Check(err, "build rotation records")
 		launches += runProducerCase(t, c, seed, in)
 		t.Release()
@@ -245,21 +250,18 @@ type producerInputs struct {
 	pm *producerMirror
 }
 
-// newProducerInputs builds the records the kernels ks read and the mirror
-// (with the per-group outputs when a group kernel runs).
-func newProducerInputs(rots []*refimpl.Rotation, x []uint16, c producerCase, ks []kernels.Kernel) (*producerInputs, error) {
+// newProducerInputs builds the rotation records, the shuffle-routed ones
+// when a shuffle-form kernel will read them, and the mirror (with the
+// per-group outputs when a group kernel will be checked).
+func newProducerInputs(rots []*refimpl.Rotation, x []uint16, c producerCase, withGroup, withShuffle bool) (*producerInputs, error) {
 	rr, err := refimpl.BuildRotRecords(rots)
 	if err != nil {
 		return nil, err
 	}
 	in := &producerInputs{x: x, rr: rr}
-	withGroup := false
-	for _, k := range ks {
-		withGroup = withGroup || k.Op == OpGroup
-		if k.Form == FormShuffle && in.sr == nil {
-			if in.sr, err = refimpl.BuildShuffleRecords(rots); err != nil {
-				return nil, err
-			}
+	if withShuffle {
+		if in.sr, err = refimpl.BuildShuffleRecords(rots); err != nil {
+			return nil, err
 		}
 	}
 	in.pm = buildMirror(rr, x, c, withGroup, false)
