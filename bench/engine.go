@@ -5,9 +5,11 @@
 //     timed replays; every timed replay sits between two events queued
 //     back to back with the others, so host dispatch never falls inside a
 //     timed window. Per-call time = replay time / N.
+//
 //   - Cache regime is part of every point: "cold" rotates the calls through
 //     Copies buffer sets whose bytes together exceed 3x the device's
 //     last-level cache (asserted, not assumed); "hot" reuses one set.
+//
 //   - A/B: variants are replayed interleaved (A, B, ..., A', A, B, ..., A'),
 //     at least 4 reps each (trimmed mean of the middle, package stats), and an
 //     identical-code control A' (the baseline captured a second time) runs

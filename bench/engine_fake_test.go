@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/results"
 )
 
 // fakeDevice simulates one stream in order: a replayed graph advances a
@@ -77,14 +79,37 @@ func call(d *fakeDevice, name string, us float64) func(gpu.Stream, int) error {
 	}
 }
 
+// checkLog is a variant's output check that records the copies it was
+// asked to prepare and verify and fails the verifies listed in bad (by
+// call number, from 0).
+type checkLog struct {
+	prepared, verified []int
+	bad                map[int]bool
+}
+
+func (c *checkLog) check() *Check {
+	return &Check{
+		Prepare: func(k int) error { c.prepared = append(c.prepared, k); return nil },
+		Verify: func(k int) error {
+			n := len(c.verified)
+			c.verified = append(c.verified, k)
+			if c.bad[n] {
+				return fmt.Errorf("element 7 is 0xff, want 0x12")
+			}
+			return nil
+		},
+	}
+}
+
 func TestEngineProtocol(t *testing.T) {
 	d := &fakeDevice{}
 	e := &Engine{Dev: d, Stream: 1, Cfg: Config{MinCalls: 8, MinGraphUS: 50, Warmup: time.Millisecond, Reps: 6}}
+	var ca, cs, cb checkLog
 	p := Point{Suite: "s", Kernel: "k", Shape: "x", M: 1, Regime: Hot, Copies: 1, Bytes: 1000,
 		Variants: []Variant{
-			{Name: "A", Enqueue: call(d, "A", 1.0)},
-			{Name: "A-again", Enqueue: call(d, "A-again", 1.0)},
-			{Name: "B", Enqueue: call(d, "B", 1.05)},
+			{Name: "A", Enqueue: call(d, "A", 1.0), Check: ca.check()},
+			{Name: "A-again", Enqueue: call(d, "A-again", 1.0), Check: cs.check()},
+			{Name: "B", Enqueue: call(d, "B", 1.05), Check: cb.check()},
 		}}
 	recs, err := e.Measure(p)
 	if err != nil {
@@ -109,8 +134,19 @@ func TestEngineProtocol(t *testing.T) {
 	if n := recs[0].Extra["calls_per_graph"]; n < 50 {
 		t.Errorf("%.0f calls per graph: the graph should have grown to MinGraphUS", n)
 	}
-	// Timed replays are interleaved A, A-again, B, control, A, ...
-	timed := d.replays[len(d.replays)-4*e.Cfg.Reps:]
+	for _, r := range recs {
+		if r.Check == nil || r.Check.Status != results.CheckPass {
+			t.Errorf("%s: check %+v, want PASS", r.Variant, r.Check)
+		}
+	}
+	for _, c := range []*checkLog{&ca, &cs, &cb} {
+		if fmt.Sprint(c.prepared) != "[0 0]" || fmt.Sprint(c.verified) != "[0 0]" {
+			t.Errorf("check calls: prepared %v verified %v, want copy 0 before and after the timed replays", c.prepared, c.verified)
+		}
+	}
+	// Timed replays are interleaved A, A-again, B, control, A, ...; the
+	// three check replays follow them.
+	timed := d.replays[len(d.replays)-4*e.Cfg.Reps-3 : len(d.replays)-3]
 	want := []string{"A", "A-again", "B", "A"}
 	for i, name := range timed {
 		if name != want[i%4] {
@@ -119,11 +155,94 @@ func TestEngineProtocol(t *testing.T) {
 	}
 }
 
+// A variant whose output fails its check, before or after the timed
+// replays, is recorded FAIL with the check's message and without samples
+// or verdict; the others are timed and judged as usual. A failing
+// baseline leaves the rung untimed. Every checked copy is the first and
+// the last of the rotation.
+func TestEngineChecksOutputs(t *testing.T) {
+	d := &fakeDevice{}
+	e := &Engine{Dev: d, Stream: 1, Cfg: Config{MinCalls: 4, Warmup: time.Millisecond, Reps: 4}}
+	var base, before, after checkLog
+	before.bad = map[int]bool{1: true}
+	after.bad = map[int]bool{2: true}
+	p := Point{Suite: "s", Kernel: "k", Shape: "x", M: 1, Regime: Hot, Copies: 3, Bytes: 1000,
+		Variants: []Variant{
+			{Name: "A", Enqueue: call(d, "A", 1.0), Check: base.check()},
+			{Name: "wrong", Enqueue: call(d, "wrong", 0.5), Check: before.check()},
+			{Name: "wrong-later", Enqueue: call(d, "wrong-later", 0.5), Check: after.check()},
+			{Name: "attribution", Enqueue: call(d, "attribution", 0.5), Unchecked: "computes nothing"},
+		}}
+	recs, err := e.Measure(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(base.verified) != "[0 2 0 2]" {
+		t.Errorf("baseline verified copies %v, want the first and last (0, 2), before and after", base.verified)
+	}
+	for _, r := range recs[1:3] {
+		if !r.Failed() || len(r.SamplesUS) != 0 || r.Verdict != "" || !strings.Contains(r.Check.Reason, "element 7") {
+			t.Errorf("%s: %+v, %d samples, verdict %q: want FAIL with the message, untimed", r.Variant, r.Check, len(r.SamplesUS), r.Verdict)
+		}
+	}
+	if !strings.Contains(recs[1].Check.Reason, "before the timed replays") || !strings.Contains(recs[2].Check.Reason, "after the timed replays") {
+		t.Errorf("the failures do not say when: %q, %q", recs[1].Check.Reason, recs[2].Check.Reason)
+	}
+	if n := countOf(d.replays, "wrong"); n != 1 {
+		t.Errorf("the variant that failed before timing was replayed %d times, want once (its check)", n)
+	}
+	if r := recs[3]; r.Check == nil || r.Check.Status != results.CheckNone || r.Check.Reason != "computes nothing" || len(r.SamplesUS) == 0 {
+		t.Errorf("unchecked variant: %+v", r.Check)
+	}
+	if r := recs[0]; r.Check.Status != results.CheckPass || r.Control == nil {
+		t.Errorf("baseline: %+v", r.Check)
+	}
+	doc := results.Document{Schema: results.SchemaVersion, Records: recs}
+	if err := doc.Validate(); err != nil {
+		t.Errorf("the records do not validate: %v", err)
+	}
+
+	// A failing baseline: nothing is timed.
+	d2 := &fakeDevice{}
+	e2 := &Engine{Dev: d2, Stream: 1, Cfg: e.Cfg}
+	var bad, other checkLog
+	bad.bad = map[int]bool{0: true}
+	recs, err = e2.Measure(Point{Suite: "s", Kernel: "k", Shape: "x", M: 1, Regime: Hot, Copies: 1, Bytes: 1000,
+		Variants: []Variant{{Name: "A", Enqueue: call(d2, "A", 1), Check: bad.check()}, {Name: "B", Enqueue: call(d2, "B", 1), Check: other.check()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if !r.Failed() || len(r.SamplesUS) != 0 {
+			t.Errorf("%s with a failing baseline: %+v, %d samples", r.Variant, r.Check, len(r.SamplesUS))
+		}
+	}
+	if !strings.Contains(recs[1].Check.Reason, "baseline A failed") {
+		t.Errorf("B's reason: %q", recs[1].Check.Reason)
+	}
+
+	// A variant with neither a check nor a reason is refused.
+	if _, err := e2.Measure(Point{Suite: "s", Kernel: "k", Shape: "x", M: 1, Regime: Hot, Copies: 1,
+		Variants: []Variant{{Name: "A", Enqueue: call(d2, "A", 1)}}}); err == nil || !strings.Contains(err.Error(), "no output check") {
+		t.Errorf("an unchecked variant without a reason was measured: %v", err)
+	}
+}
+
+func countOf(xs []string, x string) int {
+	n := 0
+	for _, v := range xs {
+		if v == x {
+			n++
+		}
+	}
+	return n
+}
+
 func TestEngineRefusesLeakyCold(t *testing.T) {
 	d := &fakeDevice{}
 	e := &Engine{Dev: d, Stream: 1, Cfg: Config{MinCalls: 4, Reps: 4}}
 	_, err := e.Measure(Point{Kernel: "k", Shape: "x", Regime: Cold, Footprint: 1 << 20, Copies: 2,
-		Variants: []Variant{{Name: "A", Enqueue: call(d, "A", 1)}}})
+		Variants: []Variant{{Name: "A", Enqueue: call(d, "A", 1), Unchecked: "test"}}})
 	if err == nil || !strings.Contains(err.Error(), "cold regime leaked") {
 		t.Fatalf("leaky cold point measured: %v", err)
 	}

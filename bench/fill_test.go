@@ -31,7 +31,7 @@ func TestUploadHelpers(t *testing.T) {
 	}
 	// UploadEachCopy: each buffer's data at p + k·stride for every copy.
 	h.mem = make([]byte, 100)
-	if err := UploadEachCopy(c, 3, CopyUpload{CopySet{gpu.Ptr(0), 10}, []byte{7, 7}}, CopyUpload{CopySet{gpu.Ptr(50), 4}, []byte{9}}); err != nil {
+	if err := UploadEachCopy(c, 3, CopyUpload{CopySet{Base: gpu.Ptr(0), Stride: 10, Size: 2}, []byte{7, 7}}, CopyUpload{CopySet{Base: gpu.Ptr(50), Stride: 4, Size: 1}, []byte{9}}); err != nil {
 		t.Fatal(err)
 	}
 	for k := 0; k < 3; k++ {

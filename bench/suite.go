@@ -24,10 +24,11 @@ var (
 // measures its points through the Ctx; an invalid point is skipped with
 // c.Skipf (a reason, never silently).
 type Suite struct {
-	Name string
-	Doc  string
-	Run  func(c *Ctx) error
-	Laws []Law // selection laws scored against the per-cell argmin after the run
+	Name   string
+	Family string // the kernel family whose kernels it times ("" for none)
+	Doc    string
+	Run    func(c *Ctx) error
+	Laws   []Law // selection laws scored against the per-cell argmin after the run
 }
 
 // Law is a selection law over one variant axis of a suite's kernel: Pick
@@ -68,6 +69,17 @@ var suites = registry.New[Suite]("bench suite")
 
 // RegisterSuite adds a suite; duplicate names panic (a programming error).
 func RegisterSuite(s Suite) { suites.Add(s.Name, s) }
+
+// FamilySuites returns the suites of a kernel family in name order.
+func FamilySuites(family string) []Suite {
+	var out []Suite
+	for _, s := range Suites() {
+		if s.Family == family {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // Suites returns the registry in name order.
 func Suites() []Suite { return suites.All() }

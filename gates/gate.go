@@ -58,6 +58,7 @@ const (
 // Gate is one registered check.
 type Gate struct {
 	Name   string // unique, lower-case, e.g. "e4m3-device-sweep"
+	Family string // the kernel family whose kernels it checks ("" for harness and static gates)
 	Proves string // one sentence: what a PASS establishes
 	Suites Suite
 	Device bool // needs a GPU; without one it reports SKIP

@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	Register(Gate{Name: "harness-selftest", Suites: Quick | Full, Device: true, Run: gateHarnessSelftest,
+	Register(Gate{Family: "basics", Name: "harness-selftest", Suites: Quick | Full, Device: true, Run: gateHarnessSelftest,
 		Proves: "the harness's own guards work on this device: a 1-byte overrun and underrun trip the canaries with the right offset, and an unwritten element is caught by the poison check"})
 }
 

@@ -63,20 +63,20 @@ func TestLoaderErrors(t *testing.T) {
 		name, body, want string
 	}{
 		{"missing", "", "is missing: run `make kernels`"},
-		{"wrongarch", ".version 8.4\n.target sm_80\n.entry e4m3_sweep\n", "is PTX for sm_80, but this device needs sm_90a"},
+		{"wrongarch", ".version 8.4\n.target sm_80\n.entry t_sweep\n", "is PTX for sm_80, but this device needs sm_90a"},
 		{"corrupt", ".version 8.4\n.target sm_90a\nCORRUPT\n", "the driver refused it"},
 		{"nosymbol", ".version 8.4\n.target sm_90a\n.entry other\n", "symbol not found"},
 		{"elf", "\x7fELF....", "is an ELF code object, but this device (sm_90a) needs PTX"},
-		{"ok", ".version 8.4\n.target sm_90a\n.entry e4m3_sweep\n", ""},
+		{"ok", ".version 8.4\n.target sm_90a\n.entry t_sweep\n", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			if c.name != "missing" {
-				writePTX(t, dir, "e4m3", c.body)
+				writePTX(t, dir, "tmod", c.body)
 			}
 			l := NewLoader(dir, dev)
-			_, err := l.Function("e4m3_sweep")
+			_, err := l.Function("t_sweep")
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
@@ -121,11 +121,74 @@ func TestCheckArchELF(t *testing.T) {
 	}
 }
 
-func TestRegistry(t *testing.T) {
-	for _, k := range All() {
-		if _, err := os.Stat(filepath.Join("..", "hipsrc", k.Module+".hip")); err != nil {
-			t.Errorf("kernel %s: source hipsrc/%s.hip: %v", k.Name, k.Module, err)
+// Test kernels: the loader and the launch check are tested on these (the
+// real kernels register from their families; families/registry_test.go
+// tests those).
+func init() {
+	for _, k := range []Kernel{
+		{Name: "t_sweep", Module: "tmod"},
+		{Name: "t_both", Module: "tmod"},
+		{Name: "t_sm90_only", Module: "tmod", Targets: []string{SM90a}, MatrixOp: map[string]string{SM90a: "wgmma.mma_async"}},
+		{Name: "t_readable", Module: "tprod"},
+		{Name: "t_unreadable", Module: "tprod"},
+		{Name: "t_absent", Module: "tprod"},
+	} {
+		k.Family, k.Op, k.Tag, k.Role, k.Doc = "test", k.Name, k.Name, Baseline, "a test kernel"
+		Register(k)
+	}
+}
+
+// Register refuses an incomplete contract, naming what is missing.
+func TestRegisterValidates(t *testing.T) {
+	ok := Kernel{Name: "t_v", Family: "test", Module: "m", Op: "o", Tag: "t", Role: Baseline, Doc: "d"}
+	for _, c := range []struct {
+		name string
+		edit func(*Kernel)
+		want string
+	}{
+		{"no family", func(k *Kernel) { k.Family = "" }, "required"},
+		{"no tag", func(k *Kernel) { k.Tag = "" }, "required"},
+		{"no role", func(k *Kernel) { k.Role = 0 }, "Role is not set"},
+		{"empty M range", func(k *Kernel) { k.MinM, k.MaxM = 9, 8 }, "is empty"},
+		{"unknown target", func(k *Kernel) { k.Targets = []string{"sm_80"} }, "not a code arch"},
+		{"matrix op off target", func(k *Kernel) { k.Targets, k.MatrixOp = []string{SM90a}, map[string]string{GFX1201: "v_wmma"} }, "does not have it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := ok
+			c.edit(&k)
+			if err := k.validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("validate: %v, want %q", err, c.want)
+			}
+		})
+	}
+	if err := ok.validate(); err != nil {
+		t.Errorf("a complete row: %v", err)
+	}
+}
+
+// Select orders baselines first and filters by every field of the query.
+func TestSelect(t *testing.T) {
+	for _, c := range []struct {
+		q    Query
+		want []string
+	}{
+		{Query{Family: "test", Op: "t_sm90_only"}, []string{"t_sm90_only"}},
+		{Query{Family: "test", Op: "t_sm90_only", Arch: GFX1201}, nil},
+		{Query{Family: "nope"}, nil},
+	} {
+		var got []string
+		for _, k := range Select(c.q) {
+			got = append(got, k.Name)
 		}
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("Select(%+v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if k := (Kernel{MinM: 9, MaxM: 16}); k.ServesM(8) || !k.ServesM(9) || !k.ServesM(16) || k.ServesM(17) {
+		t.Errorf("ServesM: wrong range answers")
+	}
+	if k := (Kernel{Status: Experimental}); k.InSuite(false) || !k.InSuite(true) {
+		t.Errorf("InSuite: an experimental kernel runs in the quick suite")
 	}
 }
 
@@ -133,21 +196,18 @@ func TestRegistry(t *testing.T) {
 // elsewhere (gates and benches SKIP it by errors.Is), before any code
 // object is read; on its arch it loads like any other.
 func TestLoaderOnlyArch(t *testing.T) {
-	k, ok := kernelRegistry.Get(PreWG)
-	if !ok || k.OnlyArch != "sm_90a" {
-		t.Fatalf("%s: registered %v with OnlyArch %q, want sm_90a", PreWG, ok, k.OnlyArch)
-	}
-	if !k.ForArch("sm_90a") || k.ForArch("gfx1201") || !mustKernel(t, "pq_gemm_pre").ForArch("gfx1201") {
+	k := mustKernel(t, "t_sm90_only")
+	if !k.ForArch("sm_90a") || k.ForArch("gfx1201") || !mustKernel(t, "t_both").ForArch("gfx1201") {
 		t.Errorf("ForArch: wrong answers")
 	}
 	amd := &fakeDevice{info: gpu.Info{Arch: "gfx1201"}}
-	_, err := NewLoader(t.TempDir(), amd).Function(PreWG) // no code objects at all
+	_, err := NewLoader(t.TempDir(), amd).Function("t_sm90_only") // no code objects at all
 	if !errors.Is(err, ErrNotForArch) || !strings.Contains(err.Error(), "exists only for sm_90a") {
 		t.Errorf("gfx1201: error %v, want ErrNotForArch naming sm_90a", err)
 	}
 	dir := t.TempDir()
-	writePTX(t, dir, "gemm", ".version 8.4\n.target sm_90a\n.entry "+PreWG+"\n")
-	if _, err := NewLoader(dir, &fakeDevice{info: gpu.Info{Arch: "sm_90"}}).Function(PreWG); err != nil {
+	writePTX(t, dir, "tmod", ".version 8.4\n.target sm_90a\n.entry t_sm90_only\n")
+	if _, err := NewLoader(dir, &fakeDevice{info: gpu.Info{Arch: "sm_90"}}).Function("t_sm90_only"); err != nil {
 		t.Errorf("sm_90: %v", err)
 	}
 }

@@ -86,7 +86,7 @@ func TestList(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"e4m3-go-oracle", "e4m3_sweep", "hipsrc/e4m3.hip", "harness-selftest"} {
+	for _, want := range []string{"e4m3-go-oracle", "e4m3_sweep", "e4m3/sweep", "harness-selftest"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list lacks %q", want)
 		}

@@ -16,11 +16,11 @@ import (
 // slower; the identical-code control must read "~".
 
 func init() {
-	bench.RegisterSuite(bench.Suite{Name: "copy", Doc: "device copy at 4 MiB..1 GiB, cold: the bandwidth ceiling, an identical variant the A/B protocol must call ~, and a 5%-more-traffic variant it must call slower", Run: runCopySuite})
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: "copy", Doc: "device copy at 4 MiB..1 GiB, cold: the bandwidth ceiling, an identical variant the A/B protocol must call ~, and a 5%-more-traffic variant it must call slower", Run: runCopySuite})
 }
 
 func init() {
-	bench.RegisterSuite(bench.Suite{Name: "launch", Doc: "an empty kernel (1 and 132 blocks) in a graph: the floor under every small kernel's time", Run: runLaunchSuite})
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: "launch", Doc: "an empty kernel (1 and 132 blocks) in a graph: the floor under every small kernel's time", Run: runLaunchSuite})
 }
 
 // runLaunchSuite times selftest_empty: what a graph node costs by itself.

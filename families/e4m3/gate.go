@@ -24,15 +24,15 @@ import (
 //   device decoders == Go decoder                              (e4m3-device-decode)
 
 func init() {
-	gates.Register(gates.Gate{Name: "e4m3-go-oracle", Suites: gates.Quick | gates.Full, Run: gateE4M3GoOracle,
+	gates.Register(gates.Gate{Family: Family, Name: "e4m3-go-oracle", Suites: gates.Quick | gates.Full, Run: gateE4M3GoOracle,
 		Proves: "the Go e4m3 encoder equals an independent nearest-value oracle (ties to even, saturation, NaN, zero) on all 2^32 float32 inputs"})
-	gates.Register(gates.Gate{Name: "e4m3-decode", Suites: gates.Quick | gates.Full, Run: gateE4M3Decode,
+	gates.Register(gates.Gate{Family: Family, Name: "e4m3-decode", Suites: gates.Quick | gates.Full, Run: gateE4M3Decode,
 		Proves: "the Go e4m3 decoder is bit-exact on all 256 codes and dec(enc(dec(c))) == c for every finite code"})
-	gates.Register(gates.Gate{Name: "e4m3-device-sweep", Suites: gates.Quick | gates.Full, Device: true, Run: gateE4M3DeviceSweep,
+	gates.Register(gates.Gate{Family: Family, Name: "e4m3-device-sweep", Suites: gates.Quick | gates.Full, Device: true, Run: gateE4M3DeviceSweep,
 		Proves: "the device software encoder equals the contract-wrapped hardware encoder on all 2^32 float32 inputs (raw hardware mismatches recorded)"})
-	gates.Register(gates.Gate{Name: "e4m3-device-vs-go", Suites: gates.Quick | gates.Full, Device: true, Run: gateE4M3DeviceVsGo,
+	gates.Register(gates.Gate{Family: Family, Name: "e4m3-device-vs-go", Suites: gates.Quick | gates.Full, Device: true, Run: gateE4M3DeviceVsGo,
 		Proves: "the device software and wrapped hardware encoders equal the Go encoder on boundary values and a seeded sample (quick and full), and the software encoder on all 2^32 inputs (full; the wrapped hardware encoder on all 2^32 is e4m3-device-sweep)"})
-	gates.Register(gates.Gate{Name: "e4m3-device-decode", Suites: gates.Quick | gates.Full, Device: true, Run: gateE4M3DeviceDecode,
+	gates.Register(gates.Gate{Family: Family, Name: "e4m3-device-decode", Suites: gates.Quick | gates.Full, Device: true, Run: gateE4M3DeviceDecode,
 		Proves: "the device software decoder equals the Go decoder bit for bit on all 256 codes, and the hardware decoder on every finite code"})
 }
 

@@ -45,7 +45,7 @@ func init() {
 	// The law's pick in each cell is the S the run launched it at, which
 	// every dec record carries (Extra["S_law"], kernels.DecSplitK on that
 	// device's SM count), so the table scores exactly what ran.
-	law := bench.Law{Name: "kernels.DecSplitK", Kernel: "pq_gemm_dec", Variants: names, PickFrom: func(doc *results.Document, suite string) regret.Law {
+	law := bench.Law{Name: "gemm.DecSplitK", Kernel: "pq_gemm_dec", Variants: names, PickFrom: func(doc *results.Document, suite string) regret.Law {
 		picks := map[regret.Cell]string{}
 		for _, r := range doc.Records {
 			if S, ok := r.Extra["S_law"]; ok && r.Suite == suite && r.Kernel == "pq_gemm_dec" {
@@ -54,8 +54,8 @@ func init() {
 		}
 		return func(c regret.Cell) string { return picks[c] }
 	}}
-	bench.RegisterSuite(bench.Suite{Name: "dec", Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: []bench.Law{law}})
-	bench.RegisterSuite(bench.Suite{Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite})
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: []bench.Law{law}})
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite})
 }
 
 // DecFixedS are the fixed split-K counts the dec suite times beside the law.

@@ -48,7 +48,7 @@ import (
 // the unquantized activations is recorded as a metric (rel_exact), not gated.
 
 func init() {
-	gates.Register(gates.Gate{Name: "gemm", Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMM,
+	gates.Register(gates.Gate{Family: Family, Name: "gemm", Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMM,
 		Proves: "the W4A8 GEMMs (decode band with its split-K law and fixed S; per-token prefill, tiled mma.sync and on sm_90a row-major wgmma, also at G = 3 and 5) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
 }
 

@@ -33,7 +33,7 @@ func TestDecSplitKTableGolden(t *testing.T) {
 // split has at least one group, and no split is empty at the chosen S.
 func TestDecSplitKInvariants(t *testing.T) {
 	for _, K := range []int{128, 256, 1024, 3072, 5120, 8704, 17408} {
-		G := K / Group
+		G := K / refimpl.GroupSize
 		for _, N := range []int{64, 512, 5120, 7168, 17408} {
 			for M := 1; M <= DecMaxM; M++ {
 				S := DecSplitK(M, N, K, H200SMs)
@@ -62,42 +62,41 @@ func TestDecLaunchOpts(t *testing.T) {
 	}
 }
 
-// Every decode kernel a launch can name is registered, DecKernel first.
-func TestDecKernelsFor(t *testing.T) {
-	reg := map[string]bool{}
-	for _, k := range kernels.All() {
-		reg[k.Name] = true
-	}
+// Every M of the decode band has exactly one decode baseline, and every
+// registered decode kernel launches at the M it serves and is refused
+// outside its range.
+func TestDecKernelsServeTheirRange(t *testing.T) {
+	sh := GemmShape{K: 5120, Parts: []int{1024}}
 	for M := 1; M <= DecMaxM; M++ {
-		ks := DecKernelsFor(M)
-		if ks[0] != DecKernel(M) {
-			t.Fatalf("M=%d: DecKernelsFor starts with %s, want %s", M, ks[0], DecKernel(M))
+		ks := DecKernels(M, "", true)
+		if len(ks) == 0 || ks[0].Name != DecKernel(M) || ks[0].Role != kernels.Baseline {
+			t.Fatalf("M=%d: decode kernels %v, want the baseline %s first", M, ks, DecKernel(M))
 		}
 		for _, k := range ks {
-			if !reg[k] {
-				t.Errorf("M=%d: %s is not registered", M, k)
-			}
-			if _, _, _, _, err := DecLaunch(GemmShape{K: 5120, Parts: []int{1024}}, M, 4, DecArgs{Kernel: k}); err != nil {
-				t.Errorf("M=%d kernel %s: %v", M, k, err)
+			if _, _, _, _, err := DecLaunch(sh, M, 4, DecArgs{Kernel: k.Name}); err != nil {
+				t.Errorf("M=%d kernel %s: %v", M, k.Name, err)
 			}
 		}
 	}
-	if _, _, _, _, err := DecLaunch(GemmShape{K: 5120, Parts: []int{1024}}, 1, 4, DecArgs{Kernel: "pq_gemm_dec_m64"}); err == nil {
-		t.Errorf("DecLaunch accepted the M<=64 kernel for M=1")
+	if _, _, _, _, err := DecLaunch(sh, 1, 4, DecArgs{Kernel: "pq_gemm_dec_m64"}); err == nil {
+		t.Errorf("DecLaunch accepted the 33..64 kernel for M=1")
+	}
+	if _, _, _, _, err := DecLaunch(sh, 1, 4, DecArgs{Kernel: "pq_gemm_pre"}); err == nil {
+		t.Errorf("DecLaunch accepted a prefill kernel")
 	}
 }
 
-// Every registered kernel is defined in its module's source on both
-// targets' paths: its name appears as a token there (an entry point or an
-// entry macro's first argument).
+// Every registered kernel of the family is defined in its source: its name
+// appears as a token there (an entry point or an entry macro's first
+// argument).
 func TestRegisteredKernelsInSource(t *testing.T) {
-	for _, k := range kernels.All() {
-		src, err := os.ReadFile(filepath.Join("..", "hipsrc", k.Module+".hip"))
+	for _, k := range kernels.Select(kernels.Query{Family: Family, Full: true}) {
+		src, err := os.ReadFile(k.Module + ".hip")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(k.Name) + `\b`).Match(src) {
-			t.Errorf("kernel %s is registered but hipsrc/%s.hip never names it", k.Name, k.Module)
+			t.Errorf("kernel %s is registered but %s never names it", k.Name, k.Source())
 		}
 	}
 }
@@ -105,9 +104,9 @@ func TestRegisteredKernelsInSource(t *testing.T) {
 // The wgmma prefill asks for its dynamic shared memory (preWGShared, tied
 // to PW_SMEM by TestGoConstantsMatchKernelDefines); pq_gemm_pre for none.
 func TestPreWGShared(t *testing.T) {
-	_, _, _, shared, _, err := PreLaunch(GemmShape{K: 5120, Parts: []int{6144, 512, 512}}, 2048, PreArgs{Kernel: PreWG})
+	_, _, _, shared, _, err := PreLaunch(GemmShape{K: 5120, Parts: []int{6144, 512, 512}}, 2048, PreArgs{Kernel: "pq_gemm_pre_wg"})
 	if err != nil || shared != preWGShared {
-		t.Errorf("PreLaunch(PreWG): shared %d, err %v; want %d", shared, err, preWGShared)
+		t.Errorf("PreLaunch(pq_gemm_pre_wg): shared %d, err %v; want %d", shared, err, preWGShared)
 	}
 	if _, _, _, shared, _, _ := PreLaunch(GemmShape{K: 5120, Parts: []int{5120}}, 2048, PreArgs{}); shared != 0 {
 		t.Errorf("pq_gemm_pre asks for %d bytes of dynamic shared memory", shared)
@@ -115,7 +114,7 @@ func TestPreWGShared(t *testing.T) {
 	if _, _, _, _, _, err := PreLaunch(GemmShape{K: 5120, Parts: []int{5120}}, 2048, PreArgs{Kernel: "pq_gemm_dec_m8"}); err == nil {
 		t.Errorf("PreLaunch accepted a decode kernel")
 	}
-	if !PreRowMajor(PreWG) || PreRowMajor("pq_gemm_pre") {
+	if !PreRowMajor("pq_gemm_pre_wg") || PreRowMajor("pq_gemm_pre") {
 		t.Errorf("PreRowMajor: wrong layout")
 	}
 }
@@ -130,7 +129,7 @@ func TestPreWGShared(t *testing.T) {
 // matching them, so a change there has to be re-derived here. (The nibble
 // order is the GEMM gate's to check.)
 func TestPreWGWeightConversionExact(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "hipsrc", "arch", "wgmma.h"))
+	src, err := os.ReadFile(filepath.Join("..", "..", "hipsrc", "arch", "wgmma.h"))
 	if err != nil {
 		t.Fatal(err)
 	}

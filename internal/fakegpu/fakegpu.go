@@ -4,9 +4,11 @@
 // launches run nothing and are recorded (kernel name, geometry and
 // arguments), so a test can run real gate and bench code paths against the
 // real compiled code objects' declared parameters (kernels.Loader.Checked)
-// and see which kernels were launched with what. Outputs stay as the test
-// left them; anything comparing them with a reference will fail, which
-// such tests expect.
+// and see which kernels were launched with what. Stream capture records
+// launches into a graph, and a graph replay runs them as launches again.
+// Outputs stay as the test left them, so anything comparing them with a
+// reference fails, unless the test sets Exec to stand in for a kernel
+// (writing what a correct, or a deliberately wrong, kernel would).
 package fakegpu
 
 import (
@@ -45,6 +47,7 @@ type Launch struct {
 	SharedBytes int
 	Opts        *gpu.LaunchOpts // nil for a plain launch
 	Args        []any
+	Captured    bool // recorded into a graph by a stream capture, not run
 }
 
 // Device is the fake. Info is what Info returns (set Arch to pick the code
@@ -54,7 +57,15 @@ type Device struct {
 	allocs   []alloc // by address
 	next     gpu.Ptr
 	Launches []Launch
+	// Exec, when set, runs for every launch that executes (not those
+	// recorded by a capture): a test's stand-in for the kernel.
+	Exec      func(d *Device, l Launch) error
+	capturing []Launch // nil: not capturing
+	inCapture bool
 }
+
+// Mem is the host memory behind n device bytes at p (for Exec).
+func (d *Device) Mem(p gpu.Ptr, n int) ([]byte, error) { return d.at(p, n) }
 
 // alloc is one Malloc: its host bytes at a fake address.
 type alloc struct {
@@ -154,9 +165,36 @@ func (d *Device) record(l Launch) error {
 			}
 		}
 	}
+	if d.inCapture {
+		d.capturing = append(d.capturing, l)
+		l.Captured = true
+		d.Launches = append(d.Launches, l)
+		return nil
+	}
 	d.Launches = append(d.Launches, l)
+	if d.Exec != nil {
+		return d.Exec(d, l)
+	}
 	return nil
 }
+
+// graph is a captured sequence of launches; Launch runs them again.
+type graph struct {
+	d        *Device
+	launches []Launch
+}
+
+func (g *graph) Launch(gpu.Stream) error {
+	for _, l := range g.launches {
+		l.Captured = false
+		if err := g.d.record(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *graph) Destroy() error { return nil }
 
 func (d *Device) Synchronize() error                            { return nil }
 func (d *Device) NewStream() (gpu.Stream, error)                { return 1, nil }
@@ -166,13 +204,29 @@ func (d *Device) NewEvent() (gpu.Event, error)                  { return 1, nil 
 func (d *Device) DestroyEvent(gpu.Event) error                  { return nil }
 func (d *Device) Record(gpu.Event, gpu.Stream) error            { return nil }
 func (d *Device) Elapsed(gpu.Event, gpu.Event) (float32, error) { return 0.001, nil }
-func (d *Device) BeginCapture(gpu.Stream) error                 { return errors.New("fakegpu: no graph capture") }
+
+// BeginCapture starts recording launches into a graph.
+func (d *Device) BeginCapture(gpu.Stream) error {
+	if d.inCapture {
+		return errors.New("fakegpu: capture already in progress")
+	}
+	d.inCapture, d.capturing = true, []Launch{}
+	return nil
+}
+
+// EndCapture ends the capture and returns its graph.
 func (d *Device) EndCapture(gpu.Stream) (gpu.Graph, error) {
-	return nil, errors.New("fakegpu: no graph capture")
+	if !d.inCapture {
+		return nil, errors.New("fakegpu: no capture in progress")
+	}
+	g := &graph{d: d, launches: d.capturing}
+	d.inCapture, d.capturing = false, nil
+	return g, nil
 }
 func (d *Device) Close() error { return nil }
 
-// Kernels lists the distinct kernels launched, in first-launch order.
+// Kernels lists the distinct kernels launched or captured into a graph, in
+// first-launch order.
 func (d *Device) Kernels() []string {
 	seen := map[string]bool{}
 	var out []string

@@ -1,10 +1,11 @@
-package bench
+package gemm
 
 import (
 	"math"
 	"path/filepath"
 	"testing"
 
+	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/results"
 )
 
@@ -14,11 +15,11 @@ import (
 // figures its log printed: +0.3% time-weighted, law best in 28 of 32
 // cells, worst gate_up M=5.
 func TestDecLawRegretFromSavedRun(t *testing.T) {
-	doc, err := results.Read(filepath.Join("..", "results", "h200-2026-11-29", "dec.json"))
+	doc, err := results.Read(filepath.Join("..", "..", "results", "h200-2026-11-29", "dec.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, ok := LookupSuite("dec")
+	s, ok := bench.LookupSuite("dec")
 	if !ok || len(s.Laws) != 1 {
 		t.Fatalf("dec suite: %v, %d laws", ok, len(s.Laws))
 	}

@@ -1,0 +1,35 @@
+package e4m3
+
+import (
+	"testing"
+
+	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/internal/faketest"
+)
+
+// The codec's device gates on a fake device that accepts every launch and
+// computes nothing: each must fail (no gate passes on outputs it did not
+// see written; the full suite, which holds the exhaustive
+// comparisons), no launch may mismatch its kernel's declared parameters,
+// and together they run every registered e4m3 kernel.
+func TestNoOpDeviceFailsGatesAndRunsEveryKernel(t *testing.T) {
+	for _, info := range faketest.Targets(50 << 20) {
+		env, dev := faketest.Env(t, info)
+		ran := 0
+		for _, g := range gates.All() {
+			if g.Family != Family || !g.Device {
+				continue
+			}
+			ran++
+			if res := gates.RunGate(env, g); res.Status != gates.Fail || len(faketest.ArgumentErrors(res)) > 0 {
+				t.Errorf("%s %s on a no-op device: %s (%s)", info.Arch, g.Name, res.Status, res.Reason)
+			}
+		}
+		if ran == 0 {
+			t.Fatalf("no device gate of family %s", Family)
+		}
+		if miss := faketest.Missing(faketest.Registered(Family, info), dev.Kernels()); len(miss) > 0 {
+			t.Errorf("%s: registered e4m3 kernels no gate ran: %v", info.Arch, miss)
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package gemm
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/parharness/parharness/bench"
+	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/internal/faketest"
+	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/refimpl"
+	"github.com/parharness/parharness/results"
+	"github.com/parharness/parharness/shapes"
+)
+
+// The GEMM gate and benches on a fake device (internal/faketest): every
+// launch's arguments match the compiled kernel's declared parameters on
+// both targets, every registered GEMM kernel is run by the gate (but for
+// attribution kernels) and timed by a bench, and a device that computes
+// nothing fails every check.
+
+var fakeTargets = faketest.Targets(1 << 20)
+
+// tinyShapes has every linear the GEMM suites sweep, at small K and N.
+func tinyShapes(t *testing.T) *shapes.Set {
+	s, err := shapes.Parse("tiny", strings.NewReader(`model tiny
+tp 1
+linear attn_qkv    K=384 N=256+128+128
+linear attn_o      K=256 N=128
+linear gdn_in_qkvz K=384 N=(128+128)+128
+linear mlp_gate_up K=384 N=128+128
+linear mlp_down    K=256 N=128
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestGateRunsEveryRegisteredKernel(t *testing.T) {
+	for _, info := range fakeTargets {
+		env, dev := faketest.Env(t, info)
+		sh := GemmShape{K: 384, Parts: []int{256, 128}}
+		res := gates.RunGate(env, gates.Gate{Name: "gemm-launches", Device: true, Run: func(t *gates.T) {
+			w := gemmWeights(rand.New(rand.NewPCG(3, 4)), sh.K, sh.N())
+			p, err := refimpl.RepackW4(w)
+			t.Check(err, "repack")
+			for _, c := range []gemmCase{
+				{"fake/dec", sh, 1, "normal", false}, {"fake/dec", sh, 9, "normal", false},
+				{"fake/dec", sh, 24, "normal", false}, {"fake/dec", sh, 33, "normal", false}, {"fake/dec", sh, 64, "normal", false},
+				{"fake/pre", sh, 200, "normal", true},
+			} {
+				runGEMMCase(t, c, 5, w, p)
+				t.Release()
+			}
+		}})
+		if bad := faketest.ArgumentErrors(res); len(bad) > 0 {
+			t.Errorf("%s: %v", info.Arch, bad)
+		}
+		if res.Status != gates.Fail || !strings.Contains(res.Reason, "unwritten") {
+			t.Errorf("%s: a device that runs nothing got %s (%s) from the GEMM checks", info.Arch, res.Status, res.Reason)
+		}
+		want := faketest.Registered(Family, info, kernels.Baseline, kernels.Variant)
+		if miss := faketest.Missing(want, dev.Kernels()); len(miss) > 0 {
+			t.Errorf("%s: registered GEMM kernels the gate never ran: %v (ran %v)", info.Arch, miss, dev.Kernels())
+		}
+		for _, k := range faketest.Registered(Family, info, kernels.Attribution) {
+			if len(faketest.Missing([]string{k}, dev.Kernels())) == 0 {
+				t.Errorf("%s: the gate ran the attribution kernel %s, which has no GEMM output to check", info.Arch, k)
+			}
+		}
+	}
+}
+
+func TestBenchTimesEveryRegisteredKernel(t *testing.T) {
+	for _, info := range fakeTargets {
+		c, dev := faketest.Ctx(t, info, tinyShapes(t), []int{1, 9, 24, 40, 200})
+		for _, s := range bench.FamilySuites(Family) {
+			if err := s.Run(c); err != nil {
+				t.Fatalf("%s suite %s: %v", info.Arch, s.Name, err)
+			}
+		}
+		if miss := faketest.Missing(faketest.Registered(Family, info), dev.Kernels()); len(miss) > 0 {
+			t.Errorf("%s: registered GEMM kernels no suite timed: %v", info.Arch, miss)
+		}
+		n := 0
+		for _, r := range c.Records {
+			if r.Check == nil {
+				t.Errorf("%s %s: no check recorded", info.Arch, r.Key())
+				continue
+			}
+			switch r.Check.Status {
+			case results.CheckFail:
+				n++
+				if len(r.SamplesUS) != 0 || r.Verdict != "" {
+					t.Errorf("%s %s: a failed variant was timed (%d samples, verdict %q)", info.Arch, r.Key(), len(r.SamplesUS), r.Verdict)
+				}
+			case results.CheckNone:
+				if r.Variant != "memonly" {
+					t.Errorf("%s %s: unchecked (%s)", info.Arch, r.Key(), r.Check.Reason)
+				}
+			default:
+				t.Errorf("%s %s: check %s on a device that computes nothing", info.Arch, r.Key(), r.Check.Status)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no records", info.Arch)
+		}
+	}
+}
+
+// The bench's output check passes the reference rounded to bf16 and fails
+// an unwritten output and a wrong element, for decode and prefill.
+func TestBenchCheckCatchesWrongOutputs(t *testing.T) {
+	c, dev := faketest.Ctx(t, fakeTargets[0], tinyShapes(t), nil)
+	s := GemmShape{K: 384, Parts: []int{256, 128}}
+	bw, err := newBenchWeights(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prefill := range []bool{false, true} {
+		M := map[bool]int{false: 9, true: 61}[prefill]
+		b, err := newGemmBufs(c, "tiny", s, M, prefill, prefill, 4, bw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chk := b.check("v", b.ref.withSplits(2))
+		N := s.N()
+		rows, cols := b.ref.sel.RowsOf(M), b.ref.sel.ColsOf(N)
+		if len(rows) != M || len(cols) != N {
+			t.Fatalf("the tiny case should check every element: %d rows %d cols", len(rows), len(cols))
+		}
+		k := b.copies - 1
+		for _, tc := range []struct {
+			what  string
+			spoil func(out []byte)
+			ok    bool
+		}{
+			{"correct", nil, true},
+			{"one element 2x", func(out []byte) {
+				v := refimpl.BF16ToF64(uint16(out[2*5]) | uint16(out[2*5+1])<<8)
+				h := refimpl.F64ToBF16(2*v + 1)
+				out[2*5], out[2*5+1] = byte(h), byte(h>>8)
+			}, false},
+			{"one element unwritten", func(out []byte) { out[2*(M*N-1)], out[2*(M*N-1)+1] = 0xFF, 0xFF }, false},
+		} {
+			if err := chk.Prepare(k); err != nil {
+				t.Fatal(err)
+			}
+			out, _ := dev.Mem(b.out.At(k), b.out.Size)
+			for i, m := range rows {
+				for j, n := range cols {
+					h := refimpl.F64ToBF16(b.ref.ref[i*len(cols)+j])
+					out[2*(m*N+n)], out[2*(m*N+n)+1] = byte(h), byte(h>>8)
+				}
+			}
+			if tc.spoil != nil {
+				tc.spoil(out)
+			}
+			if err := chk.Verify(k); (err == nil) != tc.ok {
+				t.Errorf("prefill=%v %s: Verify = %v, want ok=%v", prefill, tc.what, err, tc.ok)
+			}
+		}
+		c.FreeAll()
+	}
+}
