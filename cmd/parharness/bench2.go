@@ -187,14 +187,33 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		fmt.Fprintf(stdout, "results written to %s\n", *jsonPath)
 	}
+	// A variant whose output was wrong fails the run: its row was not timed.
+	failed := 0
+	for _, r := range doc.Records {
+		if r.Failed() {
+			failed++
+			fmt.Fprintf(stdout, "FAIL %s: %s\n", r.Key(), r.Check.Reason)
+		}
+	}
+	if failed > 0 {
+		return ExitFail, fmt.Errorf("%d variants failed their output check (not timed; see FAIL above)", failed)
+	}
 	return ExitOK, nil
 }
 
 func printBenchTable(w io.Writer, doc *results.Document) {
 	copyC, _ := doc.Ceiling(results.CeilingCopyGBps)
 	t := newTable(w)
-	t.Header("kernel", "shape", "M", "regime", "variant", "us/call", "GB/s", "% copy", "TF/s", "control", "verdict")
+	t.Header("kernel", "shape", "M", "regime", "variant", "check", "us/call", "GB/s", "% copy", "TF/s", "control", "verdict")
 	for _, r := range doc.Records {
+		check := "-"
+		if r.Check != nil {
+			check = r.Check.Status
+		}
+		if r.Failed() {
+			t.Append(r.Kernel, r.Shape, r.M, r.Regime, r.Variant, check, "-", "-", "-", "-", "-", "not timed")
+			continue
+		}
 		ctrl, verdict := "", r.Verdict
 		if r.Control != nil {
 			ctrl = fmt.Sprintf("±%.2f%% (%.4f)", r.Control.SpreadPct, r.Control.Ratio)
@@ -210,7 +229,7 @@ func printBenchTable(w io.Writer, doc *results.Document) {
 		if r.Flops > 0 {
 			tf = fmt.Sprintf("%.1f", r.TFlops)
 		}
-		t.Append(r.Kernel, r.Shape, r.M, r.Regime, r.Variant, fmt.Sprintf("%.3f", r.TrimmedMeanUS), fmt.Sprintf("%.0f", r.GBps), pct, tf, ctrl, verdict)
+		t.Append(r.Kernel, r.Shape, r.M, r.Regime, r.Variant, check, fmt.Sprintf("%.3f", r.TrimmedMeanUS), fmt.Sprintf("%.0f", r.GBps), pct, tf, ctrl, verdict)
 	}
 	t.Render()
 }
