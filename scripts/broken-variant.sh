@@ -9,9 +9,9 @@
 # must report passA-lr FAIL (not timed, no verdict) and exit 1, while the
 # same command on build/ reports every variant PASS.
 set -euo pipefail
-[ $# -eq 1 ] || { echo "usage: scripts/broken-variant.sh OUTDIR" >&2; exit 2; }
+[ $# -le 1 ] || { echo "usage: scripts/broken-variant.sh [OUTDIR (default build-broken)]" >&2; exit 2; }
 cd "$(dirname "$0")/.."
-out=$1
+out=${1:-build-broken}
 make -s kernels
 rm -rf "$out" && mkdir -p "$out" && cp -r build/. "$out/"
 src=families/producers/producers.hip
