@@ -19,7 +19,7 @@ func init() {
 			Doc: "prefill pass A: rotate -> bf16 rows and per-group amax"},
 		{Name: "pq_rot_bf16_lr", Op: OpPassA, Form: FormLaneRow, Role: kernels.Variant, Tag: "passA-lr",
 			Doc: "prefill pass A, lanes = rows: bank-conflict-free, byte-identical to pq_rot_bf16"},
-		{Name: "pq_rot_bf16_sh", Op: OpPassA, Form: FormShuffle, Role: kernels.Variant, Tag: "passA-sh", Status: kernels.Experimental,
+		{Name: "pq_rot_bf16_sh", Op: OpPassA, Form: FormShuffle, Role: kernels.Variant, Tag: "passA-sh",
 			Doc: "prefill pass A with the row-group in registers, layers routed by 4 warp shuffles on a Go-built schedule (refimpl.BuildShuffleRecords); byte-identical to pq_rot_bf16"},
 		{Name: "pq_tokq", Op: OpPassC, Form: FormRowWise, Role: kernels.Baseline, Tag: "passC",
 			Doc: "prefill pass C: token scale, e4m3 codes (row-major or tiled), row sums from pass A's rows"},
