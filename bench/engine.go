@@ -1,4 +1,4 @@
-// Package bench times kernels the way kernel work needs (shared/DESIGN.md §7):
+// Package bench times kernels the way kernel work needs (docs/bench.md):
 //
 //   - Graph-timed: each variant's N calls are captured into one graph BEFORE
 //     any warm-up; warm-up replays the graphs by wall clock straight into the
@@ -49,9 +49,9 @@ const (
 // rotation must exceed. With LRU-like replacement a buffer set comes back
 // after (copies-1) x footprint bytes of other traffic; at 3x the cache,
 // even an adaptive policy that protects a fraction of lines cannot keep a
-// useful share of a set resident (shared/DESIGN.md §7 sets the rule; the
-// H200 copy sweep reads 97-100% of its ceiling from 64 MiB up with it:
-// bench2 copy, 2026-11-29, results/h200-2026-11-29/copy.json).
+// useful share of a set resident (the H200 copy sweep reads 97-100% of
+// its ceiling from 64 MiB up with it: bench2 copy, 2026-11-29,
+// results/h200-2026-11-29/copy.json).
 const ColdFactor = 3
 
 // Variant is one implementation timed at a point.

@@ -10,7 +10,7 @@ import (
 	"github.com/parharness/parharness/refimpl"
 )
 
-// Tensor name suffixes of one ParoQuant linear (shared/DESIGN.md §3), after
+// Tensor name suffixes of one ParoQuant linear (docs/formats.md), after
 // a prefix such as "model.layers.0.mlp.gate_proj.".
 const (
 	SufQWeight       = "qweight"        // I32 [K, N/8], AWQ packed codes

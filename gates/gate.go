@@ -16,7 +16,7 @@
 //     not); t.Launch checks every buffer's canaries and re-verifies the
 //     uploaded inputs after the launch.
 //
-// Rules every gate keeps (shared/DESIGN.md §6): poisoned outputs, every
+// Rules every gate keeps (docs/gates.md): poisoned outputs, every
 // output cleared between variants, canaries, fresh seeded inputs with the
 // seed recorded, deployed shapes, and every launch's status checked.
 package gates

@@ -15,8 +15,8 @@ import (
 	"github.com/parharness/parharness/shapes"
 )
 
-// The "identity" gate checks the ParoQuant inference identity (shared/
-// DESIGN.md §3) in float64 on every W4A8 linear of the deployed shapes:
+// The "identity" gate checks the ParoQuant inference identity
+// (docs/formats.md) in float64 on every W4A8 linear of the deployed shapes:
 //
 //	rot(x ⊙ channel_scales) · dequant(Q)ᵀ  ==  x · W_effᵀ
 //

@@ -12,12 +12,12 @@ import (
 	"github.com/parharness/parharness/kernels"
 )
 
-// The ISA gate reads the gfx1201 machine code the way the engineering log
-// counted it when rocprof's counters read zero (shared/background,
-// rdna4-vllm-image-notes "count the ISA, carefully"): disassemble the code
+// The ISA gate reads the gfx1201 machine code by counting the ISA, which
+// stays true where profiler counters read zero: disassemble the code
 // object, find each kernel's backward branches structurally and check what
 // sits inside them. Here the claim is the one the W4A8 GEMMs rest on: the
-// native fp8 WMMA is in the kernel's hot loop, so an emulated matrix op (a
+// matrix op their registry rows declare (the native fp8 WMMA) is in the
+// kernel's hot loop, so an emulated matrix op (a
 // call into an out-of-line FMA loop, or no matrix instruction at all)
 // cannot pass for it.
 

@@ -22,13 +22,9 @@ import (
 //   - ptxas's performance notes on wgmma: C7514 and C7520 mean it
 //     serialized every wgmma of the kernel (each waits for the previous
 //     one), C7517 and C7519 that it injected warpgroup waits or arrives.
-//     The kernel stays correct and loses its pipeline. On the H200
-//     (2026-11-29, `parharness bench2 pre`, M = 2048 and 8192 on the TP=2
-//     shapes; uncommitted builds, their results files not kept; figures
-//     in the third session's closing note) a C7514 version of
-//     pq_gemm_pre_wg ran at 488-544 TF/s against 506-567 for the
-//     unserialized version before it, and the out-of-line lambda version
-//     (C7519/C7520, 912 bytes of stack) at 16.
+//     The kernel stays correct and loses its pipeline: a serialized
+//     version of pq_gemm_pre_wg lost most of its rate (docs/history.md
+//     has the figures).
 // It needs ptxas (the CUDA toolkit's; the H200 image has it) and no GPU.
 
 func init() {

@@ -38,7 +38,7 @@ func (k ActKind) gridMax() float32 {
 // QuantAct is what an activation producer writes for rows [M, K]: codes,
 // scales (exactly one of GroupScale and TokenScale is set) and the per-group
 // row sums of the decoded codes that the GEMM's zero-point fold needs
-// (shared/DESIGN.md §4). For a merged linear, M counts P*M rows (partition
+// (docs/formats.md). For a merged linear, M counts P*M rows (partition
 // major), as the producer sees them.
 type QuantAct struct {
 	M, K       int

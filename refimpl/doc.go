@@ -4,7 +4,7 @@
 //
 // # The model
 //
-// A ParoQuant linear (shared/DESIGN.md §3, §4) computes, for an activation
+// A ParoQuant linear (docs/formats.md) computes, for an activation
 // row x of K features and a weight of N output channels,
 //
 //	y = rot(x ⊙ channel_scales) · dequant(Q)ᵀ
@@ -20,7 +20,7 @@
 // On the device the rotated activations are quantized to fp8 e4m3 (or int8)
 // with one scale per (row, 128-group) or per row (token), and the GEMM folds
 // the zero point through row sums of the decoded codes (actquant.go). The
-// references here come in two kinds, and gates use both (DESIGN.md §6):
+// references here come in two kinds, and gates use both (docs/gates.md):
 //
 //   - Go mirrors (QuantizeActGroup, QuantizeActToken and their int8 forms;
 //     float32 functions whose doc says "mirror") follow a kernel's

@@ -5,7 +5,7 @@ import "math"
 // FMA32 returns a*b + c rounded once to float32 (to nearest, ties to even):
 // the device fmaf. Go has no float32 FMA, and float32(float64(a)*float64(b)
 // + float64(c)) rounds twice, which is wrong when the float64 sum lands on a
-// float32 tie (shared/DESIGN.md §6).
+// float32 tie.
 //
 // Note: the product of two float32 is exact in float64, so a*b + c is the
 // sum of two float64 values; TwoSum gives it exactly as hi + lo. Rounding

@@ -147,7 +147,7 @@ func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 
 // magnitudes of the terms a kernel adds up, which bound its summation
 // error (unlike |y| they do not shrink when the terms cancel). mag is for a
 // kernel that folds the zero point as a row-sum correction
-// (shared/DESIGN.md §4):
+// (docs/formats.md):
 //
 //	mag[m, n] = Σ_g |s[g,n]| · ( Σ_{k in g} |q[k,n] − h|·|a[p(n),m,k]|
 //	                             + |z[g,n] − h|·|Σ_{k in g} a[p(n),m,k]| )
@@ -368,7 +368,7 @@ func (d *colDecoder) decode(w *QWeight, ns []int, wk, wm []float64) {
 }
 
 // RelErr is ||got - ref||₂ / ||ref||₂, the GEMM gate's figure of merit
-// (shared/DESIGN.md §6). A NaN anywhere in got gives NaN, which fails every
+// (docs/gates.md). A NaN anywhere in got gives NaN, which fails every
 // "rel <= tol" test; an Inf gives +Inf. A zero ref gives 0 if got is zero
 // too and +Inf otherwise. It panics if the lengths differ.
 func RelErr(got, ref []float64) float64 {

@@ -18,7 +18,7 @@ const PairsPerGroup = GroupSize / 2
 const MaxRotationsPerLaunch = 3
 
 // Rotation is one projection's learned transform of the activations
-// (shared/DESIGN.md §3): multiply by the channel scales (stored
+// (docs/formats.md): multiply by the channel scales (stored
 // pre-inverted), then apply layers r = 0..Krot-1 of Givens rotations. In
 // layer r and group g (features g*128 .. g*128+127), pair t rotates the
 // features i = Pairs[r*K + g*128 + 2t] and j = Pairs[r*K + g*128 + 2t + 1]

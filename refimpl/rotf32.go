@@ -6,7 +6,7 @@ import (
 )
 
 // The float32 mirror of the rotate-and-quantize producers
-// (hipsrc/producers.hip) and the records they read. The kernels' op order is
+// (families/producers/producers.hip) and the records they read. The kernels' op order is
 // part of their contract; this file follows it op for op so the producer
 // gates can compare bytes:
 //

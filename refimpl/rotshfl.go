@@ -8,7 +8,7 @@ import (
 // Shuffle-routed rotation records: the schedule of a producer that keeps a
 // row-group's 128 values in registers (4 per lane of a 32-lane warp) and
 // moves them between layers with 4 warp shuffles, instead of a shared-memory
-// round trip per layer (hipsrc/producers.hip, pq_rot_bf16_sh).
+// round trip per layer (families/producers/producers.hip, pq_rot_bf16_sh).
 //
 // The model. Before layer r, lane L holds 4 values in slots 0..3. Layer r's
 // 64 pairs are given to the lanes, two per lane (pairs 2L and 2L+1 of the
@@ -56,8 +56,7 @@ import (
 //
 // Per lane and layer that is 4 shuffles, 10 selects and 8 floating-point
 // ops on registers, against pq_rot_bf16's 4 shared loads and 4 stores per
-// lane and layer plus record reads (see the closing note of the session
-// that added this: a modelled count, not a measurement).
+// lane and layer plus record reads: a count of operations, not a timing.
 
 // ShuffleRecords are the records of the shuffle-routed producer for P
 // partitions, in the order it loads them: a warp working on (p, g) reads,

@@ -7,7 +7,7 @@ import (
 	"math"
 )
 
-// The W4A8 GEMMs' weight order (hipsrc/gemm.hip), made from a checkpoint's
+// The W4A8 GEMMs' weight order (families/gemm/gemm.hip), made from a checkpoint's
 // AWQ tensors once at load. Lossless: UnpackW4(RepackW4(w)) == w, field for
 // field (codes, zeros and scale bits).
 //

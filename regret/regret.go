@@ -7,7 +7,7 @@
 // The law's regret in a cell is how much slower its pick ran than that
 // best: t(law)/t(best) - 1.
 //
-// Two totals answer two questions (shared/DESIGN.md §7):
+// Two totals answer two questions (docs/bench.md):
 //   - time-weighted regret, Σt(law)/Σt(best) - 1: how much time the law
 //     costs over the sweep as a whole; long cells weigh more;
 //   - mean per-cell regret: how often and how badly the law misses,

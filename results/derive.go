@@ -50,7 +50,7 @@ func (r *Record) HasFlag(flag string) bool { return slices.Contains(r.Flags, fla
 // FlagAboveRoofline flags every cold record whose GBps exceeds the run's
 // copy ceiling by more than slackPct percent, and returns their keys. Such
 // a figure is not a fast kernel but a leak: some of its bytes came from
-// cache, so the cold regime did not hold (shared/DESIGN.md §7). Hot
+// cache, so the cold regime did not hold (docs/bench.md). Hot
 // records are not flagged; being above DRAM bandwidth is their point.
 // Without a copy ceiling in the document it flags nothing and says so.
 func (d *Document) FlagAboveRoofline(slackPct float64) ([]string, error) {

@@ -36,8 +36,8 @@ type DiffOptions struct {
 	// MinNoisePct is the least noise a cross-run difference must exceed,
 	// whatever the runs' own controls say: an identical-code control
 	// measures noise within one run, not between two runs on a machine
-	// whose clocks, temperature and neighbours changed (measured on the
-	// H200, 2026-11-29: two back-to-back copy sweeps of identical code
+	// whose clocks, temperature and neighbours changed (H200, 2026-11-29,
+	// `parharness bench2 copy` twice back to back on identical code: rows
 	// differed by up to 1.7% with in-run controls of 0.2-0.4%).
 	MinNoisePct float64
 }

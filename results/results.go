@@ -6,7 +6,7 @@
 //
 // # The document
 //
-// One JSON file per run (shared/DESIGN.md §8): schema version, tool version
+// One JSON file per run (docs/bench.md): schema version, tool version
 // and git commit, the command line, the device with its clocks, the
 // ceilings measured in the same run, code-object hashes, the seed, every
 // gate's outcome, and one Record per (suite, kernel, variant, shape, M,
@@ -47,7 +47,7 @@ import (
 // SchemaVersion is the version of the document this package writes and reads.
 const SchemaVersion = 1
 
-// Cache regimes of a record (shared/DESIGN.md §7).
+// Cache regimes of a record (docs/bench.md).
 const (
 	Cold = "cold" // bytes touched per replay exceed 3x the last-level cache
 	Hot  = "hot"  // cache-resident, only where serving is cache-resident
@@ -68,7 +68,7 @@ const (
 )
 
 // FlagAboveRoofline marks a cold record faster than the copy ceiling allows:
-// the cold regime leaked (shared/DESIGN.md §7).
+// the cold regime leaked (docs/bench.md).
 const FlagAboveRoofline = "above-roofline"
 
 // Document is one run.
@@ -159,7 +159,7 @@ type Record struct {
 	TFlops float64 `json:"tflops,omitempty"`
 
 	// Check is how the variant's output was verified before its time was
-	// trusted (bench records; nil in files written before checks existed).
+	// trusted (bench records; optional: nil when the file carries none).
 	Check *Check `json:"check,omitempty"`
 
 	Flags   []string           `json:"flags,omitempty"`   // FlagAboveRoofline, ...

@@ -56,7 +56,7 @@ func TestBuiltinGolden(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "builtin.golden"), b.Bytes())
 }
 
-// The embedded tables say what DESIGN.md §5 says.
+// The embedded tables hold the deployed Qwen3.8-27B geometry (docs/design.md).
 func TestBuiltinContents(t *testing.T) {
 	if got := strings.Join(Builtins(), " "); got != "qwen38-27b-tp1 qwen38-27b-tp2" {
 		t.Fatalf("builtins: %s", got)

@@ -4,7 +4,7 @@
 // nothing of GPUs or of the results document; it imports only
 // golang.org/x/perf/benchmath for the Mann-Whitney U test.
 //
-// # The protocol (shared/DESIGN.md §7)
+// # The protocol (docs/bench.md)
 //
 // A rung of an A/B comparison is measured like this:
 //

@@ -16,7 +16,7 @@ import (
 	"github.com/parharness/parharness/results"
 )
 
-// W4A8 GEMM suites (hipsrc/gemm.hip), cold regime: every buffer set
+// W4A8 GEMM suites (gemm.hip), cold regime: every buffer set
 // (weights, scale words, activations, scales, row sums, output) is rotated
 // through enough copies to defeat the last-level cache; the split-K
 // workspace and counters are one set (scratch, as in serving).
@@ -43,7 +43,7 @@ func init() {
 		names = append(names, fmt.Sprintf("S%d", s))
 	}
 	// The law's pick in each cell is the S the run launched it at, which
-	// every dec record carries (Extra["S_law"], kernels.DecSplitK on that
+	// every dec record carries (Extra["S_law"], DecSplitK on that
 	// device's SM count), so the table scores exactly what ran.
 	law := bench.Law{Name: "gemm.DecSplitK", Kernel: "pq_gemm_dec", Variants: names, PickFrom: func(doc *results.Document, suite string) regret.Law {
 		picks := map[regret.Cell]string{}

@@ -1,6 +1,6 @@
 // gemm.hip: the W4A8 GEMMs of the ParoQuant path. y[M, N] (bf16, row-major)
 // = act(fp8 e4m3 codes x scales) . dequant(int4 weights)^T, with the zero
-// point folded as a row-sum correction (shared/DESIGN.md §4):
+// point folded as a row-sum correction (docs/formats.md):
 //
 //   y[m,n] = Σ_g asg[m,g] · ( sc[g,n] · MMA_g[m,n]  −  sc[g,n]·d[g,n] · rs[m,g] )
 //
@@ -21,11 +21,12 @@
 //                   across blocks, one launch for all partitions. sm_90:
 //                   gemm_dec_staged (activations staged, PDL, cluster reduce
 //                   at S = 2); gfx1201: gemm_dec (per-warp reads).
-//   pq_gemm_dec_v1_m8/_m16/_m32/_m64   the previous decode generation
-//                   (gemm_dec on both targets), kept for bench2 dec's A/B
-//   pq_gemm_dec_memonly_m8   sm_90: attribution only, gemm_dec_staged's
+//   pq_gemm_dec_v1_m8/_m16/_m32/_m64   sm_90a only: the per-warp body
+//                   gemm_dec (on gfx1201 it is the pq_gemm_dec_m* body),
+//                   gated and timed against the staged body in bench2 dec
+//   pq_gemm_dec_memonly_m8   sm_90a only: attribution, gemm_dec_staged's
 //                   loads and stores without the op (not a GEMM, never
-//                   gated); gfx1201: the same body as pq_gemm_dec_m8
+//                   gated)
 //   pq_gemm_pre     per-token prefill: fragment-tiled activation codes,
 //                   weights staged through shared memory, 128x128 tiles
 //   pq_gemm_pre_wg  sm_90a only: per-token prefill on wgmma, row-major
@@ -53,7 +54,7 @@
 // split order 0..S-1 by every protocol, so the bits are the same and do not
 // depend on which block came last):
 //   - staged sm_90 body (gemm_dec_staged, every pq_gemm_dec_m*) launched as
-//     1 x S clusters (S = 2, kernels.DecLaunchOpts): rank 0 sums the CTAs'
+//     1 x S clusters (S = 2, DecLaunchOpts): rank 0 sums the CTAs'
 //     partial tiles through distributed shared memory; ws and sema unused;
 //   - staged body, plain launch: each warp writes its partial 16-column tile
 //     to ws[s, m, n], lane 0 fences and counts in sema[16-column tile]; the
@@ -78,7 +79,7 @@
 // algorithm of the sm_90 v1 body (no activation staging, PDL or cluster
 // reduce); the prefill bodies share one algorithm.
 //
-// Contracts checked by the Go launcher (kernels/gemm.go): K % 128 == 0;
+// Contracts checked by the Go launcher (families/gemm/launch.go): K % 128 == 0;
 // partition boundaries nend0 ≤ nend1 ≤ N multiples of 64 (decode) or 128
 // (prefill), the partition of column n being (n ≥ nend0) + (n ≥ nend1);
 // decode activations [P, M, K] row-major, asg and rs [P, M, G]; prefill
@@ -246,10 +247,9 @@ DEVICE void dec_epilogue(const float (&acc)[MT][4], u16 *out, float *ws, u32 *se
 // one counter per 16-column tile); the warp that brings the count to S
 // acquires (fence), sums ws[0..S-1] in split order (deterministic) and
 // writes bf16, then resets the counter. No block barrier: a warp never
-// waits for the block's other warps (ncu on the per-block protocol, H200,
-// 2026-11-29, scripts/ncu.sh source-level stall sampling of the first staged
-// version, an uncommitted build, the ncu output not kept: 27% of warp time
-// in the epilogue, membar and barrier stalls).
+// waits for the block's other warps. With the per-block protocol the staged
+// body spent 27% of its warp time in the epilogue, in membar and barrier
+// stalls (H200, 2026-11-29, scripts/ncu.sh source-level stall sampling).
 template <int MT>
 DEVICE void dec_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 S, u32 j16,
                               u32 split, u32 lane, u32 gid, u32 tig) {
@@ -312,9 +312,8 @@ DEVICE void dec_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u3
 // from L2 once per warp (4x per block; at M = 16 that is 2 KiB of codes per
 // 1 KiB of weights), spends ~360 issued instructions per KiB of weights and
 // runs its 8 op steps per group as one dependent chain, group after group
-// (ncu, H200, 2026-11-29, scripts/ncu.sh on pq_gemm_dec_m8 inside bench2
-// dec --m 1, qkv M = 1: issue slots 51% used, DRAM 22% busy, as the second
-// session's closing note records; output not saved): latency- and
+// (H200, 2026-11-29, scripts/ncu.sh on the per-warp body inside bench2 dec
+// --m 1, qkv M = 1: issue slots 51% used, DRAM 22% busy): latency- and
 // issue-bound, not DRAM-bound. Here:
 //   - the block's activation rows, asg and rs arrive by cp.async in chunks
 //     of CH groups, double-buffered (chunk c+1 in flight while chunk c
@@ -460,7 +459,7 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
   }
   if (S > 1 && cluster_nctarank() == S && cluster_nctaid_y() == S) { // a 1 x S cluster: rank = split
     // The S splits of this column block are one cluster (launched with
-    // cluster dims 1 x S, kernels.DecLaunchOpts): each CTA parks its partial
+    // cluster dims 1 x S, DecLaunchOpts): each CTA parks its partial
     // tile in its own shared memory (the activation buffers, free now), and
     // rank 0 sums ranks 0..S-1 in order through distributed shared memory:
     // the same additions, in the same order, as the ws path, with no global
@@ -791,11 +790,10 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
                                                  u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
     gemm_dec_staged<MT, PF, CH>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);              \
   }
-// Residency was measured (H200, 2026-11-29, `parharness bench2 dec --m
-// 1,8,16` on uncommitted builds with the register caps, results files not
-// kept): registers capped for 6 blocks/SM (PF = 4) +17..+145%; PF = 2
-// capped for 8 blocks/SM -12..+5% at M <= 8 and +37..+133% at M = 16; both
-// dropped.
+// No register cap for residency (H200, 2026-11-29, `parharness bench2 dec
+// --m 1,8,16` with the caps): registers capped for 6 blocks/SM (PF = 4)
+// +17..+145%; PF = 2 capped for 8 blocks/SM -12..+5% at M <= 8 and
+// +37..+133% at M = 16.
 DEC_STAGED_ENTRY(pq_gemm_dec_m8, 1, 4, 8)
 DEC_STAGED_ENTRY(pq_gemm_dec_m16, 2, 4, 8)
 // Attribution (bench2 dec variant "memonly"; its output is not a GEMM and no
@@ -809,9 +807,9 @@ KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void pq_gemm_dec_memonly_m8(const u8 *wq, c
 }
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
-// The per-warp body (the previous generation), kept on sm_90 for the
-// bench's A/B against the staged body (bench2 dec variant "v1"); on
-// gfx1201 it is the only body, so these names exist on sm_90a only.
+// The per-warp body on sm_90, gated and timed against the staged body
+// (bench2 dec variant "v1"); on gfx1201 it is the only body, so these
+// names exist on sm_90a only.
 DEC_ENTRY(pq_gemm_dec_v1_m8, 1, 4, true)
 DEC_ENTRY(pq_gemm_dec_v1_m16, 2, 4, true)
 DEC_ENTRY(pq_gemm_dec_v1_m32, 4, 2, false)
@@ -1008,11 +1006,11 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
 // producer's copies landed, empty = both consumers done): the group's 128 x
 // 128-byte activation tile in the 128B-swizzled layout wgmma reads, the
 // block's 8 KiB of weight words and the group's 128 scale words. Dynamic
-// shared memory (PW_SMEM bytes; kernels.PreLaunch passes it).
+// shared memory (PW_SMEM bytes; PreLaunch in families/gemm/launch.go passes it).
 // Measured (H200, 2026-11-29, bench2 pre, results/h200-2026-11-29/pre.json):
 // 0.62-0.67x cuBLASLt fp8. ncu (H200, 2026-11-29, `scripts/ncu.sh
 // pq_gemm_pre_wg bench2 pre --m 2048 --reps 4`; qkv M = 2048, clocks locked
-// at 1.34 GHz; output not saved):
+// at 1.34 GHz):
 // tensor pipe 42% active, issue slots 48%, 292 warp-instructions (all
 // warps) per consumer warp and group against its op's 256 cycles; stalls mostly
 // long scoreboard (mbarrier / shared) and wgmma wait.

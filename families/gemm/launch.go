@@ -12,7 +12,7 @@ import (
 	"github.com/parharness/parharness/shapes"
 )
 
-// The W4A8 GEMMs (hipsrc/gemm.hip): registration, launch geometry, the
+// The W4A8 GEMMs (gemm.hip): registration, launch geometry, the
 // argument contract and the decode band's split-K selection law. Gates and
 // benches launch through DecLaunch / PreLaunch so geometry and arguments
 // live in one place.
@@ -68,7 +68,7 @@ const (
 	MatrixOpWMMAFP8 = "v_wmma_f32_16x16x16_fp8_fp8" // gfx1201: the native fp8 WMMA
 )
 
-// GEMM geometry constants (hipsrc/gemm.hip).
+// GEMM geometry constants (gemm.hip; TestGoConstantsMatchKernelDefines ties them).
 const (
 	DecMaxM    = 64  // decode band: M <= 64
 	DecBN      = 64  // columns per decode block (4 warps x 16)
@@ -249,10 +249,9 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 // Measured on the H200 (2026-11-29, `parharness bench2 dec`, variant "ws"
 // against the cluster launch): clusters of 2 (the law's S at M > 16 on qkv,
 // gate_up, in_proj) -9..-11% at M = 64 (results/h200-2026-11-29/dec.json);
-// clusters of 4 (S = 4 at M <= 16, an earlier build that also clustered
-// S = 4, its results file not kept) -3..-5% on qkv and down but +8% on
-// gate_up and +25% on in_proj (512+ CTAs placed in 4-CTA clusters), so only
-// S = 2 launches as clusters.
+// clusters of 4 (S = 4 at M <= 16) -3..-5% on qkv and down but +8% on
+// gate_up and +25% on in_proj (512+ CTAs placed in 4-CTA clusters; see
+// docs/history.md), so only S = 2 launches as clusters.
 const DecClusterS = 2
 
 // DecLaunchOpts are the launch options of a decode launch at split S: for
@@ -275,7 +274,7 @@ func DecLaunchOpts(S int) gpu.LaunchOpts {
 // product.
 const (
 	preWGThreads    = 384                                // PW_THREADS: 2 consumer warpgroups + 1 producer
-	preWGStages     = 4                                  // hipsrc/gemm.hip PW_STAGES
+	preWGStages     = 4                                  // gemm.hip PW_STAGES
 	preWGStageBytes = 25600                              // PW_STAGE_BYTES
 	preWGShared     = preWGStages*preWGStageBytes + 1024 // PW_SMEM: the stages + 1024-byte alignment slack
 )
@@ -351,7 +350,7 @@ func (s GemmShape) String() string {
 }
 
 // GemmLabels maps the short names the GEMM gate and benches use to the
-// linears of the shapes files (shared/DESIGN.md §5).
+// linears of the shapes files (package shapes).
 var GemmLabels = []struct{ Label, Linear string }{
 	{"qkv", "attn_qkv"}, {"o_proj", "attn_o"}, {"gate_up", "mlp_gate_up"}, {"down", "mlp_down"}, {"in_proj", "gdn_in_qkvz"},
 }

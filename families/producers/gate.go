@@ -14,7 +14,7 @@ import (
 	"github.com/parharness/parharness/shapes"
 )
 
-// The rotate-and-quantize producer gates (hipsrc/producers.hip).
+// The rotate-and-quantize producer gates (producers.hip).
 //
 // producers: every producer variant, byte for byte against the Go mirror
 // (refimpl.RotRecords.RotateF32 + refimpl.QuantizeAct*), on the deployed K

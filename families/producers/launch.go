@@ -8,7 +8,7 @@ import (
 	"github.com/parharness/parharness/refimpl"
 )
 
-// The rotate-and-quantize producers (hipsrc/producers.hip) and their launch
+// The rotate-and-quantize producers (producers.hip) and their launch
 // geometry. The arguments, in order, are those of the kernel signatures;
 // gates and benches call these helpers so the geometry lives in one place.
 func init() {
@@ -55,7 +55,7 @@ const (
 // GroupMaxM is the largest M the decode-band producer serves.
 const GroupMaxM = 128
 
-// Producer geometry constants (hipsrc/producers.hip).
+// Producer geometry constants (producers.hip; TestGoConstantsMatchKernelDefines ties them).
 const (
 	ProducerWarps = 8     // warps per block
 	ProducerMaxK  = 17408 // MAXK: largest K the fused per-token producer parks in shared memory

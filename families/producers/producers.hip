@@ -15,6 +15,7 @@
 //                   shuffles on a Go-built schedule (end of file)
 //   pq_rotq_token   fused per-token producer: pass A + pass C in one launch,
 //                   the rotated row parked in shared memory; byte-identical
+//                   to pass A + pass C
 //
 // The arithmetic contract (the Go mirror refimpl.RotateF32 and
 // refimpl.QuantizeAct* follow it op for op; no contraction: the Makefile
@@ -32,13 +33,13 @@
 // proves it equals the software encoder on all 2^32 inputs).
 //
 // Work split. Group-wise kernels (pq_rotq_group, pq_rot_bf16): a warp per
-// (group, partition) walks kernels.RowsPerWarp rows; each row-group's 128
+// (group, partition) walks producers.RowsPerWarp rows; each row-group's 128
 // values sit in the warp's own 128-float shared slice; lane l owns pairs l
 // and l+32 of each layer, their records (indices and cos/sin) held in
 // registers for the warp's lifetime; layers are separated by a warp-level
 // sync only. Row-wise kernels (pq_tokq, pq_rotq_token): a 256-thread block
 // per (row, partition), its warps striding over the row's groups (the
-// launch geometry is kernels.RowWiseGrid; the stride is the WARPS
+// launch geometry is producers.RowWiseGrid; the stride is the WARPS
 // constant, so the block must have 256 threads). pq_rot_bf16_lr: lanes are
 // rows (see its own comment at the end of the file).
 #include "arch/e4m3.h"
@@ -400,7 +401,7 @@ KERNEL LAUNCH_BOUNDS(64) void pq_rot_bf16_lr(const u16 *x, const u32 *ridx, cons
 // the producers' contract above, so the outputs equal pq_rot_bf16's byte for
 // byte. After the last layer each lane writes its bf16 values to their
 // channels in a 128-entry shared slice and reads its canonical four back.
-// Grid and rows per warp as pq_rot_bf16 (kernels.GroupWiseGrid).
+// Grid and rows per warp as pq_rot_bf16 (producers.GroupWiseGrid).
 // Records, per (partition p, group g), lane l, layer r:
 //   sctrl [P][G][KROT][32]   u32: source lane of round t at bits 5t..5t+4,
 //                            b1..b4 at bits 20..23, swap at bit 24

@@ -1,5 +1,5 @@
 // e4m3.h: the fp8 e4m3fn codec every producer uses (contract in
-// shared/DESIGN.md §6): NaN -> 0x00; |x| >= 448 and Inf -> sign|0x7E;
+// docs/formats.md): NaN -> 0x00; |x| >= 448 and Inf -> sign|0x7E;
 // round to nearest even; a zero result is 0x00, never 0x80.
 //
 //   e4m3_encode_sw(u)   software encoder on float32 bits; the same integer

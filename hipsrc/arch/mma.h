@@ -1,4 +1,4 @@
-// mma.h: the matrix op of the W4A8 GEMMs (hipsrc/gemm.hip), its operand
+// mma.h: the matrix op of the W4A8 GEMMs (families/gemm/gemm.hip), its operand
 // fragments, and the memory primitives the kernels build on, behind one
 // vocabulary for both targets.
 //
@@ -56,7 +56,7 @@
 // words, tiled.h activation tiles) and read them straight into WMMA
 // operands: a k32 step is two k16 WMMAs in natural k order, so weight
 // words are used in pairs (tigs 2h and 2h+1 of a column cover k 8h..8h+7
-// and 16+8h..16+8h+7), and the output tile is 16x16, so hipsrc/gemm.hip has
+// and 16+8h..16+8h+7), and the output tile is 16x16, so families/gemm/gemm.hip has
 // gfx1201 kernel bodies of its own.
 #pragma once
 #include "arch.h"

@@ -9,8 +9,8 @@
 // (r / 8) + 2 * (c / 16), byte c % 4: lane l's 16 bytes are its four A
 // registers a0..a3, one 16-byte load each.
 //
-// gfx1201 uses the same order for now (its WMMA A order belongs to the GEMM
-// that consumes it).
+// gfx1201 uses the same order: its prefill GEMM reads WMMA A operands out
+// of these tiles (mma.h, wmma_a_tiled).
 #pragma once
 #include "arch.h"
 
