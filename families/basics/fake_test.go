@@ -5,7 +5,7 @@ import (
 
 	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/gates"
-	"github.com/parharness/parharness/internal/faketest"
+	"github.com/parharness/parharness/families/internal/faketest"
 	"github.com/parharness/parharness/results"
 	"github.com/parharness/parharness/shapes"
 )

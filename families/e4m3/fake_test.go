@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/parharness/parharness/gates"
-	"github.com/parharness/parharness/internal/faketest"
+	"github.com/parharness/parharness/families/internal/faketest"
 )
 
 // The codec's device gates on a fake device that accepts every launch and

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/parharness/parharness/bench"
-	"github.com/parharness/parharness/internal/faketest"
+	"github.com/parharness/parharness/families/internal/faketest"
 )
 
 // A suite's cold rotation is sized by what its variants touch: the bytes it
