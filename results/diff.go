@@ -98,33 +98,27 @@ const mismatchWhy = "measure different work (bytes, flops) or cache regimes unde
 // output check failed, or nil: a wrong kernel is a regression whatever its
 // time.
 func (d *DiffReport) CheckFailures() error {
-	var lines []string
-	for _, r := range d.Rows {
-		if r.Verdict == VerdictFailed {
-			lines = append(lines, r.Key()+": "+r.Note)
-		}
-	}
-	if len(lines) == 0 {
-		return nil
-	}
-	return fmt.Errorf("results: diff: %d rows of the new run failed their output check:\n\t%s", len(lines), strings.Join(lines, "\n\t"))
+	return d.rowsError(VerdictFailed, "of the new run failed their output check")
 }
 
 // Mismatches returns an error listing the rows that could not be compared
 // because the two runs measured different things under the same name, or
 // nil. The CLI should exit non-zero on it: a silent mismatch is how a
 // "2x faster" that is really a smaller problem gets merged.
-func (d *DiffReport) Mismatches() error {
+func (d *DiffReport) Mismatches() error { return d.rowsError(VerdictMismatch, mismatchWhy) }
+
+// rowsError lists the rows of one verdict with their notes, or is nil.
+func (d *DiffReport) rowsError(verdict, what string) error {
 	var lines []string
 	for _, r := range d.Rows {
-		if r.Verdict == VerdictMismatch {
+		if r.Verdict == verdict {
 			lines = append(lines, r.Key()+": "+r.Note)
 		}
 	}
 	if len(lines) == 0 {
 		return nil
 	}
-	return fmt.Errorf("results: diff: %d rows %s:\n\t%s", len(lines), mismatchWhy, strings.Join(lines, "\n\t"))
+	return fmt.Errorf("results: diff: %d rows %s:\n\t%s", len(lines), what, strings.Join(lines, "\n\t"))
 }
 
 func side(d *Document) DiffSide {

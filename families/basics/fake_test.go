@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/parharness/parharness/bench"
-	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/families/internal/faketest"
+	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/results"
 	"github.com/parharness/parharness/shapes"
 )

@@ -3,8 +3,8 @@ package e4m3
 import (
 	"testing"
 
-	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/families/internal/faketest"
+	"github.com/parharness/parharness/gates"
 )
 
 // The codec's device gates on a fake device that accepts every launch and

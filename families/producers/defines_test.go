@@ -14,21 +14,9 @@ func TestGoConstantsMatchKernelDefines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defs := cdefs.Ints(src)
-	for _, c := range []struct {
-		name string
-		want int64
-	}{
-		{"GROUP", Group},
-		{"KROT", refimpl.DefaultKrot},
-		{"WARPS", ProducerWarps},
-		{"MAXK", ProducerMaxK},
-	} {
-		got, ok := defs[c.name]
-		if !ok {
-			t.Errorf("producers.hip: no integer #define %s", c.name)
-		} else if got != c.want {
-			t.Errorf("%s is %d in producers.hip, %d on the Go side", c.name, got, c.want)
-		}
+	for _, m := range cdefs.Mismatches("producers.hip", src, map[string]int64{
+		"GROUP": Group, "KROT": refimpl.DefaultKrot, "WARPS": ProducerWarps, "MAXK": ProducerMaxK,
+	}) {
+		t.Error(m)
 	}
 }

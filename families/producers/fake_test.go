@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/parharness/parharness/bench"
-	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/families/internal/faketest"
+	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 	"github.com/parharness/parharness/results"

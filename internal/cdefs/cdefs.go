@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"go/types"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -41,4 +42,30 @@ func Ints(src []byte) map[string]int64 {
 		}
 	}
 	return vals
+}
+
+// Mismatches compares the Go side of a kernel's constants (want: #define
+// name -> value) with the source's and describes every difference; file
+// names the source in the messages.
+func Mismatches(file string, src []byte, want map[string]int64) []string {
+	got := Ints(src)
+	var out []string
+	for _, name := range sortedKeys(want) {
+		switch v, ok := got[name]; {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s: no integer #define %s", file, name))
+		case v != want[name]:
+			out = append(out, fmt.Sprintf("%s is %d in %s, %d on the Go side", name, v, file, want[name]))
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -13,3 +13,11 @@ func TestInts(t *testing.T) {
 		t.Errorf("a string define was evaluated: %v", got)
 	}
 }
+
+func TestMismatches(t *testing.T) {
+	got := Mismatches("k.hip", []byte("#define A 4\n#define B 8\n"), map[string]int64{"A": 4, "B": 9, "C": 1})
+	want := []string{"B is 8 in k.hip, 9 on the Go side", "k.hip: no integer #define C"}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("Mismatches = %q, want %q", got, want)
+	}
+}
