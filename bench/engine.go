@@ -248,7 +248,7 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 			}
 		}
 	}
-	var control *results.Control
+	var control *results.Control // nil when the baseline failed, before or after the timed replays
 	if failed[0] == nil {
 		var err error
 		if control, err = results.NewControl(p.Variants[0].Name, graphs[0].samples, graphs[len(graphs)-1].samples); err != nil {
@@ -276,9 +276,14 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 		if err := r.Derive(); err != nil {
 			return nil, err
 		}
-		if i == 0 {
+		switch {
+		case i == 0:
 			r.Control = control
-		} else {
+		case control == nil:
+			// The baseline failed its check after the timed replays: its
+			// times mean nothing, so the others get no verdict against it.
+			r.Extra["no_verdict_baseline_failed"] = 1
+		default:
 			vd, err := stats.Compare(graphs[0].samples, graphs[i].samples, control.SpreadPct)
 			if err != nil {
 				return nil, err

@@ -221,6 +221,24 @@ func TestEngineChecksOutputs(t *testing.T) {
 		t.Errorf("B's reason: %q", recs[1].Check.Reason)
 	}
 
+	// A baseline that fails only after the timed replays: FAIL, and the
+	// others keep their own checks but get no verdict against it.
+	d3 := &fakeDevice{}
+	e3 := &Engine{Dev: d3, Stream: 1, Cfg: e.Cfg}
+	var late, fine checkLog
+	late.bad = map[int]bool{1: true}
+	recs, err = e3.Measure(Point{Suite: "s", Kernel: "k", Shape: "x", M: 1, Regime: Hot, Copies: 1, Bytes: 1000,
+		Variants: []Variant{{Name: "A", Enqueue: call(d3, "A", 1), Check: late.check()}, {Name: "B", Enqueue: call(d3, "B", 1), Check: fine.check()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !recs[0].Failed() || recs[1].Failed() || recs[1].Verdict != "" || recs[1].Control != nil {
+		t.Errorf("late baseline failure: %+v / %+v verdict %q", recs[0].Check, recs[1].Check, recs[1].Verdict)
+	}
+	if err := (&results.Document{Schema: results.SchemaVersion, Records: recs}).Validate(); err != nil {
+		t.Errorf("the records do not validate: %v", err)
+	}
+
 	// A variant with neither a check nor a reason is refused.
 	if _, err := e2.Measure(Point{Suite: "s", Kernel: "k", Shape: "x", M: 1, Regime: Hot, Copies: 1,
 		Variants: []Variant{{Name: "A", Enqueue: call(d2, "A", 1)}}}); err == nil || !strings.Contains(err.Error(), "no output check") {

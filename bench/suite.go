@@ -190,6 +190,9 @@ func (c *Ctx) LauncherEx(kernel string, grid, block gpu.Dim3, shared int, opts g
 	if err != nil {
 		return nil, err
 	}
+	if err := kernels.CheckLaunch(kernel, shared, opts); err != nil {
+		return nil, err
+	}
 	if opts == (gpu.LaunchOpts{}) {
 		return func(s gpu.Stream, copy int) error {
 			return c.Dev.Launch(f, grid, block, shared, s, args(copy)...)

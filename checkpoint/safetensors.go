@@ -20,10 +20,10 @@
 // # ParoQuant linears
 //
 // LoadLinear (paroquant.go) finds the six tensors of one quantized linear
-// under a name prefix in a file or a directory of *.safetensors shards, and
-// checks dtypes, shapes and the rotation invariants before anything is
-// uploaded. Synthetic draws a linear with realistic statistics for gates
-// that run without a checkpoint.
+// (eight for int5) under a name prefix in a file or a directory of
+// *.safetensors shards, and checks dtypes, shapes and the rotation
+// invariants before anything is uploaded. Synthetic draws a linear with
+// realistic statistics for gates that run without a checkpoint.
 package checkpoint
 
 import (

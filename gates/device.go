@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/kernels"
 )
 
 // CanaryBytes guard each side of every device buffer a gate hands a kernel.
@@ -118,12 +119,13 @@ func (t *T) Poison(b *Buffer, v byte) {
 func (t *T) Launch(kernel string, grid, block gpu.Dim3, sharedBytes int, args ...any) {
 	dev := t.Device()
 	f := t.CheckedFunction(kernel, args)
+	t.Check(kernels.CheckLaunch(kernel, sharedBytes, gpu.LaunchOpts{}), "launch "+kernel)
 	t.Check(dev.Launch(f, grid, block, sharedBytes, 0, args...), "launch "+kernel)
 	t.Check(dev.Synchronize(), "run "+kernel)
 	t.CheckCanaries(kernel)
 }
 
-// checkedFunction is a kernel's entry point after its launch arguments
+// CheckedFunction is a kernel's entry point after its launch arguments
 // were checked against the parameters its code object declares
 // (kernels.Loader.Checked); any mismatch fails the gate before a launch.
 func (t *T) CheckedFunction(kernel string, args []any) gpu.Function {
@@ -173,8 +175,10 @@ func (t *T) launchEx(kernel string, grid, block gpu.Dim3, sharedBytes int, opts 
 		return false
 	}
 	f := t.CheckedFunction(kernel, args)
+	t.Check(kernels.CheckLaunch(kernel, sharedBytes, opts), "launch "+kernel)
 	for _, m := range more {
 		t.CheckedFunction(kernel, m.args)
+		t.Check(kernels.CheckLaunch(kernel, sharedBytes, m.opts), "launch "+kernel)
 	}
 	// Uploads and poisons went to the legacy default stream, which a
 	// non-blocking stream does not wait for: finish them first.

@@ -287,7 +287,7 @@ func NewLoader(buildDir string, dev gpu.Device) *Loader {
 }
 
 // Exists reports whether the device's code arch has kernel name (a
-// registered kernel that is not OnlyArch another arch).
+// registered kernel whose Targets include it).
 func (l *Loader) Exists(name string) bool {
 	k, ok := kernelRegistry.Get(name)
 	return ok && k.ForArch(l.Dev.Info().CodeArch())
@@ -312,6 +312,31 @@ func (l *Loader) Checked(name string, args []any) (gpu.Function, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// CheckLaunch refuses a launch that uses a feature the kernel's row does
+// not declare: dynamic shared memory, programmatic dependent launch (a
+// kernel without grid_dep_wait would race with its predecessor), a
+// cluster launch. Gates and benches call it with every launch.
+func CheckLaunch(name string, shared int, opts gpu.LaunchOpts) error {
+	k, ok := kernelRegistry.Get(name)
+	if !ok {
+		return fmt.Errorf("kernel %q is not registered (see `parharness list`)", name)
+	}
+	var missing []string
+	if shared > 0 && k.Caps&DynShared == 0 {
+		missing = append(missing, fmt.Sprintf("%d bytes of dynamic shared memory (cap dynshared)", shared))
+	}
+	if opts.PDL && k.Caps&PDL == 0 {
+		missing = append(missing, "programmatic dependent launch (cap pdl)")
+	}
+	if opts.Cluster != (gpu.Dim3{}) && k.Caps&Cluster == 0 {
+		missing = append(missing, fmt.Sprintf("a %dx%dx%d cluster launch (cap cluster)", opts.Cluster.X, opts.Cluster.Y, opts.Cluster.Z))
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("kernel %s launched with %s, which its registry row does not declare (caps %q); declare it in %s's row if the kernel supports it", name, strings.Join(missing, " and "), k.Caps.String(), k.Family)
+	}
+	return nil
 }
 
 // lookupModule is the registered module of a kernel ("" if unregistered).

@@ -181,6 +181,9 @@ func MeasureCopyCeiling(c *bench.Ctx) (results.Ceiling, error) {
 	}
 	r := c.Records[len(c.Records)-1]
 	c.Records = saved
+	if r.Failed() {
+		return results.Ceiling{}, fmt.Errorf("the copy kernel's output is wrong, so it measures no ceiling: %s", r.Check.Reason)
+	}
 	return results.Ceiling{Name: results.CeilingCopyGBps, Value: r.GBps, Unit: "GB/s",
 		How: fmt.Sprintf("copy_v4 1 GiB -> 1 GiB, 16-byte vectors, read+write bytes over the graph-timed trimmed mean (%.1f us/call, cold)", r.TrimmedMeanUS)}, nil
 }

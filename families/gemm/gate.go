@@ -30,8 +30,9 @@ import (
 //   rel = ||out − ref||₂ / ||ref||₂ ≤ 1.5 × floor, floor = the rel error of
 //   rounding ref itself to bf16; NaN never passes. Each sampled row meets
 //   the same bound against its own floor, and each element is within
-//   gemmElemBound (1 bf16 ulp + (128+G+64+8)·2^-24·mag; for the wgmma
-//   kernel + 2^-13·magAbs instead, see wgmmaFP8Acc).
+//   gemmElemBound (1 bf16 ulp + (128+G+S+8)·2^-24·mag, S the launch's
+//   split-K partials; for the wgmma kernel magAbs and 2^-11·magAbs more,
+//   see wgmmaFP8Acc).
 // Two synthetic prefill shapes reach the kernels' pipeline edges: K = 384
 // (G = 3, fewer groups than pq_gemm_pre_wg's stages; 2 partitions,
 // subnormal-heavy) and K = 640 (G = 5: an odd group after its 2-group

@@ -16,12 +16,12 @@ import (
 
 // The rotate-and-quantize producer gates (producers.hip).
 //
-// producers: every producer variant, byte for byte against the Go mirror
-// (refimpl.RotRecords.RotateF32 + refimpl.QuantizeAct*), on the deployed K
-// values, P = 1..3 partitions, both M ladders with odd M, row-major and
-// fragment-tiled outputs; in the full suite also the shuffle-routed pass A
-// (pq_rot_bf16_sh, refimpl.ShuffleRecords), which has not yet run on a
-// device and moves to the quick suite once it has passed there. Every
+// producers: every registered producer kernel (caseKernels), byte for byte
+// against the Go mirror (refimpl.RotRecords.RotateF32 +
+// refimpl.QuantizeAct*; the shuffle-routed form reads
+// refimpl.ShuffleRecords), on the deployed K values, P = 1..3 partitions,
+// both M ladders with odd M, row-major and fragment-tiled outputs;
+// experimental kernels in the full suite only, last in each case. Every
 // output is poisoned before every variant
 // (0xFF: a NaN code and a NaN float pattern, neither of which a producer
 // writes), rows past M are checked untouched, tiled pad rows must be zero,
