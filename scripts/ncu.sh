@@ -3,8 +3,10 @@
 # the kernels matching KERNEL_REGEX inside a parharness run with Nsight
 # Compute, printing occupancy, DRAM use, issue-slot use and the warp stall
 # breakdown (warps stalled per issued instruction, by reason). ncu flushes
-# caches before each replayed kernel (cold) and locks clocks to base, so
-# durations read longer than graph-timed figures; compare reasons, not µs.
+# caches before each replayed kernel (cold), so durations read longer than
+# graph-timed figures; compare reasons, not µs. The card's clocks are not
+# ours to change: ncu runs with --clock-control none (its default locks
+# them to base).
 # NCU_METRICS=a,b adds metrics; NCU_COUNT=n profiles n launches. KERNEL_REGEX
 # is a regex: 'pq_gemm_pre' also matches pq_gemm_pre_wg (and is launched
 # first); anchor it ('^pq_gemm_pre$') to profile one kernel. bench2 needs
@@ -33,5 +35,5 @@ metrics+=",sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_activ
 metrics+=",l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_alu.sum"
 metrics+=${NCU_METRICS:+,$NCU_METRICS}
 here=$(cd "$(dirname "$0")/.." && pwd)
-exec ncu --target-processes all -k "regex:${re}" --launch-count "$count" --metrics "$metrics" \
+exec ncu --clock-control none --target-processes all -k "regex:${re}" --launch-count "$count" --metrics "$metrics" \
 	"$here/bin/parharness" "$@"
