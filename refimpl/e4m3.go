@@ -14,7 +14,7 @@ import "math"
 //   - a result of zero is 0x00, never 0x80 (so -0 and tiny negatives give 0x00).
 //
 // Note: EncodeE4M3 is written as integer operations on the float32 bits so
-// that the device software encoder (hipsrc/arch/e4m3.h, e4m3_encode_sw) is the
+// that the device software encoder (hipsrc/format/e4m3.h, e4m3_encode_sw) is the
 // same algorithm line for line; the gate e4m3-go-oracle checks it against an
 // independent nearest-value search on all 2^32 inputs.
 const (

@@ -155,7 +155,7 @@ func GroupAmax(v []float32, M, K int) []float32 {
 }
 
 // TiledOffset is the byte offset of code (m, k) inside one partition's
-// fragment-tiled block (hipsrc/arch/tiled.h, sm_90 mma.m16n8k32 A order):
+// fragment-tiled block (hipsrc/format/tiled.h, sm_90 mma.m16n8k32 A order):
 // tiles of 16 rows x 32 columns, 512 bytes each, row-major over (m/16, k/32);
 // inside a tile, lane (r%8)*4 + (c%16)/4, register r/8 + 2*(c/16), byte c%4,
 // each lane's four registers contiguous (16 bytes).

@@ -8,7 +8,7 @@
 //   e4m3_encode_range  software codes of a contiguous range of bit patterns,
 //                      four per u32, for the exhaustive device-vs-Go check
 //   e4m3_decode_all    the 256 codes through the software and hardware decoders
-#include "arch/e4m3.h"
+#include "format/e4m3.h"
 
 // counts[0], counts[1]: inputs where sw != wrapped hw, sw != raw hw;
 // counts[2], counts[3]: inputs where they are equal (each pair must add up to

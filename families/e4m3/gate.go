@@ -15,7 +15,7 @@ import (
 )
 
 // The e4m3 codec gates. Every producer kernel encodes activations with the
-// codec in hipsrc/arch/e4m3.h, and row sums are only exact if the codes
+// codec in hipsrc/format/e4m3.h, and row sums are only exact if the codes
 // decode to what the Go references think they do. The chain of trust:
 //   Go encoder == nearest-value oracle on all 2^32 inputs      (e4m3-go-oracle)
 //   Go decoder == the format's value table, round trips        (e4m3-decode)

@@ -42,8 +42,8 @@
 // launch geometry is producers.RowWiseGrid; the stride is the WARPS
 // constant, so the block must have 256 threads). pq_rot_bf16_lr: lanes are
 // rows (see its own comment at the end of the file).
-#include "arch/e4m3.h"
-#include "arch/tiled.h"
+#include "format/e4m3.h"
+#include "format/tiled.h"
 
 // The Makefile's -ffp-contract=off already covers every source; this file's
 // bytes are a contract with the Go mirror, so it also says it itself (a

@@ -30,7 +30,7 @@
 //     a2: row gid, k 16+4tig..  a3: row gid+8, k 16+4tig..
 //   B (32 x 8), 2 regs: b0: column gid, k 4tig..+3; b1: column gid, k 16+4tig..
 //   D (16 x 8, fp32): d0, d1: row gid, columns 2tig, 2tig+1; d2, d3: row gid+8.
-// hipsrc/arch/tiled.h stores activation tiles in exactly the A order.
+// hipsrc/format/tiled.h stores activation tiles in exactly the A order.
 //
 // Weight words (refimpl.RepackW4): a u32 holds the 8 codes c (0..15) of one
 // row of A or column of B for one k32 step; local index l = 0..7 is k

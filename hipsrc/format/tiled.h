@@ -12,7 +12,7 @@
 // gfx1201 uses the same order: its prefill GEMM reads WMMA A operands out
 // of these tiles (mma.h, wmma_a_tiled).
 #pragma once
-#include "arch.h"
+#include "arch/arch.h"
 
 // Byte offset of code (m, k) inside one partition's tiled block.
 DEVICE u64 tiled_off(u32 m, u32 k, u32 K) {

@@ -8,7 +8,7 @@
 //                       (NaN and negative-zero fixed up); bytes lo | hi<<8.
 //   e4m3_decode_sw(c)   float32 bits of a code; NaN codes -> quiet NaN.
 #pragma once
-#include "arch.h"
+#include "arch/arch.h"
 
 DEVICE u32 e4m3_encode_sw(u32 u) {
   u32 sign = (u >> 24) & 0x80u;
