@@ -30,9 +30,12 @@ DEVICE u32 e4m3_encode_sw(u32 u) {
   return sign | (r - (120u << 3));
 }
 
-// The contract wrapper around the hardware convert.
+// The contract wrapper around the hardware convert. It tests the value
+// before the convert (x), not what reached the hardware: on sm_90 a NaN
+// converts to 0x7F; on gfx1201 hw_e4m3x2_sat's clamp has already turned it
+// into -448 (fmaxf returns the non-NaN operand), which converts to 0xFE.
 DEVICE u32 e4m3_fix(float x, u32 c) {
-  if (x != x) c = 0;     // NaN -> 0x00 (hardware gives 0x7F)
+  if (x != x) c = 0;     // NaN -> 0x00, whatever the hardware gave
   if (c == 0x80u) c = 0; // negative zero result -> 0x00
   return c;
 }
