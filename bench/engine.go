@@ -1,5 +1,9 @@
 // Package bench times kernels the way kernel work needs (docs/bench.md):
 //
+//   - Run before captured: every variant runs once eagerly and the stream
+//     is synchronized before the first capture, so nothing meets its first
+//     call (a peer library's lazy setup) inside a stream capture.
+//
 //   - Graph-timed: each variant's N calls are captured into one graph BEFORE
 //     any warm-up; warm-up replays the graphs by wall clock straight into the
 //     timed replays; every timed replay sits between two events queued
@@ -191,14 +195,17 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 	if err := CheckCold(p, e.Dev.Info().LLCBytes); err != nil {
 		return nil, err
 	}
-	n, err := e.callsPerGraph(p)
-	if err != nil {
-		return nil, err
-	}
 	for _, v := range p.Variants {
 		if v.Check == nil && v.Unchecked == "" {
 			return nil, fmt.Errorf("bench: %s %s M=%d variant %s: no output check and no reason why not; every timed variant is checked", p.Kernel, p.Shape, p.M, v.Name)
 		}
+	}
+	if err := e.eagerOnce(p); err != nil {
+		return nil, err
+	}
+	n, err := e.callsPerGraph(p)
+	if err != nil {
+		return nil, err
 	}
 	// Capture every graph before any warm-up: the baseline, the others,
 	// then the baseline again as the identical-code control.
@@ -295,6 +302,22 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 		recs = append(recs, r)
 	}
 	return recs, nil
+}
+
+// eagerOnce runs every variant once, outside any capture, and waits for
+// it: a library or driver that allocates or loads on its first call (a
+// vendor GEMM's plan, a module's lazy load) must not meet that call inside
+// a stream capture, where allocation is illegal.
+func (e *Engine) eagerOnce(p Point) error {
+	for _, v := range p.Variants {
+		if err := v.Enqueue(e.Stream, 0); err != nil {
+			return fmt.Errorf("bench: %s %s M=%d variant %s: the eager run before capture: %w", p.Kernel, p.Shape, p.M, v.Name, err)
+		}
+	}
+	if err := e.Dev.StreamSynchronize(e.Stream); err != nil {
+		return fmt.Errorf("bench: %s %s M=%d: the eager runs before capture: %w", p.Kernel, p.Shape, p.M, err)
+	}
+	return nil
 }
 
 // CheckedCopies are the buffer sets of a rotation of copies sets that the

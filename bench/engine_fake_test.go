@@ -16,12 +16,14 @@ import (
 // engine's protocol without a GPU.
 type fakeDevice struct {
 	gpu.Device
-	clock     float64 // µs
-	capturing *fakeGraph
-	events    map[gpu.Event]float64
-	nextEvent gpu.Event
-	replays   []string // graph names in replay order
-	jitter    int
+	clock      float64 // µs
+	capturing  *fakeGraph
+	events     map[gpu.Event]float64
+	nextEvent  gpu.Event
+	replays    []string // graph names in replay order
+	jitter     int
+	captures   int      // captures begun
+	eagerFirst []string // variants run eagerly before the first capture
 }
 
 type fakeGraph struct {
@@ -46,6 +48,7 @@ func (d *fakeDevice) NewStream() (gpu.Stream, error)     { return 1, nil }
 func (d *fakeDevice) DestroyStream(gpu.Stream) error     { return nil }
 func (d *fakeDevice) StreamSynchronize(gpu.Stream) error { return nil }
 func (d *fakeDevice) BeginCapture(gpu.Stream) error {
+	d.captures++
 	d.capturing = &fakeGraph{d: d}
 	return nil
 }
@@ -70,9 +73,16 @@ func (d *fakeDevice) Elapsed(a, b gpu.Event) (float32, error) {
 	return float32((d.events[b] - d.events[a]) / 1000), nil
 }
 
-// call returns an Enqueue that captures one call of the given cost.
+// call returns an Enqueue that captures one call of the given cost (or,
+// outside a capture, records an eager call).
 func call(d *fakeDevice, name string, us float64) func(gpu.Stream, int) error {
 	return func(gpu.Stream, int) error {
+		if d.capturing == nil {
+			if d.captures == 0 {
+				d.eagerFirst = append(d.eagerFirst, name)
+			}
+			return nil
+		}
 		d.capturing.name = name
 		d.capturing.costs = append(d.capturing.costs, us)
 		return nil
@@ -133,6 +143,9 @@ func TestEngineProtocol(t *testing.T) {
 	}
 	if n := recs[0].Extra["calls_per_graph"]; n < 50 {
 		t.Errorf("%.0f calls per graph: the graph should have grown to MinGraphUS", n)
+	}
+	if fmt.Sprint(d.eagerFirst) != "[A A-again B]" {
+		t.Errorf("variants run eagerly before the first capture: %v, want every variant once", d.eagerFirst)
 	}
 	for _, r := range recs {
 		if r.Check == nil || r.Check.Status != results.CheckPass {
