@@ -18,26 +18,32 @@ import (
 //
 // The symbol table and the enum values are in hip_bind.go.
 
-// HIPLibraries are the names tried for the HIP runtime, in order: the
-// unversioned name first (what a ROCm install's lib directory or
-// LD_LIBRARY_PATH provides), then the sonames of ROCm 7, 6 and 5 (what a
-// distribution package provides without the -dev symlink).
-var HIPLibraries = []string{"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"}
+// openHIP opens device 0 through the HIP runtime findHIP finds (see
+// hip_find.go for the order). The error of a failed search lists every
+// candidate and why each failed; once a library is bound, a device error
+// (hipInit failing on a machine without an AMD GPU) is returned as is,
+// naming the library.
+func openHIP() (Device, error) {
+	l, err := findHIP()
+	if err != nil {
+		return nil, err
+	}
+	return l.open()
+}
 
-// openHIP opens device 0 through the first HIP runtime in HIPLibraries that
-// loads and has every symbol. The error lists every library tried and why
-// each failed; once a library is bound, a device error (hipInit failing on
-// a machine without an AMD GPU) is returned as is, naming the library.
-func openHIP() (Device, error) { return openHIPFrom(HIPLibraries) }
-
+// openHIPFrom is openHIP over the given names only.
 func openHIPFrom(names []string) (Device, error) {
 	l, err := loadHIP(names)
 	if err != nil {
 		return nil, err
 	}
-	// From here on the library stays loaded even on failure: hipInit may
-	// have started runtime threads, and unloading code they run would
-	// crash the process.
+	return l.open()
+}
+
+// open opens device 0. From here on the library stays loaded even on
+// failure: hipInit may have started runtime threads, and unloading code
+// they run would crash the process.
+func (l *hipLib) open() (Device, error) {
 	d, err := l.openDevice()
 	if err != nil {
 		return nil, fmt.Errorf("%s loaded but no usable HIP device: %w", l.path, err)
@@ -93,7 +99,15 @@ func (d *hipDevice) readInfo() (Info, error) {
 	if drv != rt && drv != 0 {
 		info.Driver += fmt.Sprintf(", driver %d", drv)
 	}
-	info.Driver += " (" + l.path + ")"
+	note := l.note
+	if note == "" && rt/10000000 < hipMinMajor {
+		note = fmt.Sprintf("HIP runtime version %d is older than %d", rt, hipMinMajor)
+	}
+	if note != "" {
+		info.Driver += " (" + l.path + "; " + note + ")"
+	} else {
+		info.Driver += " (" + l.path + ")"
+	}
 
 	name := make([]byte, 256)
 	if err := l.check("hipDeviceGetName", l.hipDeviceGetName(&name[0], int32(len(name)), d.dev)); err != nil {
@@ -237,7 +251,7 @@ func cBytes(b []byte) string {
 func (d *hipDevice) Info() Info { return d.info }
 
 // Close waits for queued work, so that its errors surface here. HIP has no
-// context to release, and the library is not unloaded (see openHIPFrom).
+// context to release, and the library is not unloaded (see hipLib.open).
 func (d *hipDevice) Close() error { return d.Synchronize() }
 
 // ---- module ----

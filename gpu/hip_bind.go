@@ -26,6 +26,9 @@ const hipSuccess hipError = 0
 type hipLib struct {
 	*library // path: the name it was dlopened by, e.g. "libamdhip64.so.6"
 
+	note  string   // why this runtime despite its age ("": none needed)
+	tried []string // "PATH: why" of the candidates tried before it
+
 	// ---- init and device ----
 
 	// hipError_t hipInit(unsigned int flags);
@@ -183,24 +186,11 @@ func (l *hipLib) symbols() []symbol {
 	}
 }
 
-// hipSpec is how the HIP backend finds the runtime: names, in order, bound
-// to l's table.
-func (l *hipLib) spec(names []string) libSpec {
-	return libSpec{lib: hipLibName, names: names, syms: l.symbols(),
+// spec is how a HIP runtime candidate is bound to l's table (the search
+// itself is loadHIPCands, hip_find.go).
+func (l *hipLib) spec() libSpec {
+	return libSpec{lib: hipLibName, syms: l.symbols(),
 		anyOf: [][]string{{"hipGetDevicePropertiesR0600", "hipGetDeviceProperties"}}}
-}
-
-// loadHIP loads the first of names that is a HIP runtime with every
-// required symbol, and binds it. The error of a failed search is an *Error
-// listing every name tried and why.
-func loadHIP(names []string) (*hipLib, error) {
-	l := &hipLib{}
-	lib, err := loadLib(l.spec(names))
-	if err != nil {
-		return nil, err
-	}
-	l.library = lib
-	return l, nil
 }
 
 // hipLibName is the HIP runtime's Error.Lib.
