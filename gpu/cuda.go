@@ -3,6 +3,7 @@ package gpu
 import (
 	"encoding/binary"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"unsafe"
 )
@@ -189,13 +190,25 @@ type cudaDevice struct {
 	info Info
 }
 
-// CUDALibraries are the names tried for the driver library.
+// CUDALibraries are the names tried for the driver library through the
+// dynamic loader's search path.
 var CUDALibraries = []string{"libcuda.so.1", "libcuda.so"}
 
-// cudaSpec is how openCUDA finds the driver library: CUDALibraries, bound
-// to the package's cu* variables.
+// CUDADriverDirs are the directories searched for libcuda.so.1 after
+// CUDALibraries, for a driver the loader's path does not reach: the
+// Debian/Ubuntu multiarch folder, the Red Hat-style lib64 folder, and
+// /usr/local/nvidia/lib64, where some container setups mount the driver.
+var CUDADriverDirs = []string{"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/nvidia/lib64"}
+
+// cudaSpec is how openCUDA finds the driver library: CUDALibraries, then
+// libcuda.so.1 in each of CUDADriverDirs, bound to the package's cu*
+// variables.
 func cudaSpec() libSpec {
-	return libSpec{lib: cudaLibName, names: CUDALibraries, syms: cudaSymbols}
+	globs := make([]string, len(CUDADriverDirs))
+	for i, d := range CUDADriverDirs {
+		globs[i] = filepath.Join(sysPath(d), "libcuda.so.1")
+	}
+	return libSpec{lib: cudaLibName, names: CUDALibraries, globs: globs, syms: cudaSymbols}
 }
 
 // openCUDA opens device 0 through the first library in CUDALibraries that
