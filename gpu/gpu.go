@@ -39,11 +39,16 @@ func D1(x int) Dim3 { return Dim3{uint32(x), 1, 1} }
 
 // Info describes the device, as recorded in every results document.
 type Info struct {
-	Backend     string `json:"backend"` // "cuda" or "hip"
-	Name        string `json:"name"`
-	Arch        string `json:"arch"` // "sm_90", "gfx1201"
-	Driver      string `json:"driver"`
-	SMs         int    `json:"sms"`
+	Backend string `json:"backend"` // "cuda" or "hip"
+	Name    string `json:"name"`
+	Arch    string `json:"arch"` // "sm_90", "gfx1201"
+	Driver  string `json:"driver"`
+	SMs     int    `json:"sms"` // the unit the driver reports: SMs on CUDA; on HIP, CUs, or WGPs on gfx10+ (see CUs)
+	// CUs is the compute-unit count on HIP (0 on CUDA). On gfx10 and
+	// later the HIP runtime runs in WGP mode by default and
+	// hipDeviceAttributeMultiprocessorCount counts workgroup processors
+	// of two CUs each (a 64-CU gfx1201 reports 32); see hipComputeUnits.
+	CUs         int    `json:"cus,omitempty"`
 	ClockMHz    int    `json:"clock_mhz"`     // SM clock as reported by the driver (max)
 	MemClockMHz int    `json:"mem_clock_mhz"` // memory clock as reported by the driver
 	MemBusBits  int    `json:"mem_bus_bits"`

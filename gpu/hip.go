@@ -2,7 +2,9 @@ package gpu
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"unsafe"
 )
@@ -150,7 +152,75 @@ func (d *hipDevice) readInfo() (Info, error) {
 		info.Name = propName
 	}
 	info.LLCBytes = hipLLCBytes(arch, info.L2Bytes)
+	info.CUs = hipComputeUnits(arch, info.SMs, hipWGPMode())
 	return info, nil
+}
+
+// hipComputeUnits is the compute-unit count of a device of this gfx arch
+// whose hipDeviceAttributeMultiprocessorCount is mp, with the runtime in
+// WGP mode or not (hipWGPMode).
+//
+// The HIP runtime (clr) enables WGP mode on every gfxip major version 10
+// and later unless GPU_ENABLE_WGP_MODE turns it off
+// (rocclr/device/rocm/rocsettings.cpp: "if (gfxipMajor >= 10) …
+// enableWgpMode_ = GPU_ENABLE_WGP_MODE", default true in
+// rocclr/utils/flags.hpp), and then halves the compute-unit count it
+// reports (rocclr/device/rocm/rocdevice.cpp: "maxComputeUnits_ =
+// settings().enableWgpMode_ ? maxComputeUnits_ / 2 : …"), which becomes
+// the device properties' multiProcessorCount (hipamd/src/hip_device.cpp)
+// that the attribute returns (hipamd/src/hip_device_runtime.cpp). Read in
+// github.com/ROCm/clr at the rocm-5.6.0 and rocm-6.0.0 tags and at
+// f9f995c (2024-10); the same in all three.
+func hipComputeUnits(arch string, mp int, wgp bool) int {
+	if wgp && gfxMajor(arch) >= 10 {
+		return 2 * mp
+	}
+	return mp
+}
+
+// gfxMajor is the gfxip major version of a processor name: the digits
+// before the last two characters ("gfx1201" → 12, "gfx942" → 9, "gfx90a"
+// → 9), or -1.
+func gfxMajor(arch string) int {
+	rest, ok := strings.CutPrefix(arch, "gfx")
+	if !ok || len(rest) < 3 {
+		return -1
+	}
+	n, err := strconv.Atoi(rest[:len(rest)-2])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// hipWGPMode is the HIP runtime's GPU_ENABLE_WGP_MODE as it reads it
+// (rocclr/utils/flags.cpp: a set boolean flag is true when its value is
+// "true" or atoi of it is non-zero; unset, the default, true).
+func hipWGPMode() bool {
+	v, ok := os.LookupEnv("GPU_ENABLE_WGP_MODE")
+	if !ok {
+		return true
+	}
+	return v == "true" || cAtoi(v) != 0
+}
+
+// cAtoi is C's atoi: leading blanks, an optional sign, then the digits up
+// to the first non-digit (0 for none).
+func cAtoi(s string) int {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	n := 0
+	for i := 0; i < len(s) && isDigit(s[i]) && n < 1<<31; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	if neg {
+		return -n
+	}
+	return n
 }
 
 // hipPropsBufSize is several times larger than every hipDeviceProp_t layout
