@@ -59,6 +59,9 @@ type hipDevice struct {
 	lib  *hipLib
 	dev  int32
 	info Info
+	// eventFlags are NewEvent's hipEventCreateWithFlags flags; 0: use
+	// hipEventCreate.
+	eventFlags uint32
 }
 
 func (l *hipLib) openDevice() (*hipDevice, error) {
@@ -73,6 +76,9 @@ func (l *hipLib) openDevice() (*hipDevice, error) {
 		return nil, fmt.Errorf("hipGetDeviceCount reports %d devices", n)
 	}
 	d := &hipDevice{lib: l, dev: 0}
+	if l.hipEventCreateWithFlags != nil {
+		d.eventFlags = hipEventDisableSystemFence
+	}
 	if err := l.check("hipSetDevice", l.hipSetDevice(d.dev)); err != nil {
 		return nil, err
 	}
@@ -504,9 +510,26 @@ func (d *hipDevice) StreamSynchronize(s Stream) error {
 	})
 }
 
-// NewEvent creates an event with default flags (timing enabled).
+// NewEvent creates a timing event, with hipEventDisableSystemFence where
+// the runtime has hipEventCreateWithFlags. An event of default flags ends
+// each record with a system-scope release (cache writeback and
+// invalidation) inside the interval it measures: clr's
+// Event::recordCommand (hipamd/src/hip_event.cpp) marks the record
+// kCacheStateInvalid unless the event has the flag, then
+// kCacheStateIgnore. The header's note on the flag: for events used only
+// to measure time, whose waits need not synchronize-with the work
+// recorded. So Elapsed on these events does not make the device's writes
+// visible to the host; the copies and Synchronize do. A runtime that
+// refuses the flag (ROCm before 5.6, whose header lacks it) gets
+// hipEventCreate, for this and every later event.
 func (d *hipDevice) NewEvent() (Event, error) {
 	var e uintptr
+	if d.eventFlags != 0 {
+		if d.lib.hipEventCreateWithFlags(&e, d.eventFlags) == hipSuccess {
+			return Event(e), nil
+		}
+		d.eventFlags = 0
+	}
 	if err := d.lib.check("hipEventCreate", d.lib.hipEventCreate(&e)); err != nil {
 		return 0, err
 	}

@@ -100,6 +100,9 @@ type hipLib struct {
 	hipStreamSynchronize func(s uintptr) hipError
 	// hipError_t hipEventCreate(hipEvent_t* event);
 	hipEventCreate func(e *uintptr) hipError
+	// hipError_t hipEventCreateWithFlags(hipEvent_t* event, unsigned flags);
+	// (optional: NewEvent falls back to hipEventCreate)
+	hipEventCreateWithFlags func(e *uintptr, flags uint32) hipError
 	// hipError_t hipEventDestroy(hipEvent_t event);
 	hipEventDestroy func(e uintptr) hipError
 	// hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream);
@@ -169,6 +172,7 @@ func (l *hipLib) symbols() []symbol {
 		{"hipStreamDestroy", &l.hipStreamDestroy, false},
 		{"hipStreamSynchronize", &l.hipStreamSynchronize, false},
 		{"hipEventCreate", &l.hipEventCreate, false},
+		{"hipEventCreateWithFlags", &l.hipEventCreateWithFlags, true},
 		{"hipEventDestroy", &l.hipEventDestroy, false},
 		{"hipEventRecord", &l.hipEventRecord, false},
 		{"hipEventSynchronize", &l.hipEventSynchronize, false},
@@ -241,3 +245,9 @@ const (
 
 	hipStreamCaptureModeThreadLocal int32 = 1 // Global = 0, ThreadLocal = 1, Relaxed = 2
 )
+
+// hipEventDisableSystemFence is the hipEventCreateWithFlags flag that drops
+// the system-scope fence of an event's record (hip_runtime_api.h:
+// "#define hipEventDisableSystemFence 0x20000000"; first in the ROCm 5.6
+// header, unchanged through the 2024 ROCm/HIP tree).
+const hipEventDisableSystemFence uint32 = 0x20000000

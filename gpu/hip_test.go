@@ -266,3 +266,10 @@ func TestHIPWGPMode(t *testing.T) {
 		})
 	}
 }
+
+// The event flag is the header's value (hip_runtime_api.h).
+func TestHIPEventFlag(t *testing.T) {
+	if hipEventDisableSystemFence != 0x20000000 {
+		t.Errorf("hipEventDisableSystemFence = %#x", hipEventDisableSystemFence)
+	}
+}
