@@ -9,48 +9,69 @@ import (
 	"unsafe"
 )
 
-// HIP runtime backend (libamdhip64, ROCm 5 to 7), device 0.
+// HIP runtime backend (libamdhip64, ROCm 5 to 7), one selected device.
 //
 // Threads: HIP's current device is per OS thread (hipSetDevice sets it for
-// the calling thread only). openHIP calls hipSetDevice(0), so the caller
-// must hold runtime.LockOSThread before Open and make every call on the
-// Device from that goroutine; the CLI does. A call from another thread
-// would run against that thread's current device, which is device 0 only
-// by the runtime's default.
+// the calling thread only). openHIP calls hipSetDevice on the selected
+// device, so the caller must hold runtime.LockOSThread before Open and
+// make every call on the Device from that goroutine; the CLI does. A call
+// from another thread would run against that thread's current device,
+// device 0 by the runtime's default.
 //
 // The symbol table and the enum values are in hip_bind.go.
 
-// openHIP opens device 0 through the HIP runtime findHIP finds (see
-// hip_find.go for the order). The error of a failed search lists every
-// candidate and why each failed; once a library is bound, a device error
-// (hipInit failing on a machine without an AMD GPU) is returned as is,
-// naming the library.
-func openHIP() (Device, error) {
+// openHIP opens the selected device through the HIP runtime findHIP
+// finds (see hip_find.go for the order). The error of a failed search
+// lists every candidate and why each failed; once a library is bound, a
+// device error (hipInit failing on a machine without an AMD GPU) is
+// returned as is, naming the library.
+func openHIP(sel deviceSel) (Device, error) {
 	l, err := findHIP()
 	if err != nil {
 		return nil, err
 	}
-	return l.open()
+	return l.open(sel)
 }
 
-// openHIPFrom is openHIP over the given names only.
+// openHIPFrom is openHIP of device 0 over the given names only.
 func openHIPFrom(names []string) (Device, error) {
 	l, err := loadHIP(names)
 	if err != nil {
 		return nil, err
 	}
-	return l.open()
+	return l.open(deviceSel{})
 }
 
-// open opens device 0. From here on the library stays loaded even on
-// failure: hipInit may have started runtime threads, and unloading code
-// they run would crash the process.
-func (l *hipLib) open() (Device, error) {
-	d, err := l.openDevice()
+// open opens the selected device. From here on the library stays loaded
+// even on failure: hipInit may have started runtime threads, and unloading
+// code they run would crash the process.
+func (l *hipLib) open(sel deviceSel) (Device, error) {
+	d, err := l.openDevice(sel)
 	if err != nil {
 		return nil, fmt.Errorf("%s loaded but no usable HIP device: %w", l.path, err)
 	}
 	return d, nil
+}
+
+// listHIP describes every HIP device, making none current.
+func listHIP() ([]Info, error) {
+	l, err := findHIP()
+	if err != nil {
+		return nil, err
+	}
+	n, err := l.initDevices()
+	if err != nil {
+		return nil, fmt.Errorf("%s loaded but no usable HIP device: %w", l.path, err)
+	}
+	infos := make([]Info, 0, n)
+	for i := 0; i < n; i++ {
+		info, err := (&hipDevice{lib: l, dev: int32(i)}).readInfo()
+		if err != nil {
+			return infos, fmt.Errorf("HIP device %d: %w", i, err)
+		}
+		infos = append(infos, info)
+	}
+	return infos, nil
 }
 
 // ---- init and device ----
@@ -64,18 +85,52 @@ type hipDevice struct {
 	eventFlags uint32
 }
 
-func (l *hipLib) openDevice() (*hipDevice, error) {
+// initDevices initialises the runtime and counts its devices (at least
+// one, or an error).
+func (l *hipLib) initDevices() (int, error) {
 	if err := l.check("hipInit", l.hipInit(0)); err != nil {
-		return nil, err
+		return 0, err
 	}
 	var n int32
 	if err := l.check("hipGetDeviceCount", l.hipGetDeviceCount(&n)); err != nil {
-		return nil, err
+		return 0, err
 	}
 	if n < 1 {
-		return nil, fmt.Errorf("hipGetDeviceCount reports %d devices", n)
+		return 0, fmt.Errorf("hipGetDeviceCount reports %d devices", n)
 	}
-	d := &hipDevice{lib: l, dev: 0}
+	return int(n), nil
+}
+
+// pick is the device ordinal of a selection among the n devices.
+func (l *hipLib) pick(sel deviceSel, n int) (int32, error) {
+	if sel.busID != "" {
+		if l.hipDeviceGetByPCIBusId == nil {
+			return 0, noBusLookup(hipLibName, "hipDeviceGetByPCIBusId")
+		}
+		var dev int32
+		if err := l.check("hipDeviceGetByPCIBusId", l.hipDeviceGetByPCIBusId(&dev, sel.busID)); err != nil {
+			return 0, sel.busError(err, "HIP", n)
+		}
+		return dev, nil
+	}
+	if sel.index >= n {
+		return 0, sel.rangeError(hipLibName, "HIP", n)
+	}
+	return int32(sel.index), nil
+}
+
+// openDevice makes the selected device current on the calling thread and
+// reads its Info.
+func (l *hipLib) openDevice(sel deviceSel) (*hipDevice, error) {
+	n, err := l.initDevices()
+	if err != nil {
+		return nil, err
+	}
+	dev, err := l.pick(sel, n)
+	if err != nil {
+		return nil, err
+	}
+	d := &hipDevice{lib: l, dev: dev}
 	if l.hipEventCreateWithFlags != nil {
 		d.eventFlags = hipEventDisableSystemFence
 	}
@@ -159,6 +214,12 @@ func (d *hipDevice) readInfo() (Info, error) {
 	}
 	info.LLCBytes = hipLLCBytes(arch, info.L2Bytes)
 	info.CUs = hipComputeUnits(arch, info.SMs, hipWGPMode())
+	if l.hipDeviceGetPCIBusId != nil {
+		bus := make([]byte, 64)
+		if l.hipDeviceGetPCIBusId(&bus[0], int32(len(bus)), d.dev) == hipSuccess {
+			info.PCIBusID = cBytes(bus)
+		}
+	}
 	return info, nil
 }
 

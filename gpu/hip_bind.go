@@ -41,6 +41,12 @@ type hipLib struct {
 	hipGetDeviceCount func(n *int32) hipError
 	// hipError_t hipSetDevice(int deviceId);
 	hipSetDevice func(dev int32) hipError
+	// hipError_t hipDeviceGetByPCIBusId(int* device, const char* pciBusId);
+	// (optional: only OpenDevice by bus id needs it)
+	hipDeviceGetByPCIBusId func(dev *int32, busID string) hipError
+	// hipError_t hipDeviceGetPCIBusId(char* pciBusId, int len, int device);
+	// (optional: Info.PCIBusID)
+	hipDeviceGetPCIBusId func(busID *byte, n int32, dev int32) hipError
 	// hipError_t hipDeviceGetName(char* name, int len, hipDevice_t device);
 	hipDeviceGetName func(name *byte, n int32, dev int32) hipError
 	// hipError_t hipDeviceGetAttribute(int* pi, hipDeviceAttribute_t attr, int deviceId);
@@ -146,6 +152,8 @@ func (l *hipLib) symbols() []symbol {
 		{"hipRuntimeGetVersion", &l.hipRuntimeGetVersion, false},
 		{"hipGetDeviceCount", &l.hipGetDeviceCount, false},
 		{"hipSetDevice", &l.hipSetDevice, false},
+		{"hipDeviceGetByPCIBusId", &l.hipDeviceGetByPCIBusId, true},
+		{"hipDeviceGetPCIBusId", &l.hipDeviceGetPCIBusId, true},
 		{"hipDeviceGetName", &l.hipDeviceGetName, false},
 		{"hipDeviceGetAttribute", &l.hipDeviceGetAttribute, false},
 		{"hipDeviceTotalMem", &l.hipDeviceTotalMem, false},

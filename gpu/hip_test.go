@@ -55,7 +55,7 @@ func TestHIPOpen(t *testing.T) {
 	defer runtime.UnlockOSThread()
 
 	installed := hipInstalled(t) != nil
-	d, err := openHIP()
+	d, err := openHIP(deviceSel{})
 	if err == nil {
 		// A machine with an AMD GPU: opening must work and say what it is.
 		defer d.Close()
