@@ -6,7 +6,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/ebitengine/purego"
 )
 
 // The HIP runtime search (hip_find.go) against fake ROCm trees made of
@@ -15,13 +18,24 @@ import (
 
 const debianHIP = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5"
 
-// debianHIPInstalled skips a test that needs the real ROCm 5 runtime.
+// debianHIPInstalled skips a test that needs the real ROCm 5 runtime. It
+// loads it once by its own path, so the loader's record of it is that
+// path and not a fake tree's link to it, and holds it loaded.
 func debianHIPInstalled(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(debianHIP); err != nil {
 		t.Skipf("%s not installed", debianHIP)
 	}
+	debianHIPOnce.Do(func() { _, debianHIPErr = purego.Dlopen(debianHIP, purego.RTLD_NOW|purego.RTLD_GLOBAL) })
+	if debianHIPErr != nil {
+		t.Skipf("%s: %v", debianHIP, debianHIPErr)
+	}
 }
+
+var (
+	debianHIPOnce sync.Once
+	debianHIPErr  error
+)
 
 // rel strips root from every path of ps (for comparing lists).
 func rel(root string, ps []string) []string {

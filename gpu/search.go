@@ -209,19 +209,25 @@ func bindDlinfo() {
 
 // loadedFile is the file the dynamic loader mapped for handle h (dlopened
 // by path), symlinks resolved: for a bare name, the file its search found.
-// It falls back to path's own resolution where dlinfo is unavailable.
+// The loader records the name an object was first loaded by; where that
+// no longer resolves (a link since removed), or dlinfo is unavailable, it
+// falls back to path's own resolution.
 func loadedFile(h uintptr, path string) string {
 	dlinfoOnce.Do(bindDlinfo)
+	var name string
 	if dlinfo != nil {
 		var lm uintptr
 		if dlinfo(h, rtldDILinkmap, unsafe.Pointer(&lm)) == 0 && lm != 0 {
-			if name := cString(*(*uintptr)(ptrAt(lm + linkMapNameOffset))); name != "" {
-				return realPath(name)
-			}
+			name = cString(*(*uintptr)(ptrAt(lm + linkMapNameOffset)))
+		}
+	}
+	if name != "" {
+		if r, err := filepath.EvalSymlinks(name); err == nil {
+			return r
 		}
 	}
 	if strings.Contains(path, "/") {
 		return realPath(path)
 	}
-	return ""
+	return name
 }
