@@ -4,8 +4,10 @@
 //
 // The model:
 //   - Open picks a backend (CUDA first, then HIP, or the one named by
-//     PARHARNESS_BACKEND / --backend) and returns a Device, or an *Error
-//     listing every library tried and why each failed.
+//     PARHARNESS_BACKEND / --backend) and returns its device 0, or an
+//     *Error listing every library tried and why each failed. OpenDevice
+//     takes a device index or PCI bus id; ListDevices describes them all;
+//     Probe reports the vendor libraries without opening a device.
 //   - A Device belongs to the OS thread that opened it (CUDA contexts and
 //     HIP's current device are per thread): call runtime.LockOSThread before
 //     Open and make every call from that goroutine.

@@ -28,8 +28,9 @@ import (
 // The version comes from the file name, not from hipRuntimeGetVersion:
 // that call runs the runtime's one-time initialisation (clr
 // hipamd/src/hip_context.cpp: HIP_INIT_API_NO_RETURN, whose HIP_INIT runs
-// hip::init, which creates the devices' context), which a candidate that
-// may be passed over must not do. The runtime's build names its file
+// hip::init once, which initialises the runtime and creates its context
+// over every device), which a candidate that may be passed over must not
+// do, nor Probe. The runtime's build names its file
 // libamdhip64.so.MAJOR.MINOR.PATCH with soname libamdhip64.so.MAJOR, MAJOR
 // being HIP_VERSION_MAJOR (clr hipamd/src/CMakeLists.txt: VERSION
 // ${HIP_LIB_VERSION_STRING}, SOVERSION ${HIP_LIB_VERSION_MAJOR}).

@@ -14,7 +14,7 @@ import (
 // when the device is on the HIP backend.
 //
 // Threads: hipBLASLt works on the HIP device that is current on the calling
-// OS thread; the HIP backend made device 0 current on the thread that
+// OS thread; the HIP backend made its device current on the thread that
 // opened it (hipSetDevice), so OpenHipBLASLt, Plan, Enqueue and Close must
 // be called from that same locked OS thread.
 //

@@ -14,9 +14,11 @@ import (
 
 // Every library under gpu/ (the CUDA driver, the HIP runtime, cuBLASLt,
 // hipBLASLt, NVML) is found and bound the same way: its binding describes
-// it in a libSpec (name, env override, candidate names and globs, symbol
-// table) and calls loadLib, which tries each candidate in order until one
-// loads and has every required symbol.
+// it in a libSpec (name, env override, candidate names and globs or a
+// candidate list, a check of the file, symbol table) and calls loadLib,
+// which tries each candidate in order until one passes the check, loads
+// and has every required symbol. The HIP runtime's search (hip_find.go)
+// orders its candidates by version first and binds each with bindLib.
 
 // library is a dlopen'ed vendor library and the path it came from.
 type library struct {

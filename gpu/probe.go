@@ -50,8 +50,8 @@ func (r LibraryReport) String() string {
 // creates no context; the versions are those readable without one:
 //
 //   - CUDA driver: cuDriverGetVersion, the CUDA version the driver
-//     supports (cuda.h lists no CUDA_ERROR_NOT_INITIALIZED for it: it
-//     needs no cuInit);
+//     supports, called without cuInit (cuda.h gives it no
+//     CUDA_ERROR_NOT_INITIALIZED return, unlike the device calls);
 //   - HIP runtime: the version in its file name, not hipRuntimeGetVersion,
 //     which initialises the runtime (see hip_find.go);
 //   - cuBLASLt: cublasLtGetVersion (no handle needed);
