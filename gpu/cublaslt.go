@@ -2,6 +2,8 @@ package gpu
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"unsafe"
 )
 
@@ -223,9 +225,11 @@ const CUBLASLtEnv = "PARHARNESS_CUBLASLT"
 // search path, after CUBLASLtEnv.
 var CUBLASLtLibraries = []string{"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}
 
-// CUBLASLtGlobs are the patterns tried last: the NVIDIA wheels of Python
-// environments (torch's venv first) and the toolkit's own folder. Within a
-// pattern the matches are tried highest version first.
+// CUBLASLtGlobs are the fixed patterns tried after CUBLASLtLibraries: the
+// NVIDIA wheels of Python environments (torch's venv first) and the
+// toolkit's own folder. Within a pattern the matches are tried highest
+// version first. cublasLtPatterns adds the toolkits and environments found
+// from the environment and beside these.
 var CUBLASLtGlobs = []string{
 	"/opt/torch/.venv/lib/python3*/site-packages/nvidia/cublas/lib/libcublasLt.so.*",
 	"/opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libcublasLt.so.*",
@@ -234,10 +238,40 @@ var CUBLASLtGlobs = []string{
 	"/usr/local/cuda/lib64/libcublasLt.so*",
 }
 
+// cublasLtPatterns is every pattern OpenBLASLt tries after
+// CUBLASLtLibraries, in order: CUBLASLtGlobs; $CUDA_HOME/lib64;
+// /usr/local/cuda-*/lib64 (newest toolkit first); then the NVIDIA wheels'
+// lib folders (nvidia/cublas/lib, and nvidia/cu13/lib as in torch's venv)
+// under the site-packages of $VIRTUAL_ENV and of ~/.local. Fixed paths are
+// under sysRoot.
+func cublasLtPatterns() []string {
+	var pats []string
+	for _, g := range CUBLASLtGlobs {
+		pats = append(pats, sysPath(g))
+	}
+	if h := os.Getenv("CUDA_HOME"); h != "" {
+		pats = append(pats, filepath.Join(h, "lib64", "libcublasLt.so*"))
+	}
+	pats = append(pats, sysPath("/usr/local/cuda-*/lib64/libcublasLt.so*"))
+	var sites []string
+	if v := os.Getenv("VIRTUAL_ENV"); v != "" {
+		sites = append(sites, filepath.Join(v, "lib", "python3*", "site-packages"))
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		sites = append(sites, filepath.Join(home, ".local", "lib", "python3*", "site-packages"))
+	}
+	for _, sp := range sites {
+		pats = append(pats,
+			filepath.Join(sp, "nvidia", "cublas", "lib", "libcublasLt.so.*"),
+			filepath.Join(sp, "nvidia", "cu13", "lib", "libcublasLt.so.*"))
+	}
+	return pats
+}
+
 // spec is how OpenBLASLt finds libcublasLt: CUBLASLtEnv, then
-// CUBLASLtLibraries, then CUBLASLtGlobs, bound to l's table.
+// CUBLASLtLibraries, then cublasLtPatterns, bound to l's table.
 func (l *blasLtLib) spec() libSpec {
-	return libSpec{lib: "cuBLASLt", env: CUBLASLtEnv, names: CUBLASLtLibraries, globs: CUBLASLtGlobs, syms: l.symbols()}
+	return libSpec{lib: "cuBLASLt", env: CUBLASLtEnv, names: CUBLASLtLibraries, globs: cublasLtPatterns(), syms: l.symbols()}
 }
 
 // cublasLtCandidates lists what OpenBLASLt tries, in order, and a note for
@@ -266,7 +300,7 @@ type BLASLt struct {
 }
 
 // OpenBLASLt loads libcublasLt (see CUBLASLtEnv, CUBLASLtLibraries,
-// CUBLASLtGlobs) and creates a handle. On failure to load, the error is an
+// cublasLtPatterns) and creates a handle. On failure to load, the error is an
 // *Error naming every path tried and why. Call it on the OS thread
 // that opened the CUDA device.
 func OpenBLASLt() (*BLASLt, error) {

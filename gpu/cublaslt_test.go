@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -39,7 +40,7 @@ func TestOpenBLASLtErrorListsEverything(t *testing.T) {
 		// Loaded but cublasLtCreate failed: nothing more to check here.
 		t.Skipf("a libcublasLt loaded but the handle was not created: %v", err)
 	}
-	checkTriedEverything(t, le, "cuBLASLt", bogus, CUBLASLtLibraries, CUBLASLtGlobs)
+	checkTriedEverything(t, le, "cuBLASLt", bogus, CUBLASLtLibraries, cublasLtPatterns())
 }
 
 func TestCUBLASLtCandidateOrder(t *testing.T) {
@@ -458,6 +459,91 @@ func checkTriedEverything(t *testing.T, le *Error, lib, bogus string, libs, glob
 	for _, e := range le.Tried {
 		if !strings.Contains(e, ": ") {
 			t.Errorf("entry without a reason: %q", e)
+		}
+	}
+}
+
+// The cuBLASLt search against a fake tree: today's places first, then
+// $CUDA_HOME, the versioned toolkits newest first, and the wheels of the
+// active virtual environment and of ~/.local.
+func TestCUBLASLtCandidatesFakeTree(t *testing.T) {
+	const lt = "libcublasLt.so.12"
+	root := fakeTree(t, map[string]string{
+		"opt/torch/.venv/lib/python3.11/site-packages/nvidia/cublas/lib/" + lt: "",
+		"usr/local/cuda/lib64/" + lt:                                                 "",
+		"cudahome/lib64/libcublasLt.so.13":                                           "",
+		"usr/local/cuda-12.9/lib64/" + lt:                                            "",
+		"usr/local/cuda-12.10/lib64/" + lt:                                           "",
+		"usr/local/cuda-12.10/lib64/libcublasLt.so":                                  lt,
+		"venv/lib/python3.9/site-packages/nvidia/cublas/lib/" + lt:                   "",
+		"venv/lib/python3.12/site-packages/nvidia/cublas/lib/" + lt:                  "",
+		"home/.local/lib/python3.12/site-packages/nvidia/cu13/lib/libcublasLt.so.13": "",
+	})
+	t.Setenv(CUBLASLtEnv, "")
+	t.Setenv("CUDA_HOME", root+"/cudahome")
+	t.Setenv("VIRTUAL_ENV", root+"/venv")
+	t.Setenv("HOME", root+"/home")
+	cands, noMatch := cublasLtCandidates()
+	want := append(append([]string{}, CUBLASLtLibraries...),
+		"/opt/torch/.venv/lib/python3.11/site-packages/nvidia/cublas/lib/"+lt,
+		"/usr/local/cuda/lib64/"+lt,
+		"/cudahome/lib64/libcublasLt.so.13",
+		"/usr/local/cuda-12.10/lib64/"+lt,
+		"/usr/local/cuda-12.10/lib64/libcublasLt.so",
+		"/usr/local/cuda-12.9/lib64/"+lt,
+		"/venv/lib/python3.12/site-packages/nvidia/cublas/lib/"+lt,
+		"/venv/lib/python3.9/site-packages/nvidia/cublas/lib/"+lt,
+		"/home/.local/lib/python3.12/site-packages/nvidia/cu13/lib/libcublasLt.so.13",
+	)
+	if got := rel(root, cands); !reflect.DeepEqual(got, want) {
+		t.Errorf("candidates\n got %q\nwant %q", got, want)
+	}
+	// The patterns that matched nothing are named.
+	for _, pat := range []string{
+		root + "/opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libcublasLt.so.*",
+		root + "/venv/lib/python3*/site-packages/nvidia/cu13/lib/libcublasLt.so.*",
+		root + "/home/.local/lib/python3*/site-packages/nvidia/cublas/lib/libcublasLt.so.*",
+	} {
+		if !slices.Contains(noMatch, pat+": no match") {
+			t.Errorf("no note for %s in %q", pat, noMatch)
+		}
+	}
+	// Every candidate is an entry of the error; the empty files cannot load.
+	_, err := openBLASLtLib()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Skipf("a cuBLASLt loaded: %v", err)
+	}
+	if len(e.Tried) != len(cands)+len(noMatch) {
+		t.Errorf("%d entries for %d candidates and %d notes", len(e.Tried), len(cands), len(noMatch))
+	}
+	for _, entry := range e.Tried[len(CUBLASLtLibraries):len(cands)] {
+		if !strings.Contains(entry, ": cannot load: ") {
+			t.Errorf("entry %q", entry)
+		}
+	}
+}
+
+// The CUDA driver: the loader's path first, then the fixed directories.
+func TestCUDADriverCandidates(t *testing.T) {
+	root := fakeTree(t, map[string]string{
+		"usr/lib64/libcuda.so.1":              "",
+		"usr/local/nvidia/lib64/libcuda.so.1": "",
+	})
+	cands, noMatch := cudaSpec().candidates()
+	want := append(append([]string{}, CUDALibraries...), "/usr/lib64/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1")
+	if got := rel(root, cands); !reflect.DeepEqual(got, want) {
+		t.Errorf("candidates %q, want %q", got, want)
+	}
+	if !reflect.DeepEqual(noMatch, []string{root + "/usr/lib/x86_64-linux-gnu/libcuda.so.1: no match"}) {
+		t.Errorf("notes %q", noMatch)
+	}
+	if l, err := loadLib(libSpec{lib: cudaLibName, names: cands[len(CUDALibraries):], syms: cudaSymbols}); err == nil {
+		t.Fatalf("bound %s", l.path)
+	} else {
+		var e *Error
+		if !errors.As(err, &e) || len(e.Tried) != 2 || !strings.Contains(e.Tried[0], "libcuda.so.1: cannot load: ") {
+			t.Errorf("got %v", err)
 		}
 	}
 }

@@ -3,12 +3,13 @@ package gpu
 import (
 	"encoding/binary"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"unsafe"
 )
 
-// CUDA driver API backend (libcuda.so.1). One primary context on device 0,
-// made current on the calling OS thread at open.
+// CUDA driver API backend (libcuda.so.1). One primary context on the
+// selected device, made current on the calling OS thread at open.
 
 type cuResult int32
 
@@ -23,6 +24,12 @@ var (
 	cuDeviceGetCount func(n *int32) cuResult
 	// CUresult cuDeviceGet(CUdevice *device, int ordinal)
 	cuDeviceGet func(d *int32, ordinal int32) cuResult
+	// CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
+	// (optional: only OpenDevice by bus id needs it)
+	cuDeviceGetByPCIBusId func(d *int32, busID string) cuResult
+	// CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+	// (optional: Info.PCIBusID)
+	cuDeviceGetPCIBusId func(busID *byte, n int32, d int32) cuResult
 	// CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 	cuDeviceGetName func(name *byte, n int32, d int32) cuResult
 	// CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
@@ -101,6 +108,8 @@ var cudaSymbols = []symbol{
 	{"cuDriverGetVersion", &cuDriverGetVersion, false},
 	{"cuDeviceGetCount", &cuDeviceGetCount, false},
 	{"cuDeviceGet", &cuDeviceGet, false},
+	{"cuDeviceGetByPCIBusId", &cuDeviceGetByPCIBusId, true},
+	{"cuDeviceGetPCIBusId", &cuDeviceGetPCIBusId, true},
 	{"cuDeviceGetName", &cuDeviceGetName, false},
 	{"cuDeviceGetAttribute", &cuDeviceGetAttribute, false},
 	{"cuDeviceTotalMem_v2", &cuDeviceTotalMem, false},
@@ -189,59 +198,125 @@ type cudaDevice struct {
 	info Info
 }
 
-// CUDALibraries are the names tried for the driver library.
+// CUDALibraries are the names tried for the driver library through the
+// dynamic loader's search path.
 var CUDALibraries = []string{"libcuda.so.1", "libcuda.so"}
 
-// cudaSpec is how openCUDA finds the driver library: CUDALibraries, bound
-// to the package's cu* variables.
+// CUDADriverDirs are the directories searched for libcuda.so.1 after
+// CUDALibraries, for a driver the loader's path does not reach: the
+// Debian/Ubuntu multiarch folder, the Red Hat-style lib64 folder, and
+// /usr/local/nvidia/lib64, where some container setups mount the driver.
+var CUDADriverDirs = []string{"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/nvidia/lib64"}
+
+// cudaSpec is how openCUDA finds the driver library: CUDALibraries, then
+// libcuda.so.1 in each of CUDADriverDirs, bound to the package's cu*
+// variables.
 func cudaSpec() libSpec {
-	return libSpec{lib: cudaLibName, names: CUDALibraries, syms: cudaSymbols}
+	globs := make([]string, len(CUDADriverDirs))
+	for i, d := range CUDADriverDirs {
+		globs[i] = filepath.Join(sysPath(d), "libcuda.so.1")
+	}
+	return libSpec{lib: cudaLibName, names: CUDALibraries, globs: globs, syms: cudaSymbols}
 }
 
-// openCUDA opens device 0 through the first library in CUDALibraries that
-// loads and has every required symbol; the error of a failed search is an
-// *Error listing every library tried and why.
-func openCUDA() (Device, error) {
-	lib, err := loadLib(cudaSpec())
+// openCUDA opens the selected device through the first driver library
+// of cudaSpec that loads and has every required symbol, retains its
+// primary context and makes it current on the calling thread. The error
+// of a failed search is an *Error listing every library tried and why.
+func openCUDA(sel deviceSel) (Device, error) {
+	lib, n, err := initCUDA()
 	if err != nil {
 		return nil, err
 	}
-	if err := cuErr("cuInit", cuInit(0)); err != nil {
-		return nil, fmt.Errorf("%s loaded but no usable CUDA device: %w", lib.path, err)
-	}
-	var n int32
-	if err := cuErr("cuDeviceGetCount", cuDeviceGetCount(&n)); err != nil {
+	dev, err := cudaPick(sel, n)
+	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
-		return nil, fmt.Errorf("%s loaded but it reports no CUDA device", lib.path)
-	}
-	d := &cudaDevice{}
-	if err := cuErr("cuDeviceGet", cuDeviceGet(&d.dev, 0)); err != nil {
-		return nil, err
-	}
+	d := &cudaDevice{dev: dev}
 	if err := cuErr("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain(&d.ctx, d.dev)); err != nil {
 		return nil, err
 	}
 	if err := cuErr("cuCtxSetCurrent", cuCtxSetCurrent(d.ctx)); err != nil {
 		return nil, err
 	}
+	d.info = cudaInfo(d.dev, lib)
+	return d, nil
+}
+
+// listCUDA describes every CUDA device without creating a context.
+func listCUDA() ([]Info, error) {
+	lib, n, err := initCUDA()
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]Info, 0, n)
+	for i := 0; i < n; i++ {
+		var dev int32
+		if err := cuErr("cuDeviceGet", cuDeviceGet(&dev, int32(i))); err != nil {
+			return infos, err
+		}
+		infos = append(infos, cudaInfo(dev, lib))
+	}
+	return infos, nil
+}
+
+// initCUDA loads and initialises the driver library and counts its
+// devices (at least one, or an error).
+func initCUDA() (*library, int, error) {
+	lib, err := loadLib(cudaSpec())
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := cuErr("cuInit", cuInit(0)); err != nil {
+		return nil, 0, fmt.Errorf("%s loaded but no usable CUDA device: %w", lib.path, err)
+	}
+	var n int32
+	if err := cuErr("cuDeviceGetCount", cuDeviceGetCount(&n)); err != nil {
+		return nil, 0, err
+	}
+	if n == 0 {
+		return nil, 0, fmt.Errorf("%s loaded but it reports no CUDA device", lib.path)
+	}
+	return lib, int(n), nil
+}
+
+// cudaPick is the CUdevice of a selection among the n devices.
+func cudaPick(sel deviceSel, n int) (int32, error) {
+	var dev int32
+	if sel.busID != "" {
+		if cuDeviceGetByPCIBusId == nil {
+			return 0, noBusLookup(cudaLibName, "cuDeviceGetByPCIBusId")
+		}
+		if err := cuErr("cuDeviceGetByPCIBusId", cuDeviceGetByPCIBusId(&dev, sel.busID)); err != nil {
+			return 0, sel.busError(err, "CUDA", n)
+		}
+		return dev, nil
+	}
+	if sel.index >= n {
+		return 0, sel.rangeError(cudaLibName, "CUDA", n)
+	}
+	err := cuErr("cuDeviceGet", cuDeviceGet(&dev, int32(sel.index)))
+	return dev, err
+}
+
+// cudaInfo describes a device from its attributes (no context needed).
+func cudaInfo(dev int32, lib *library) Info {
 	attr := func(a int32) int {
 		var v int32
-		if cuDeviceGetAttribute(&v, a, d.dev) != 0 {
+		if cuDeviceGetAttribute(&v, a, dev) != 0 {
 			return 0
 		}
 		return int(v)
 	}
 	name := make([]byte, 256)
-	cuDeviceGetName(&name[0], int32(len(name)), d.dev)
+	cuDeviceGetName(&name[0], int32(len(name)), dev)
 	var ver int32
 	cuDriverGetVersion(&ver)
 	var mem uint64
-	cuDeviceTotalMem(&mem, d.dev)
-	d.info = Info{
+	cuDeviceTotalMem(&mem, dev)
+	info := Info{
 		Backend:     "cuda",
-		Name:        cString(uintptr(unsafe.Pointer(&name[0]))),
+		Name:        cBytes(name),
 		Arch:        fmt.Sprintf("sm_%d%d", attr(cuAttrCCMajor), attr(cuAttrCCMinor)),
 		Driver:      fmt.Sprintf("CUDA driver %d.%d (%s)", ver/1000, ver%1000/10, lib.path),
 		SMs:         attr(cuAttrSMCount),
@@ -251,9 +326,14 @@ func openCUDA() (Device, error) {
 		L2Bytes:     attr(cuAttrL2CacheSize),
 		TotalMem:    mem,
 	}
-	runtime.KeepAlive(name)
-	d.info.LLCBytes = d.info.L2Bytes
-	return d, nil
+	info.LLCBytes = info.L2Bytes
+	if cuDeviceGetPCIBusId != nil {
+		bus := make([]byte, 64)
+		if cuDeviceGetPCIBusId(&bus[0], int32(len(bus)), dev) == 0 {
+			info.PCIBusID = cBytes(bus)
+		}
+	}
+	return info
 }
 
 func (d *cudaDevice) Info() Info { return d.info }

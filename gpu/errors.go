@@ -13,6 +13,9 @@ import (
 //     ("cuBLASLt not loaded: tried PATH: why; …");
 //   - no device opened: Msg "no GPU device" and Tried, one entry per
 //     backend ("cuda: …; hip: …");
+//   - a device selection a backend cannot serve: Lib and Msg naming the
+//     count of its devices ("device 3 is out of range: 2 CUDA devices …"),
+//     with Func and Code where the by-bus-id call failed;
 //   - an entry point the loaded library lacks: Lib, Func and Msg.
 //
 // Callers tell them apart with errors.As and the fields. Gates and benches

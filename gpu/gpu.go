@@ -4,8 +4,10 @@
 //
 // The model:
 //   - Open picks a backend (CUDA first, then HIP, or the one named by
-//     PARHARNESS_BACKEND / --backend) and returns a Device, or an *Error
-//     listing every library tried and why each failed.
+//     PARHARNESS_BACKEND / --backend) and returns its device 0, or an
+//     *Error listing every library tried and why each failed. OpenDevice
+//     takes a device index or PCI bus id; ListDevices describes them all;
+//     Probe reports the vendor libraries without opening a device.
 //   - A Device belongs to the OS thread that opened it (CUDA contexts and
 //     HIP's current device are per thread): call runtime.LockOSThread before
 //     Open and make every call from that goroutine.
@@ -39,17 +41,23 @@ func D1(x int) Dim3 { return Dim3{uint32(x), 1, 1} }
 
 // Info describes the device, as recorded in every results document.
 type Info struct {
-	Backend     string `json:"backend"` // "cuda" or "hip"
-	Name        string `json:"name"`
-	Arch        string `json:"arch"` // "sm_90", "gfx1201"
-	Driver      string `json:"driver"`
-	SMs         int    `json:"sms"`
+	Backend string `json:"backend"` // "cuda" or "hip"
+	Name    string `json:"name"`
+	Arch    string `json:"arch"` // "sm_90", "gfx1201"
+	Driver  string `json:"driver"`
+	SMs     int    `json:"sms"` // the unit the driver reports: SMs on CUDA; on HIP, CUs, or WGPs on gfx10+ (see CUs)
+	// CUs is the compute-unit count on HIP (0 on CUDA). On gfx10 and
+	// later the HIP runtime runs in WGP mode by default and
+	// hipDeviceAttributeMultiprocessorCount counts workgroup processors
+	// of two CUs each (a 64-CU gfx1201 reports 32); see hipComputeUnits.
+	CUs         int    `json:"cus,omitempty"`
 	ClockMHz    int    `json:"clock_mhz"`     // SM clock as reported by the driver (max)
 	MemClockMHz int    `json:"mem_clock_mhz"` // memory clock as reported by the driver
 	MemBusBits  int    `json:"mem_bus_bits"`
-	L2Bytes     int    `json:"l2_bytes"`  // last-level cache the driver reports
-	LLCBytes    int    `json:"llc_bytes"` // last-level cache used for cold-regime sizing (MALL on gfx1201)
-	TotalMem    uint64 `json:"total_mem"` // bytes
+	L2Bytes     int    `json:"l2_bytes"`             // last-level cache the driver reports
+	LLCBytes    int    `json:"llc_bytes"`            // last-level cache used for cold-regime sizing (MALL on gfx1201)
+	TotalMem    uint64 `json:"total_mem"`            // bytes
+	PCIBusID    string `json:"pci_bus_id,omitempty"` // "0000:03:00.0", as the driver writes it ("" where it has no such call)
 }
 
 // CodeArch is the build directory name of the code objects this device

@@ -2,47 +2,76 @@ package gpu
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"unsafe"
 )
 
-// HIP runtime backend (libamdhip64, ROCm 5 to 7), device 0.
+// HIP runtime backend (libamdhip64, ROCm 5 to 7), one selected device.
 //
 // Threads: HIP's current device is per OS thread (hipSetDevice sets it for
-// the calling thread only). openHIP calls hipSetDevice(0), so the caller
-// must hold runtime.LockOSThread before Open and make every call on the
-// Device from that goroutine; the CLI does. A call from another thread
-// would run against that thread's current device, which is device 0 only
-// by the runtime's default.
+// the calling thread only). openHIP calls hipSetDevice on the selected
+// device, so the caller must hold runtime.LockOSThread before Open and
+// make every call on the Device from that goroutine; the CLI does. A call
+// from another thread would run against that thread's current device,
+// device 0 by the runtime's default.
 //
 // The symbol table and the enum values are in hip_bind.go.
 
-// HIPLibraries are the names tried for the HIP runtime, in order: the
-// unversioned name first (what a ROCm install's lib directory or
-// LD_LIBRARY_PATH provides), then the sonames of ROCm 7, 6 and 5 (what a
-// distribution package provides without the -dev symlink).
-var HIPLibraries = []string{"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"}
+// openHIP opens the selected device through the HIP runtime findHIP
+// finds (see hip_find.go for the order). The error of a failed search
+// lists every candidate and why each failed; once a library is bound, a
+// device error (hipInit failing on a machine without an AMD GPU) is
+// returned as is, naming the library.
+func openHIP(sel deviceSel) (Device, error) {
+	l, err := findHIP()
+	if err != nil {
+		return nil, err
+	}
+	return l.open(sel)
+}
 
-// openHIP opens device 0 through the first HIP runtime in HIPLibraries that
-// loads and has every symbol. The error lists every library tried and why
-// each failed; once a library is bound, a device error (hipInit failing on
-// a machine without an AMD GPU) is returned as is, naming the library.
-func openHIP() (Device, error) { return openHIPFrom(HIPLibraries) }
-
+// openHIPFrom is openHIP of device 0 over the given names only.
 func openHIPFrom(names []string) (Device, error) {
 	l, err := loadHIP(names)
 	if err != nil {
 		return nil, err
 	}
-	// From here on the library stays loaded even on failure: hipInit may
-	// have started runtime threads, and unloading code they run would
-	// crash the process.
-	d, err := l.openDevice()
+	return l.open(deviceSel{})
+}
+
+// open opens the selected device. From here on the library stays loaded
+// even on failure: hipInit may have started runtime threads, and unloading
+// code they run would crash the process.
+func (l *hipLib) open(sel deviceSel) (Device, error) {
+	d, err := l.openDevice(sel)
 	if err != nil {
 		return nil, fmt.Errorf("%s loaded but no usable HIP device: %w", l.path, err)
 	}
 	return d, nil
+}
+
+// listHIP describes every HIP device, making none current.
+func listHIP() ([]Info, error) {
+	l, err := findHIP()
+	if err != nil {
+		return nil, err
+	}
+	n, err := l.initDevices()
+	if err != nil {
+		return nil, fmt.Errorf("%s loaded but no usable HIP device: %w", l.path, err)
+	}
+	infos := make([]Info, 0, n)
+	for i := 0; i < n; i++ {
+		info, err := (&hipDevice{lib: l, dev: int32(i)}).readInfo()
+		if err != nil {
+			return infos, fmt.Errorf("HIP device %d: %w", i, err)
+		}
+		infos = append(infos, info)
+	}
+	return infos, nil
 }
 
 // ---- init and device ----
@@ -51,20 +80,60 @@ type hipDevice struct {
 	lib  *hipLib
 	dev  int32
 	info Info
+	// eventFlags are NewEvent's hipEventCreateWithFlags flags; 0: use
+	// hipEventCreate.
+	eventFlags uint32
 }
 
-func (l *hipLib) openDevice() (*hipDevice, error) {
+// initDevices initialises the runtime and counts its devices (at least
+// one, or an error).
+func (l *hipLib) initDevices() (int, error) {
 	if err := l.check("hipInit", l.hipInit(0)); err != nil {
-		return nil, err
+		return 0, err
 	}
 	var n int32
 	if err := l.check("hipGetDeviceCount", l.hipGetDeviceCount(&n)); err != nil {
-		return nil, err
+		return 0, err
 	}
 	if n < 1 {
-		return nil, fmt.Errorf("hipGetDeviceCount reports %d devices", n)
+		return 0, fmt.Errorf("hipGetDeviceCount reports %d devices", n)
 	}
-	d := &hipDevice{lib: l, dev: 0}
+	return int(n), nil
+}
+
+// pick is the device ordinal of a selection among the n devices.
+func (l *hipLib) pick(sel deviceSel, n int) (int32, error) {
+	if sel.busID != "" {
+		if l.hipDeviceGetByPCIBusId == nil {
+			return 0, noBusLookup(hipLibName, "hipDeviceGetByPCIBusId")
+		}
+		var dev int32
+		if err := l.check("hipDeviceGetByPCIBusId", l.hipDeviceGetByPCIBusId(&dev, sel.busID)); err != nil {
+			return 0, sel.busError(err, "HIP", n)
+		}
+		return dev, nil
+	}
+	if sel.index >= n {
+		return 0, sel.rangeError(hipLibName, "HIP", n)
+	}
+	return int32(sel.index), nil
+}
+
+// openDevice makes the selected device current on the calling thread and
+// reads its Info.
+func (l *hipLib) openDevice(sel deviceSel) (*hipDevice, error) {
+	n, err := l.initDevices()
+	if err != nil {
+		return nil, err
+	}
+	dev, err := l.pick(sel, n)
+	if err != nil {
+		return nil, err
+	}
+	d := &hipDevice{lib: l, dev: dev}
+	if l.hipEventCreateWithFlags != nil {
+		d.eventFlags = hipEventDisableSystemFence
+	}
 	if err := l.check("hipSetDevice", l.hipSetDevice(d.dev)); err != nil {
 		return nil, err
 	}
@@ -93,7 +162,15 @@ func (d *hipDevice) readInfo() (Info, error) {
 	if drv != rt && drv != 0 {
 		info.Driver += fmt.Sprintf(", driver %d", drv)
 	}
-	info.Driver += " (" + l.path + ")"
+	note := l.note
+	if note == "" && rt/10000000 < hipMinMajor {
+		note = fmt.Sprintf("HIP runtime version %d is older than %d", rt, hipMinMajor)
+	}
+	if note != "" {
+		info.Driver += " (" + l.path + "; " + note + ")"
+	} else {
+		info.Driver += " (" + l.path + ")"
+	}
 
 	name := make([]byte, 256)
 	if err := l.check("hipDeviceGetName", l.hipDeviceGetName(&name[0], int32(len(name)), d.dev)); err != nil {
@@ -136,7 +213,81 @@ func (d *hipDevice) readInfo() (Info, error) {
 		info.Name = propName
 	}
 	info.LLCBytes = hipLLCBytes(arch, info.L2Bytes)
+	info.CUs = hipComputeUnits(arch, info.SMs, hipWGPMode())
+	if l.hipDeviceGetPCIBusId != nil {
+		bus := make([]byte, 64)
+		if l.hipDeviceGetPCIBusId(&bus[0], int32(len(bus)), d.dev) == hipSuccess {
+			info.PCIBusID = cBytes(bus)
+		}
+	}
 	return info, nil
+}
+
+// hipComputeUnits is the compute-unit count of a device of this gfx arch
+// whose hipDeviceAttributeMultiprocessorCount is mp, with the runtime in
+// WGP mode or not (hipWGPMode).
+//
+// The HIP runtime (clr) enables WGP mode on every gfxip major version 10
+// and later unless GPU_ENABLE_WGP_MODE turns it off
+// (rocclr/device/rocm/rocsettings.cpp: "if (gfxipMajor >= 10) …
+// enableWgpMode_ = GPU_ENABLE_WGP_MODE", default true in
+// rocclr/utils/flags.hpp), and then halves the compute-unit count it
+// reports (rocclr/device/rocm/rocdevice.cpp: "maxComputeUnits_ =
+// settings().enableWgpMode_ ? maxComputeUnits_ / 2 : …"), which becomes
+// the device properties' multiProcessorCount (hipamd/src/hip_device.cpp)
+// that the attribute returns (hipamd/src/hip_device_runtime.cpp). Read in
+// github.com/ROCm/clr at the rocm-5.6.0 and rocm-6.0.0 tags and at
+// f9f995c (2024-10); the same in all three.
+func hipComputeUnits(arch string, mp int, wgp bool) int {
+	if wgp && gfxMajor(arch) >= 10 {
+		return 2 * mp
+	}
+	return mp
+}
+
+// gfxMajor is the gfxip major version of a processor name: the digits
+// before the last two characters ("gfx1201" → 12, "gfx942" → 9, "gfx90a"
+// → 9), or -1.
+func gfxMajor(arch string) int {
+	rest, ok := strings.CutPrefix(arch, "gfx")
+	if !ok || len(rest) < 3 {
+		return -1
+	}
+	n, err := strconv.Atoi(rest[:len(rest)-2])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// hipWGPMode is the HIP runtime's GPU_ENABLE_WGP_MODE as it reads it
+// (rocclr/utils/flags.cpp: a set boolean flag is true when its value is
+// "true" or atoi of it is non-zero; unset, the default, true).
+func hipWGPMode() bool {
+	v, ok := os.LookupEnv("GPU_ENABLE_WGP_MODE")
+	if !ok {
+		return true
+	}
+	return v == "true" || cAtoi(v) != 0
+}
+
+// cAtoi is C's atoi: leading blanks, an optional sign, then the digits up
+// to the first non-digit (0 for none).
+func cAtoi(s string) int {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	n := 0
+	for i := 0; i < len(s) && isDigit(s[i]) && n < 1<<31; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	if neg {
+		return -n
+	}
+	return n
 }
 
 // hipPropsBufSize is several times larger than every hipDeviceProp_t layout
@@ -237,7 +388,7 @@ func cBytes(b []byte) string {
 func (d *hipDevice) Info() Info { return d.info }
 
 // Close waits for queued work, so that its errors surface here. HIP has no
-// context to release, and the library is not unloaded (see openHIPFrom).
+// context to release, and the library is not unloaded (see hipLib.open).
 func (d *hipDevice) Close() error { return d.Synchronize() }
 
 // ---- module ----
@@ -420,9 +571,26 @@ func (d *hipDevice) StreamSynchronize(s Stream) error {
 	})
 }
 
-// NewEvent creates an event with default flags (timing enabled).
+// NewEvent creates a timing event, with hipEventDisableSystemFence where
+// the runtime has hipEventCreateWithFlags. An event of default flags ends
+// each record with a system-scope release (cache writeback and
+// invalidation) inside the interval it measures: clr's
+// Event::recordCommand (hipamd/src/hip_event.cpp) marks the record
+// kCacheStateInvalid unless the event has the flag, then
+// kCacheStateIgnore. The header's note on the flag: for events used only
+// to measure time, whose waits need not synchronize-with the work
+// recorded. So Elapsed on these events does not make the device's writes
+// visible to the host; the copies and Synchronize do. A runtime that
+// refuses the flag (ROCm before 5.6, whose header lacks it) gets
+// hipEventCreate, for this and every later event.
 func (d *hipDevice) NewEvent() (Event, error) {
 	var e uintptr
+	if d.eventFlags != 0 {
+		if d.lib.hipEventCreateWithFlags(&e, d.eventFlags) == hipSuccess {
+			return Event(e), nil
+		}
+		d.eventFlags = 0
+	}
 	if err := d.lib.check("hipEventCreate", d.lib.hipEventCreate(&e)); err != nil {
 		return 0, err
 	}

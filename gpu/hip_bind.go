@@ -26,6 +26,9 @@ const hipSuccess hipError = 0
 type hipLib struct {
 	*library // path: the name it was dlopened by, e.g. "libamdhip64.so.6"
 
+	note  string   // why this runtime despite its age ("": none needed)
+	tried []string // "PATH: why" of the candidates tried before it
+
 	// ---- init and device ----
 
 	// hipError_t hipInit(unsigned int flags);
@@ -38,6 +41,12 @@ type hipLib struct {
 	hipGetDeviceCount func(n *int32) hipError
 	// hipError_t hipSetDevice(int deviceId);
 	hipSetDevice func(dev int32) hipError
+	// hipError_t hipDeviceGetByPCIBusId(int* device, const char* pciBusId);
+	// (optional: only OpenDevice by bus id needs it)
+	hipDeviceGetByPCIBusId func(dev *int32, busID string) hipError
+	// hipError_t hipDeviceGetPCIBusId(char* pciBusId, int len, int device);
+	// (optional: Info.PCIBusID)
+	hipDeviceGetPCIBusId func(busID *byte, n int32, dev int32) hipError
 	// hipError_t hipDeviceGetName(char* name, int len, hipDevice_t device);
 	hipDeviceGetName func(name *byte, n int32, dev int32) hipError
 	// hipError_t hipDeviceGetAttribute(int* pi, hipDeviceAttribute_t attr, int deviceId);
@@ -97,6 +106,9 @@ type hipLib struct {
 	hipStreamSynchronize func(s uintptr) hipError
 	// hipError_t hipEventCreate(hipEvent_t* event);
 	hipEventCreate func(e *uintptr) hipError
+	// hipError_t hipEventCreateWithFlags(hipEvent_t* event, unsigned flags);
+	// (optional: NewEvent falls back to hipEventCreate)
+	hipEventCreateWithFlags func(e *uintptr, flags uint32) hipError
 	// hipError_t hipEventDestroy(hipEvent_t event);
 	hipEventDestroy func(e uintptr) hipError
 	// hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream);
@@ -140,6 +152,8 @@ func (l *hipLib) symbols() []symbol {
 		{"hipRuntimeGetVersion", &l.hipRuntimeGetVersion, false},
 		{"hipGetDeviceCount", &l.hipGetDeviceCount, false},
 		{"hipSetDevice", &l.hipSetDevice, false},
+		{"hipDeviceGetByPCIBusId", &l.hipDeviceGetByPCIBusId, true},
+		{"hipDeviceGetPCIBusId", &l.hipDeviceGetPCIBusId, true},
 		{"hipDeviceGetName", &l.hipDeviceGetName, false},
 		{"hipDeviceGetAttribute", &l.hipDeviceGetAttribute, false},
 		{"hipDeviceTotalMem", &l.hipDeviceTotalMem, false},
@@ -166,6 +180,7 @@ func (l *hipLib) symbols() []symbol {
 		{"hipStreamDestroy", &l.hipStreamDestroy, false},
 		{"hipStreamSynchronize", &l.hipStreamSynchronize, false},
 		{"hipEventCreate", &l.hipEventCreate, false},
+		{"hipEventCreateWithFlags", &l.hipEventCreateWithFlags, true},
 		{"hipEventDestroy", &l.hipEventDestroy, false},
 		{"hipEventRecord", &l.hipEventRecord, false},
 		{"hipEventSynchronize", &l.hipEventSynchronize, false},
@@ -183,24 +198,11 @@ func (l *hipLib) symbols() []symbol {
 	}
 }
 
-// hipSpec is how the HIP backend finds the runtime: names, in order, bound
-// to l's table.
-func (l *hipLib) spec(names []string) libSpec {
-	return libSpec{lib: hipLibName, names: names, syms: l.symbols(),
+// spec is how a HIP runtime candidate is bound to l's table (the search
+// itself is loadHIPCands, hip_find.go).
+func (l *hipLib) spec() libSpec {
+	return libSpec{lib: hipLibName, syms: l.symbols(),
 		anyOf: [][]string{{"hipGetDevicePropertiesR0600", "hipGetDeviceProperties"}}}
-}
-
-// loadHIP loads the first of names that is a HIP runtime with every
-// required symbol, and binds it. The error of a failed search is an *Error
-// listing every name tried and why.
-func loadHIP(names []string) (*hipLib, error) {
-	l := &hipLib{}
-	lib, err := loadLib(l.spec(names))
-	if err != nil {
-		return nil, err
-	}
-	l.library = lib
-	return l, nil
 }
 
 // hipLibName is the HIP runtime's Error.Lib.
@@ -251,3 +253,9 @@ const (
 
 	hipStreamCaptureModeThreadLocal int32 = 1 // Global = 0, ThreadLocal = 1, Relaxed = 2
 )
+
+// hipEventDisableSystemFence is the hipEventCreateWithFlags flag that drops
+// the system-scope fence of an event's record (hip_runtime_api.h:
+// "#define hipEventDisableSystemFence 0x20000000"; first in the ROCm 5.6
+// header, unchanged through the 2024 ROCm/HIP tree).
+const hipEventDisableSystemFence uint32 = 0x20000000

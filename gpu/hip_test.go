@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"runtime"
 	"strings"
@@ -54,7 +55,7 @@ func TestHIPOpen(t *testing.T) {
 	defer runtime.UnlockOSThread()
 
 	installed := hipInstalled(t) != nil
-	d, err := openHIP()
+	d, err := openHIP(deviceSel{})
 	if err == nil {
 		// A machine with an AMD GPU: opening must work and say what it is.
 		defer d.Close()
@@ -210,5 +211,65 @@ func TestHIPSkipsLibraryWithoutSymbols(t *testing.T) {
 	}
 	if l.path != want.path || l.hipInit == nil {
 		t.Errorf("bound %s (hipInit bound: %v), want %s", l.path, l.hipInit != nil, want.path)
+	}
+}
+
+func TestHIPComputeUnits(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		arch string
+		mp   int
+		wgp  bool
+		want int
+	}{
+		{"gfx1201 reports WGPs", "gfx1201", 32, true, 64},
+		{"gfx1100 reports WGPs", "gfx1100", 48, true, 96},
+		{"gfx1030 reports WGPs", "gfx1030", 40, true, 80},
+		{"WGP mode off", "gfx1201", 64, false, 64},
+		{"gfx942 reports CUs", "gfx942", 304, true, 304},
+		{"gfx90a reports CUs", "gfx90a", 104, true, 104},
+		{"unknown arch as reported", "", 7, true, 7},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := hipComputeUnits(c.arch, c.mp, c.wgp); got != c.want {
+				t.Errorf("hipComputeUnits(%q, %d, %v) = %d, want %d", c.arch, c.mp, c.wgp, got, c.want)
+			}
+		})
+	}
+	for arch, want := range map[string]int{"gfx1201": 12, "gfx942": 9, "gfx90a": 9, "gfx1010": 10, "gfx9": -1, "sm_90": -1} {
+		if got := gfxMajor(arch); got != want {
+			t.Errorf("gfxMajor(%q) = %d, want %d", arch, got, want)
+		}
+	}
+}
+
+// GPU_ENABLE_WGP_MODE read as the runtime reads it.
+func TestHIPWGPMode(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		set   bool
+		want  bool
+	}{
+		{"", false, true}, {"0", true, false}, {"1", true, true}, {"true", true, true},
+		{"false", true, false}, {"", true, false}, {" 2x", true, true}, {"yes", true, false},
+	} {
+		t.Run(c.value+"/"+map[bool]string{true: "set", false: "unset"}[c.set], func(t *testing.T) {
+			if c.set {
+				t.Setenv("GPU_ENABLE_WGP_MODE", c.value)
+			} else {
+				t.Setenv("GPU_ENABLE_WGP_MODE", "")
+				os.Unsetenv("GPU_ENABLE_WGP_MODE")
+			}
+			if got := hipWGPMode(); got != c.want {
+				t.Errorf("GPU_ENABLE_WGP_MODE=%q (set %v): %v, want %v", c.value, c.set, got, c.want)
+			}
+		})
+	}
+}
+
+// The event flag is the header's value (hip_runtime_api.h).
+func TestHIPEventFlag(t *testing.T) {
+	if hipEventDisableSystemFence != 0x20000000 {
+		t.Errorf("hipEventDisableSystemFence = %#x", hipEventDisableSystemFence)
 	}
 }

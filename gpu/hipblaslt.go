@@ -2,6 +2,9 @@ package gpu
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"unsafe"
 )
 
@@ -11,7 +14,7 @@ import (
 // when the device is on the HIP backend.
 //
 // Threads: hipBLASLt works on the HIP device that is current on the calling
-// OS thread; the HIP backend made device 0 current on the thread that
+// OS thread; the HIP backend made its device current on the thread that
 // opened it (hipSetDevice), so OpenHipBLASLt, Plan, Enqueue and Close must
 // be called from that same locked OS thread.
 //
@@ -257,9 +260,10 @@ func hipblasErr(fn string, s hipblasStatus) error {
 const HipBLASLtEnv = "PARHARNESS_HIPBLASLT"
 
 // HipBLASLtLibraries are the names tried through the dynamic loader's
-// normal search path, after HipBLASLtEnv: the unversioned name (a ROCm
-// install's lib directory or LD_LIBRARY_PATH), then the sonames of
-// hipBLASLt 1.x (ROCm 7) and 0.x (ROCm 6).
+// normal search path, after HipBLASLtEnv and the HIP runtime's own
+// directory: the unversioned name (a ROCm install's lib directory or
+// LD_LIBRARY_PATH), then the sonames of hipBLASLt 1.x (ROCm 7) and 0.x
+// (ROCm 6).
 var HipBLASLtLibraries = []string{"libhipblaslt.so", "libhipblaslt.so.1", "libhipblaslt.so.0"}
 
 // HipBLASLtGlobs are the patterns tried last: the ROCm install folder and
@@ -270,10 +274,105 @@ var HipBLASLtGlobs = []string{
 	"/opt/rocm-*/lib/libhipblaslt.so*",
 }
 
-// spec is how OpenHipBLASLt finds libhipblaslt: HipBLASLtEnv, then
-// HipBLASLtLibraries, then HipBLASLtGlobs, bound to l's table.
+// spec is how OpenHipBLASLt finds libhipblaslt, bound to l's table:
+// HipBLASLtEnv; then the libhipblaslt.so* files in the directory of the
+// HIP runtime findHIP bound (hipLoaded), newest first; then
+// HipBLASLtLibraries; then HipBLASLtGlobs. A candidate from a different
+// ROCm install than the runtime is refused (hipBLASLtMismatch), unless
+// HipBLASLtEnv names it.
 func (l *hipBLASLtLib) spec() libSpec {
-	return libSpec{lib: "hipBLASLt", env: HipBLASLtEnv, names: HipBLASLtLibraries, globs: HipBLASLtGlobs, syms: l.symbols()}
+	rt := hipLoaded.Load()
+	return libSpec{
+		lib:  "hipBLASLt",
+		syms: l.symbols(),
+		list: func() ([]string, []string) {
+			var names, notes []string
+			if dir := hipRuntimeDir(rt); dir != "" {
+				pat := filepath.Join(dir, "libhipblaslt.so*")
+				seen := map[string]bool{}
+				for _, p := range globNewestFirst(pat) {
+					if r := realPath(p); !seen[r] {
+						seen[r] = true
+						names = append(names, p)
+					}
+				}
+				if len(names) == 0 {
+					notes = append(notes, pat+": no match")
+				}
+			}
+			globs := make([]string, len(HipBLASLtGlobs))
+			for i, g := range HipBLASLtGlobs {
+				globs[i] = sysPath(g)
+			}
+			cands, noMatch := libCandidates(HipBLASLtEnv, append(names, HipBLASLtLibraries...), globs)
+			return cands, append(notes, noMatch...)
+		},
+		check: func(file string) string {
+			if env := os.Getenv(HipBLASLtEnv); env != "" && file == realPath(env) {
+				return "" // the override is used as given
+			}
+			return hipBLASLtMismatch(file, rt)
+		},
+	}
+}
+
+// hipRuntimeFile is the file of a bound HIP runtime ("" for none).
+func hipRuntimeFile(rt *hipLib) string {
+	if rt == nil || rt.library == nil {
+		return ""
+	}
+	if rt.file != "" {
+		return rt.file
+	}
+	return realPath(rt.path)
+}
+
+// hipRuntimeDir is the directory of a bound HIP runtime's file, where its
+// ROCm install keeps hipBLASLt ("" for none or an unknown file).
+func hipRuntimeDir(rt *hipLib) string {
+	if f := hipRuntimeFile(rt); strings.Contains(f, "/") {
+		return filepath.Dir(f)
+	}
+	return ""
+}
+
+// rocmInstall is the versioned ROCm install directory a file lives in: the
+// path up to its last "rocm-<digit>…" component ("/opt/rocm-6.4.0" for
+// "/opt/rocm-6.4.0/lib/libhipblaslt.so.0"), or "" for none.
+func rocmInstall(file string) string {
+	parts := strings.Split(file, "/")
+	for i := len(parts) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(parts[i], "rocm-"); ok && v != "" && isDigit(v[0]) {
+			return strings.Join(parts[:i+1], "/")
+		}
+	}
+	return ""
+}
+
+// hipBLASLtMismatch says why a hipBLASLt file (symlinks resolved) does not
+// go with the HIP runtime rt, or "": a hipBLASLt of one versioned ROCm
+// install does not run on the runtime of another (each install's
+// libhipblaslt needs its own libamdhip64 soname, and loading it would pull
+// that second runtime into the process). With the runtime outside any
+// versioned install, the install's major version must match the
+// runtime's soname major. Nothing is known, so nothing is refused, where
+// the hipBLASLt is not in a versioned install or no runtime is bound.
+func hipBLASLtMismatch(file string, rt *hipLib) string {
+	rtFile := hipRuntimeFile(rt)
+	bl := rocmInstall(file)
+	if rtFile == "" || bl == "" {
+		return ""
+	}
+	if ri := rocmInstall(rtFile); ri != "" {
+		if ri != bl {
+			return fmt.Sprintf("refused: %s is from %s but the HIP runtime in use, %s, is from %s", file, bl, rtFile, ri)
+		}
+		return ""
+	}
+	if bv, rv := dirVersion(bl), sonameVersion(rtFile); len(bv) > 0 && len(rv) > 0 && bv[0] != rv[0] {
+		return fmt.Sprintf("refused: %s is from %s but the HIP runtime in use, %s, is HIP %d", file, bl, rtFile, rv[0])
+	}
+	return ""
 }
 
 // hipBLASLtCandidates lists what OpenHipBLASLt tries.
@@ -300,7 +399,8 @@ type HipBLASLt struct {
 	version int
 }
 
-// OpenHipBLASLt loads libhipblaslt (see HipBLASLtEnv, HipBLASLtLibraries,
+// OpenHipBLASLt loads libhipblaslt (see hipBLASLtLib.spec for the order:
+// HipBLASLtEnv, the HIP runtime's directory, HipBLASLtLibraries,
 // HipBLASLtGlobs), creates a handle and checks the library's version
 // against HipBLASLtMinVersion. On failure to load, the error is an *Error
 // naming every path tried and why. Call it only with a HIP

@@ -73,6 +73,8 @@ func TestOpenHipBLASLtWrongLibrary(t *testing.T) {
 }
 
 func TestHipBLASLtCandidateOrder(t *testing.T) {
+	old := hipLoaded.Swap(nil) // no runtime bound: nothing searched beside it
+	t.Cleanup(func() { hipLoaded.Store(old) })
 	t.Setenv(HipBLASLtEnv, "/x/libhipblaslt.so.77")
 	c, _ := hipBLASLtCandidates()
 	want := append([]string{"/x/libhipblaslt.so.77"}, HipBLASLtLibraries...)
@@ -305,6 +307,89 @@ func TestHipBLASLtGEMMOnDevice(t *testing.T) {
 			if err := vendorGemmCaseOnDevice(t, d, b, stream, typ, M, N, K); err != nil {
 				t.Errorf("%v M=%d N=%d K=%d: %v", typ, M, N, K, err)
 			}
+		}
+	}
+}
+
+// withHIPRuntime records a HIP runtime with this file as the one findHIP
+// bound, for the test.
+func withHIPRuntime(t *testing.T, file string) {
+	t.Helper()
+	old := hipLoaded.Load()
+	hipLoaded.Store(&hipLib{library: &library{path: file, file: file}})
+	t.Cleanup(func() { hipLoaded.Store(old) })
+}
+
+// hipBLASLt is looked for beside the HIP runtime first, and one from
+// another ROCm install is refused with a line naming both.
+func TestHipBLASLtFollowsTheRuntime(t *testing.T) {
+	root := fakeTree(t, map[string]string{
+		"opt/rocm-6.4.0/lib/libamdhip64.so.6.4.60400": "",
+		"opt/rocm-6.4.0/lib/libhipblaslt.so.0.12.0":   "",
+		"opt/rocm-6.4.0/lib/libhipblaslt.so.0":        "libhipblaslt.so.0.12.0",
+		"opt/rocm-6.4.0/lib/libhipblaslt.so":          "libhipblaslt.so.0",
+		"opt/rocm-6.3.0/lib/libhipblaslt.so.0":        "",
+		"usr/lib/x86_64-linux-gnu/libamdhip64.so.5":   "",
+	})
+	t.Setenv(HipBLASLtEnv, "")
+	in64 := root + "/opt/rocm-6.4.0/lib/libhipblaslt.so.0.12.0"
+	in63 := root + "/opt/rocm-6.3.0/lib/libhipblaslt.so.0"
+	rt64 := root + "/opt/rocm-6.4.0/lib/libamdhip64.so.6.4.60400"
+	for _, c := range []struct {
+		name, runtime string
+		first         []string // the candidates' start
+		refused       string   // the entry of in63
+		in64OK        bool     // in64 passes the check (and fails to load)
+	}{
+		{"beside the runtime first", rt64,
+			append([]string{in64}, HipBLASLtLibraries...),
+			in63 + ": refused: " + in63 + " is from " + root + "/opt/rocm-6.3.0 but the HIP runtime in use, " + rt64 + ", is from " + root + "/opt/rocm-6.4.0", true},
+		{"runtime outside a ROCm install, other major", root + "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5",
+			append([]string{}, HipBLASLtLibraries...),
+			in63 + ": refused: " + in63 + " is from " + root + "/opt/rocm-6.3.0 but the HIP runtime in use, " + root + "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5, is HIP 5", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			withHIPRuntime(t, c.runtime)
+			cands, _ := hipBLASLtCandidates()
+			if len(cands) < len(c.first) || !reflect.DeepEqual(cands[:len(c.first)], c.first) {
+				t.Fatalf("candidates %q, want them to start %q", cands, c.first)
+			}
+			_, err := openHipBLASLtLib()
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("got %T %v", err, err)
+			}
+			if !slices.Contains(e.Tried, c.refused) {
+				t.Errorf("no entry %q in %q", c.refused, e.Tried)
+			}
+			for _, entry := range e.Tried {
+				if strings.HasPrefix(entry, in64+": ") && strings.HasPrefix(entry, in64+": cannot load: ") != c.in64OK {
+					t.Errorf("entry %q (the runtime's own install passes: %v)", entry, c.in64OK)
+				}
+			}
+		})
+	}
+	t.Run("the override is not refused", func(t *testing.T) {
+		withHIPRuntime(t, rt64)
+		t.Setenv(HipBLASLtEnv, in63)
+		_, err := openHipBLASLtLib()
+		var e *Error
+		if !errors.As(err, &e) || len(e.Tried) == 0 || !strings.HasPrefix(e.Tried[0], in63+": cannot load: ") {
+			t.Errorf("got %v", err)
+		}
+	})
+}
+
+func TestRocmInstall(t *testing.T) {
+	for in, want := range map[string]string{
+		"/opt/rocm-6.4.0/lib/libhipblaslt.so.0":  "/opt/rocm-6.4.0",
+		"/opt/rocm/lib/libhipblaslt.so":          "",
+		"/home/u/rocm-build/lib/libx.so":         "",
+		"/usr/lib/x86_64-linux-gnu/libx.so.5":    "",
+		"/t/opt/rocm-7.0.1/lib/llvm/lib/libx.so": "/t/opt/rocm-7.0.1",
+	} {
+		if got := rocmInstall(in); got != want {
+			t.Errorf("rocmInstall(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

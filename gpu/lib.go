@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/ebitengine/purego"
@@ -15,14 +14,17 @@ import (
 
 // Every library under gpu/ (the CUDA driver, the HIP runtime, cuBLASLt,
 // hipBLASLt, NVML) is found and bound the same way: its binding describes
-// it in a libSpec (name, env override, candidate names and globs, symbol
-// table) and calls loadLib, which tries each candidate in order until one
-// loads and has every required symbol.
+// it in a libSpec (name, env override, candidate names and globs or a
+// candidate list, a check of the file, symbol table) and calls loadLib,
+// which tries each candidate in order until one passes the check, loads
+// and has every required symbol. The HIP runtime's search (hip_find.go)
+// orders its candidates by version first and binds each with bindLib.
 
 // library is a dlopen'ed vendor library and the path it came from.
 type library struct {
 	handle uintptr
-	path   string
+	path   string // the name or path it was dlopened by
+	file   string // the file the dynamic loader mapped, symlinks resolved ("" if unknown)
 }
 
 // symbol binds one C function to a Go function variable (a pointer to a
@@ -45,11 +47,23 @@ type libSpec struct {
 	// have at least one; a group it has none of is reported missing by
 	// its last name.
 	anyOf [][]string
+	// list, when set, replaces env, names and globs: it returns the
+	// candidates in order and a note for each place that held none.
+	list func() (cands, notes []string)
+	// check, when set, may refuse a candidate by the file it is (symlinks
+	// resolved), returning why. It runs before dlopen for a candidate
+	// given as a path, and after dlopen, before any symbol is bound, for
+	// a bare name the dynamic loader resolved.
+	check func(file string) string
 }
 
-// candidates lists what loadLib tries, in order, and a "PATTERN: no match"
-// note for each glob that matched nothing (see libCandidates).
+// candidates lists what loadLib tries, in order, and a note for each
+// place that held none ("PATTERN: no match" for a glob; see
+// libCandidates).
 func (s libSpec) candidates() (cands, noMatch []string) {
+	if s.list != nil {
+		return s.list()
+	}
 	return libCandidates(s.env, s.names, s.globs)
 }
 
@@ -58,7 +72,8 @@ func (s libSpec) candidates() (cands, noMatch []string) {
 // lacks a symbol is closed again and the search goes on. When none
 // qualifies, the error is an *Error with Lib = s.lib and Tried = one
 // "PATH: why" per candidate (a missing file, a missing dependency, the
-// missing symbols by name), then the globs that matched nothing.
+// missing symbols by name, the check's refusal), then the notes for the
+// places that held no candidate.
 func loadLib(s libSpec) (*library, error) {
 	cands, noMatch := s.candidates()
 	e := &Error{Lib: s.lib}
@@ -79,12 +94,19 @@ func loadLib(s libSpec) (*library, error) {
 // function variable half-bound (purego.RegisterLibFunc would panic on the
 // first instead); it is closed again, which is safe as nothing in it has
 // run, and keeps its exports out of the global namespace the next
-// candidate loads into.
+// candidate loads into. s.check refuses a path before it is opened, and a
+// bare name once the loader has resolved it, before anything is bound.
 func bindLib(path string, s libSpec) (*library, string) {
+	isPath := strings.Contains(path, "/")
+	if isPath && s.check != nil {
+		if why := s.check(realPath(path)); why != "" {
+			return nil, why
+		}
+	}
 	h, err := dlopenGlobal(path, 0)
 	if err != nil {
 		// dlerror texts usually start with the path; the caller adds it.
-		return nil, strings.TrimPrefix(err.Error(), path+": ")
+		return nil, "cannot load: " + strings.TrimPrefix(err.Error(), path+": ")
 	}
 	addrs := make(map[string]uintptr, len(s.syms))
 	var missing []string
@@ -112,6 +134,13 @@ func bindLib(path string, s libSpec) (*library, string) {
 		purego.Dlclose(h)
 		return nil, "symbols " + strings.Join(missing, ", ") + " not found"
 	}
+	file := loadedFile(h, path)
+	if !isPath && s.check != nil && file != "" {
+		if why := s.check(file); why != "" {
+			purego.Dlclose(h)
+			return nil, why
+		}
+	}
 	for _, sym := range s.syms {
 		if addr := addrs[sym.name]; addr != 0 {
 			purego.RegisterFunc(sym.fn, addr)
@@ -121,7 +150,7 @@ func bindLib(path string, s libSpec) (*library, string) {
 			reflect.ValueOf(sym.fn).Elem().SetZero()
 		}
 	}
-	return &library{handle: h, path: path}, ""
+	return &library{handle: h, path: path, file: file}, ""
 }
 
 // cString reads a NUL-terminated C string.
@@ -141,10 +170,10 @@ func cString(p uintptr) string {
 }
 
 // libCandidates lists what to dlopen, in order: the path in env (if set),
-// the plain names, then every match of each glob (descending, so the
-// newest version comes first and a bare ".so" link last), without
-// repeats; and a "PATTERN: no match" note for each glob that matched
-// nothing, so an error can name it too.
+// the plain names, then every match of each glob (newest version first by
+// versionLess, so "cuda-12.10" comes before "cuda-12.9" and a bare ".so"
+// link last), without repeats; and a "PATTERN: no match" note for each
+// glob that matched nothing, so an error can name it too.
 func libCandidates(env string, names, globs []string) (cands []string, noMatch []string) {
 	if p := os.Getenv(env); p != "" {
 		cands = append(cands, p)
@@ -160,7 +189,7 @@ func libCandidates(env string, names, globs []string) (cands []string, noMatch [
 			noMatch = append(noMatch, pat+": no match")
 			continue
 		}
-		sort.Sort(sort.Reverse(sort.StringSlice(m)))
+		newestFirst(m)
 		for _, p := range m {
 			if !seen[p] {
 				seen[p] = true

@@ -90,6 +90,9 @@ type nvmlLib struct {
 	nvmlDeviceGetTemperature func(dev uintptr, sensor int32, c *uint32) nvmlReturn
 	// nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power);  (milliwatts)
 	nvmlDeviceGetPowerUsage func(dev uintptr, mw *uint32) nvmlReturn
+	// nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length);
+	// (optional: DriverVersion)
+	nvmlSystemGetDriverVersion func(version *byte, length uint32) nvmlReturn
 }
 
 // symbols is the table of every entry point, in the order of the struct.
@@ -102,6 +105,7 @@ func (l *nvmlLib) symbols() []symbol {
 		{"nvmlDeviceGetClockInfo", &l.nvmlDeviceGetClockInfo, false},
 		{"nvmlDeviceGetTemperature", &l.nvmlDeviceGetTemperature, false},
 		{"nvmlDeviceGetPowerUsage", &l.nvmlDeviceGetPowerUsage, false},
+		{"nvmlSystemGetDriverVersion", &l.nvmlSystemGetDriverVersion, true},
 	}
 }
 
@@ -162,6 +166,28 @@ func OpenNVML() (*NVML, error) {
 
 // Path is the library name that was loaded.
 func (n *NVML) Path() string { return n.lib.path }
+
+// nvmlSystemDriverVersionBufferSize is NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+// (nvml.h): large enough for nvmlSystemGetDriverVersion's string.
+const nvmlSystemDriverVersionBufferSize = 80
+
+// DriverVersion is the NVIDIA driver's version string
+// (nvmlSystemGetDriverVersion), e.g. "560.35.03".
+func (n *NVML) DriverVersion() (string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.open {
+		return "", fmt.Errorf("gpu: NVML is closed")
+	}
+	if n.lib.nvmlSystemGetDriverVersion == nil {
+		return "", &Error{Lib: "NVML", Func: "nvmlSystemGetDriverVersion", Msg: "this NVML has no nvmlSystemGetDriverVersion"}
+	}
+	buf := make([]byte, nvmlSystemDriverVersionBufferSize)
+	if err := n.lib.err("nvmlSystemGetDriverVersion", n.lib.nvmlSystemGetDriverVersion(&buf[0], uint32(len(buf)))); err != nil {
+		return "", err
+	}
+	return cBytes(buf), nil
+}
 
 // handle returns the nvmlDevice_t of an NVML index.
 func (n *NVML) handle(index int) (uintptr, error) {

@@ -94,7 +94,8 @@ type Device struct {
 	Name        string        `json:"name"`
 	Arch        string        `json:"arch"` // "sm_90", "gfx1201"
 	Driver      string        `json:"driver"`
-	SMs         int           `json:"sms"` // SMs or CUs
+	SMs         int           `json:"sms"`           // the unit the driver reports: SMs, or on HIP CUs (WGPs on gfx10+)
+	CUs         int           `json:"cus,omitempty"` // HIP: compute units (gpu.Info.CUs)
 	ClockMHz    int           `json:"clock_mhz"`
 	MemClockMHz int           `json:"mem_clock_mhz"`
 	MemBusBits  int           `json:"mem_bus_bits"`

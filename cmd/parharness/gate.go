@@ -56,7 +56,7 @@ func deviceRecord(dev gpu.Device) *results.Device {
 		return nil
 	}
 	i := dev.Info()
-	return &results.Device{Backend: i.Backend, Name: i.Name, Arch: i.Arch, Driver: i.Driver, SMs: i.SMs,
+	return &results.Device{Backend: i.Backend, Name: i.Name, Arch: i.Arch, Driver: i.Driver, SMs: i.SMs, CUs: i.CUs,
 		ClockMHz: i.ClockMHz, MemClockMHz: i.MemClockMHz, MemBusBits: i.MemBusBits, L2Bytes: i.L2Bytes,
 		LLCBytes: i.LLCBytes, TotalMem: i.TotalMem}
 }
