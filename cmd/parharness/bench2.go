@@ -68,6 +68,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	warmup := fs.Duration("warmup", bench.DefaultConfig.Warmup, "wall-clock warm-up before the timed replays")
 	minGraph := fs.Float64("min-graph-us", bench.DefaultConfig.MinGraphUS, "grow calls per graph until a replay takes this long")
 	backend := fs.String("backend", "auto", "device backend: auto, cuda, hip or none")
+	device := deviceFlag(fs)
 	buildDir := fs.String("build", defaultBuildDir(), "code object directory")
 	watchdog := fs.Duration("watchdog", 120*time.Second, "longest wait for the device before declaring a kernel hung")
 	benchfmt := fs.Bool("benchfmt", false, "also print Go benchmark format lines (for benchstat)")
@@ -87,7 +88,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	if *variants != "" {
 		vs = strings.Split(*variants, ",")
 	}
-	sess := openSession(*backend, *buildDir)
+	sess := openSession(*backend, *device, *buildDir)
 	defer sess.close()
 	if sess.dev == nil {
 		return ExitUsage, fmt.Errorf("a bench needs a GPU: %v", sess.devErr)
@@ -123,6 +124,12 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		writePartial(fmt.Sprintf("hung: %s did not return within %s", what, after))
 	})
 	nv, nvErr := gpu.OpenNVML()
+	if nvErr == nil && *device != "" && *device != "0" {
+		// NVML numbers devices in PCI order, the driver API may not: sample
+		// nothing rather than another card's clocks.
+		nv.Close()
+		nvErr = fmt.Errorf("--device %s: NVML's device numbering may differ from the driver's, so clocks are not sampled", *device)
+	}
 	sample := func(when string) {
 		if nvErr != nil {
 			return

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -69,8 +70,25 @@ func runSelf(ctx context.Context, args []string) (int, string, error) {
 	return 0, out.String(), nil
 }
 
-// doctorOpen opens the device the checklist describes (a test's fake).
-var doctorOpen = gpu.Open
+// The checklist's view of the device layer (a test's fakes).
+var (
+	doctorOpen  = gpu.OpenDevice
+	doctorList  = gpu.ListDevices
+	doctorProbe = gpu.Probe
+)
+
+// describeDevice is one line of what a results file records of a device.
+func describeDevice(i gpu.Info) string {
+	units := fmt.Sprintf("%d SMs", i.SMs)
+	if i.Backend == "hip" {
+		units = fmt.Sprintf("%d CUs (the driver reports %d)", i.CUs, i.SMs)
+	}
+	s := fmt.Sprintf("%s (%s, %s %s): %s, %d MiB, last-level cache %d MiB; code objects build/%s", i.Name, i.Arch, i.Backend, i.Driver, units, i.TotalMem>>20, i.LLCBytes>>20, i.CodeArch())
+	if i.PCIBusID != "" {
+		s += ", PCI " + i.PCIBusID
+	}
+	return s
+}
 
 // doctorRow is one line of the final table.
 type doctorRow struct{ step, result, detail string }
@@ -82,6 +100,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) (int, error) {
 func doctor(args []string, stdout, stderr io.Writer, run stepRunner) (int, error) {
 	fs := newFlags("doctor", stderr)
 	backend := fs.String("backend", "auto", "device backend: auto, cuda, hip or none")
+	device := deviceFlag(fs)
 	buildDir := fs.String("build", defaultBuildDir(), "code object directory")
 	outDir := fs.String("out", "", "write each step's results JSON and log here (default: a new directory under the system temp dir)")
 	benches := fs.Bool("benches", true, "run the bench steps (launch, copy, dec) after the gates")
@@ -126,26 +145,52 @@ func doctor(args []string, stdout, stderr io.Writer, run stepRunner) (int, error
 	// Device nodes and permissions (their absence only warns once a device
 	// opens: a container may expose the device without the usual nodes).
 	nodes := deviceNodeRows()
+	nodesAt := len(rows)
 
-	// The device itself (opened here, then closed: the steps open their own).
-	dev, devErr := doctorOpen(*backend)
+	// The libraries, as opening a device would find them (no context).
+	if *backend != "none" {
+		for _, r := range doctorProbe(*backend) {
+			result := "ok"
+			switch {
+			case r.Path != "":
+			case r.Lib == "cuBLASLt" || r.Lib == "hipBLASLt" || r.Lib == "NVML":
+				result = "warn" // benches measure no vendor ceiling or clocks without it
+			case *backend == "auto" || *backend == "":
+				result = "absent" // the other vendor's runtime; the device row says whether one opened
+			default:
+				result = "not found"
+			}
+			add(r.Lib, result, oneLine(r.String()))
+		}
+	}
+	// Every device the backend lists, then the one the steps will use
+	// (opened here and closed: the steps open their own).
+	if infos, _ := doctorList(*backend); len(infos) > 0 {
+		for n, i := range infos {
+			add(fmt.Sprintf("device %d", n), "listed", describeDevice(i))
+			if i.Backend == "hip" && i.CodeArch() != kernels.GFX1201 {
+				add(fmt.Sprintf("device %d", n), "warn", fmt.Sprintf("%s is not gfx1201 (an integrated GPU?): pick the card with --device or HIP_VISIBLE_DEVICES", i.Arch))
+			}
+		}
+	}
+	dev, devErr := doctorOpen(*backend, *device)
 	if dev == nil {
 		add("device", "none", oneLine(devErr.Error()))
 	} else {
 		i := dev.Info()
-		add("device", "ok", fmt.Sprintf("%s (%s, %s %s): %d SMs/CUs as the driver counts them, %d MiB, LLC %d MiB; code objects build/%s", i.Name, i.Arch, i.Backend, i.Driver, i.SMs, i.TotalMem>>20, i.LLCBytes>>20, i.CodeArch()))
+		add("device", "ok", "opened: "+describeDevice(i))
 		if i.Backend == "hip" && i.CodeArch() != kernels.GFX1201 {
-			add("device", "warn", fmt.Sprintf("device 0 is %s, not gfx1201: an integrated GPU listed first? Set HIP_VISIBLE_DEVICES to the R9700's index", i.Arch))
+			add("device", "warn", fmt.Sprintf("the device opened is %s, not gfx1201: the kernels are built for gfx1201 and sm_90a; pick the card with --device or HIP_VISIBLE_DEVICES", i.Arch))
 		}
 		dev.Close()
 	}
 
-	for _, r := range nodes {
-		if dev != nil && r.result == "none" {
-			r.result = "warn"
+	for i := range nodes {
+		if dev != nil && nodes[i].result == "none" {
+			nodes[i].result = "warn"
 		}
-		rows = append(rows, r)
 	}
+	rows = slices.Insert(rows, nodesAt, nodes...)
 
 	// The device steps, each in its own process.
 	if dev != nil {
@@ -154,7 +199,7 @@ func doctor(args []string, stdout, stderr io.Writer, run stepRunner) (int, error
 				continue
 			}
 			json := filepath.Join(*outDir, s.name+".json")
-			a := append(append([]string{}, s.args...), "--json", json, "--backend", *backend, "--build", *buildDir)
+			a := append(append([]string{}, s.args...), "--json", json, "--backend", *backend, "--device", *device, "--build", *buildDir)
 			ctx, cancel := context.WithTimeout(context.Background(), *stepTimeout)
 			start := time.Now()
 			code, out, err := run(ctx, a)
@@ -184,7 +229,7 @@ func doctor(args []string, stdout, stderr io.Writer, run stepRunner) (int, error
 	}
 	t.Render()
 	for _, r := range rows {
-		if r.result != "ok" && r.result != "warn" {
+		if !slices.Contains([]string{"ok", "warn", "listed", "absent"}, r.result) {
 			fmt.Fprintf(stdout, "\nfirst thing to fix: %s: %s\n", r.step, r.detail)
 			if dev == nil {
 				return ExitUsage, nil

@@ -33,10 +33,15 @@ func TestDoctorWithoutDevice(t *testing.T) {
 // reported and the steps after them still run; the first failure is the
 // first thing to fix, and the exit code is 1.
 func TestDoctorRunsEveryStepPastFailures(t *testing.T) {
-	saved := doctorOpen
-	defer func() { doctorOpen = saved }()
-	doctorOpen = func(string) (gpu.Device, error) {
-		return fakegpu.New(gpu.Info{Backend: "hip", Arch: "gfx1201", Name: "fake R9700", SMs: 32, LLCBytes: 64 << 20}), nil
+	so, sl, sp := doctorOpen, doctorList, doctorProbe
+	defer func() { doctorOpen, doctorList, doctorProbe = so, sl, sp }()
+	r9700 := gpu.Info{Backend: "hip", Arch: "gfx1201", Name: "fake R9700", SMs: 32, CUs: 64, LLCBytes: 64 << 20}
+	doctorOpen = func(string, string) (gpu.Device, error) { return fakegpu.New(r9700), nil }
+	doctorList = func(string) ([]gpu.Info, error) {
+		return []gpu.Info{{Backend: "hip", Arch: "gfx1036", Name: "fake iGPU"}, r9700}, nil
+	}
+	doctorProbe = func(string) []gpu.LibraryReport {
+		return []gpu.LibraryReport{{Lib: "HIP runtime library", Path: "/opt/rocm-6.4.1/lib/libamdhip64.so.6", Version: "6.4.1"}}
 	}
 	var order []string
 	run := func(ctx context.Context, args []string) (int, string, error) {
@@ -68,7 +73,8 @@ func TestDoctorRunsEveryStepPastFailures(t *testing.T) {
 		t.Errorf("steps ran %v, want %v", order, want)
 	}
 	o := out.String()
-	for _, w := range []string{"FAIL", "HUNG", "first thing to fix: producers: FAIL producers", "fake R9700"} {
+	for _, w := range []string{"FAIL", "HUNG", "first thing to fix: producers: FAIL producers", "fake R9700", "64 CUs (the driver reports 32)",
+		"gfx1036 is not gfx1201", "libamdhip64.so.6, version 6.4.1"} {
 		if !strings.Contains(o, w) {
 			t.Errorf("output lacks %q:\n%s", w, o)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -41,13 +42,18 @@ func (s *session) close() {
 	}
 }
 
-func openSession(backend, buildDir string) *session {
+func openSession(backend, device, buildDir string) *session {
 	s := &session{buildDir: buildDir}
-	s.dev, s.devErr = gpu.Open(backend)
+	s.dev, s.devErr = gpu.OpenDevice(backend, device)
 	if s.dev != nil {
 		s.loader = kernels.NewLoader(buildDir, s.dev)
 	}
 	return s
+}
+
+// deviceFlag is the --device flag of every command that opens a device.
+func deviceFlag(fs *flag.FlagSet) *string {
+	return fs.String("device", "", "the device to open: an index (0 is the default) or a PCI bus id such as 0000:03:00.0")
 }
 
 // deviceRecord describes the device for the results document.
@@ -91,6 +97,7 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 	only := fs.String("only", "", "run only gates whose name matches this regular expression")
 	jsonPath := fs.String("json", "", "write results JSON to this file (atomically)")
 	backend := fs.String("backend", "auto", "device backend: auto, cuda, hip or none (env PARHARNESS_BACKEND)")
+	device := deviceFlag(fs)
 	buildDir := fs.String("build", defaultBuildDir(), "directory holding the code objects built by `make kernels`")
 	seed := fs.Uint64("seed", 0, "base seed for random inputs (0: derive from the clock; the seed is always recorded)")
 	watchdog := fs.Duration("watchdog", 120*time.Second, "longest wait for the device before declaring a kernel hung (0 disables)")
@@ -121,7 +128,7 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 		*seed = uint64(time.Now().UnixNano())
 	}
 
-	sess := openSession(*backend, *buildDir)
+	sess := openSession(*backend, *device, *buildDir)
 	defer sess.close()
 	version, commit := toolVersion()
 	doc := &results.Document{

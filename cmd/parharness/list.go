@@ -48,10 +48,11 @@ func runList(args []string, stdout, stderr io.Writer) (int, error) {
 func runDevices(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("devices", stderr)
 	backend := fs.String("backend", "auto", "device backend: auto, cuda, hip or none")
+	device := deviceFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return ExitUsage, err
 	}
-	sess := openSession(*backend, defaultBuildDir())
+	sess := openSession(*backend, *device, defaultBuildDir())
 	defer sess.close()
 	if sess.dev == nil {
 		fmt.Fprintf(stdout, "no device: %v\n", sess.devErr)

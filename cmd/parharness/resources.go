@@ -17,6 +17,7 @@ func init() {
 func runResources(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("resources", stderr)
 	backend := fs.String("backend", "auto", "device backend: auto, cuda, hip or none")
+	device := deviceFlag(fs)
 	buildDir := fs.String("build", defaultBuildDir(), "code object directory")
 	if err := parse(fs, args); err != nil {
 		return ExitUsage, err
@@ -38,7 +39,7 @@ func runResources(args []string, stdout, stderr io.Writer) (int, error) {
 			code = ExitFail
 		}
 	}
-	sess := openSession(*backend, *buildDir)
+	sess := openSession(*backend, *device, *buildDir)
 	defer sess.close()
 	if sess.dev == nil {
 		fmt.Fprintf(stdout, "live device: none (%v)\n", sess.devErr)

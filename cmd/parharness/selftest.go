@@ -18,6 +18,7 @@ func init() {
 func runSelftest(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("selftest", stderr)
 	backend := fs.String("backend", "auto", "device backend: auto, cuda, hip or none")
+	device := deviceFlag(fs)
 	buildDir := fs.String("build", defaultBuildDir(), "code object directory")
 	watchdog := fs.Duration("watchdog", 5*time.Second, "watchdog timeout for the hung kernel")
 	if len(args) == 0 || args[0] != "hang" {
@@ -26,7 +27,7 @@ func runSelftest(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := parse(fs, args[1:]); err != nil {
 		return ExitUsage, err
 	}
-	sess := openSession(*backend, *buildDir)
+	sess := openSession(*backend, *device, *buildDir)
 	defer sess.close()
 	if sess.dev == nil {
 		return ExitUsage, fmt.Errorf("%v", sess.devErr)
