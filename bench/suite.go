@@ -101,6 +101,32 @@ type Ctx struct {
 	Records []results.Record
 	Skipped []string
 	allocs  []gpu.Ptr
+
+	// Suite names the running suite (the points' keys start with it).
+	Suite string
+	// Shard, when set, picks this run's part of the sweep: Take gives the
+	// i-th point the suite enumerates to shard i mod Count.
+	Shard   *results.Shard
+	Planned []string // every point the suite enumerated (results.PointKey), in order
+	taken   map[string]bool
+}
+
+// Take reports whether this run measures the point (shape, M): a suite
+// calls it once per point it would measure, after its own skips and before
+// building the point, and measures only when it returns true. Every point
+// is recorded in Planned, so a merge can tell a missing one.
+func (c *Ctx) Take(shape string, M int) bool {
+	k := results.PointKey(c.Suite, shape, M)
+	i := len(c.Planned)
+	c.Planned = append(c.Planned, k)
+	if c.Shard != nil && i%c.Shard.Count != c.Shard.Index {
+		return false
+	}
+	if c.taken == nil {
+		c.taken = map[string]bool{}
+	}
+	c.taken[k] = true
+	return true
 }
 
 // Alloc allocates device memory that lives until the current point is measured.
@@ -151,6 +177,9 @@ func (c *Ctx) MsOr(def []int) []int {
 // and frees the point's allocations.
 func (c *Ctx) Measure(p Point) error {
 	defer c.FreeAll()
+	if c.Shard != nil && p.Suite == c.Suite && !c.taken[results.PointKey(c.Suite, p.Shape, p.M)] { // (ceilings are no sweep point)
+		return fmt.Errorf("bench: suite %s measured %s M=%d without taking it (Ctx.Take): under --shard every point must be taken first", c.Suite, p.Shape, p.M)
+	}
 	var vs []Variant
 	for i, v := range p.Variants {
 		if i == 0 || c.Want(v.Name) { // the baseline always runs: verdicts need it

@@ -86,6 +86,48 @@ type Document struct {
 	Ceilings      []Ceiling         `json:"ceilings,omitempty"`
 	Gates         []GateRecord      `json:"gates,omitempty"`
 	Records       []Record          `json:"records"`
+
+	// Shard is set on a document that measured one deterministic part of a
+	// sweep (bench2 --shard); Planned then lists every point the whole
+	// sweep enumerated (PointKey), so Merge can tell a missing point.
+	Shard   *Shard   `json:"shard,omitempty"`
+	Planned []string `json:"planned,omitempty"`
+	// DeviceRuns are the per-device runs of a multi-device command (gate
+	// or bench2 --devices), one per device in the order given.
+	DeviceRuns []DeviceRun `json:"device_runs,omitempty"`
+}
+
+// Shard is part Index (from 0) of Count of a sweep's points.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// String is "i/n".
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// DeviceRun is what one device's child process of a multi-device command
+// produced: its device, how it ended, and its gates and ceilings (its
+// bench records are in Document.Records, each naming the device).
+type DeviceRun struct {
+	Selector string       `json:"selector"`         // the --device value the child ran with
+	Device   *Device      `json:"device,omitempty"` // nil: the child never opened it
+	Exit     int          `json:"exit"`             // the child's exit code (-1: killed or did not start)
+	Status   string       `json:"status"`           // Pass, Fail, or Error (could not run, faulted, hung)
+	Reason   string       `json:"reason,omitempty"`
+	Seconds  float64      `json:"seconds"`
+	Gates    []GateRecord `json:"gates,omitempty"`
+	Ceilings []Ceiling    `json:"ceilings,omitempty"`
+}
+
+// Error is the status of a device run that could not run or did not
+// finish: no device, a fault, a hang.
+const Error = "ERROR"
+
+// PointKey names one point of a sweep: the unit that shards split and
+// that Planned lists.
+func PointKey(suite, shape string, m int) string {
+	return fmt.Sprintf("%s/shape=%s/M=%d", suite, shape, m)
 }
 
 // Device describes the GPU a run used.
@@ -162,6 +204,10 @@ type Record struct {
 	// Check is how the variant's output was verified before its time was
 	// trusted (bench records; optional: nil when the file carries none).
 	Check *Check `json:"check,omitempty"`
+
+	// Device is the --device selector of the run that measured the record,
+	// in a document that merges several devices' runs ("" otherwise).
+	Device string `json:"device,omitempty"`
 
 	Flags   []string           `json:"flags,omitempty"`   // FlagAboveRoofline, ...
 	Control *Control           `json:"control,omitempty"` // identical-code control beside this rung

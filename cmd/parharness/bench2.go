@@ -73,8 +73,21 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	watchdog := fs.Duration("watchdog", 120*time.Second, "longest wait for the device before declaring a kernel hung")
 	benchfmt := fs.Bool("benchfmt", false, "also print Go benchmark format lines (for benchstat)")
 	shapesArg := fs.String("shapes", "qwen38-27b-tp2", "shapes file, or a built-in set name ("+strings.Join(shapes.Builtins(), ", ")+")")
+	shardArg := fs.String("shard", "", "measure only part I/N of the sweep's points (point k goes to part k mod N); merge the parts with `parharness merge`")
+	devicesArg := fs.String("devices", "", "distribute the points over several devices, one child process each: all, or a list of indices or PCI bus ids")
+	deviceTimeout := fs.Duration("device-timeout", 2*time.Hour, "with --devices: longest one device's part may take before it is killed")
 	if err := parse(fs, args[1:]); err != nil {
 		return ExitUsage, err
+	}
+	shard, err := parseShard(*shardArg)
+	if err != nil {
+		return ExitUsage, err
+	}
+	if *devicesArg != "" {
+		if *device != "" || shard != nil {
+			return ExitUsage, usagef("--devices excludes --device and --shard (it picks both for each device)")
+		}
+		return benchOnDevices(args, *backend, *devicesArg, *jsonPath, *deviceTimeout, stdout)
 	}
 	ms, err := parseInts(*mList)
 	if err != nil {
@@ -104,7 +117,8 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	doc := &results.Document{Schema: results.SchemaVersion, Tool: version, Commit: commit,
 		Date: time.Now().UTC().Format(time.RFC3339), Command: append([]string{"parharness", "bench2"}, args...),
 		Device: deviceRecord(sess.dev), CodeObjects: codeObjectHashes(*buildDir, sess.dev)}
-	ctx := &bench.Ctx{Dev: sess.dev, Kernels: sess.loader, Engine: eng, Ms: ms, Variants: vs, Shapes: set, Log: stderr}
+	ctx := &bench.Ctx{Dev: sess.dev, Kernels: sess.loader, Engine: eng, Ms: ms, Variants: vs, Shapes: set, Log: stderr, Suite: suite.Name, Shard: shard}
+	doc.Shard = shard
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		ctx.Progress = func(done, total int, what string) {
 			fmt.Fprintf(stderr, "\r[%d/%d] %-50s", done+1, total, what)
@@ -168,6 +182,9 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintln(stderr)
 	}
 	doc.Records = ctx.Records
+	if shard != nil {
+		doc.Planned = ctx.Planned
+	}
 	flagged, _ := doc.FlagAboveRoofline(rooflineSlackPct)
 	printBenchTable(stdout, doc)
 	for _, k := range flagged {
@@ -253,4 +270,66 @@ func loadShapes(arg string) (*shapes.Set, error) {
 		return nil, usagef("--shapes: %v", err)
 	}
 	return set, nil
+}
+
+// benchOnDevices runs one part of the sweep on each device (--shard k/n
+// with --device), in parallel, and merges the parts: each record names the
+// device that measured it, each point's control was measured on that
+// device beside it, and each device's ceilings are its run's.
+func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout time.Duration, stdout io.Writer) (int, error) {
+	sels, err := devicesList(backend, devicesArg)
+	if err != nil {
+		return ExitUsage, err
+	}
+	dir, err := childOutput(jsonPath)
+	if err != nil {
+		return ExitUsage, err
+	}
+	base := withoutFlag(withoutFlag(args, "devices"), "json")
+	fmt.Fprintf(stdout, "bench2 %s over %d devices (%s) in parallel; each device's document and log in %s\n", args[0], len(sels), strings.Join(sels, ", "), dir)
+	children := runChildren(childRunner, sels, dir, timeout, func(i int, sel, json string) []string {
+		return append(append([]string{"bench2"}, base...), "--device", sel, "--shard", fmt.Sprintf("%d/%d", i, len(sels)), "--json", json)
+	})
+	var parts []results.Part
+	var runs []results.DeviceRun
+	code := ExitOK
+	for _, c := range children {
+		r := c.deviceRun()
+		runs = append(runs, r)
+		if r.Status != results.Pass {
+			code = ExitFail
+		}
+		if c.doc != nil && !c.doc.Partial {
+			parts = append(parts, results.Part{Label: c.sel, Doc: c.doc})
+		}
+	}
+	printDeviceRuns(stdout, runs)
+	doc, merr := results.Merge(parts, results.MergeOptions{})
+	if merr != nil {
+		// Keep what the devices that finished measured, marked partial.
+		doc = &results.Document{Schema: results.SchemaVersion, Partial: true, PartialReason: merr.Error()}
+		for _, p := range parts {
+			for _, r := range p.Doc.Records {
+				r.Device = p.Label
+				doc.Records = append(doc.Records, r)
+			}
+		}
+		doc.Sort()
+		fmt.Fprintf(stdout, "parts not merged: %v\n", merr)
+		code = ExitFail
+	}
+	version, commit := toolVersion()
+	doc.Tool, doc.Commit, doc.Command = version, commit, append([]string{"parharness", "bench2"}, args...)
+	doc.Shard, doc.DeviceRuns = nil, runs // the parts together are the whole sweep
+	if jsonPath != "" {
+		write := results.Write
+		if doc.Partial {
+			write = func(path string, d *results.Document) error { return results.WritePartial(path, d, d.PartialReason) }
+		}
+		if err := write(jsonPath, doc); err != nil {
+			return ExitUsage, fmt.Errorf("writing %s: %v", jsonPath, err)
+		}
+		fmt.Fprintf(stdout, "results written to %s\n", jsonPath)
+	}
+	return code, nil
 }

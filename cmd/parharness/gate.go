@@ -103,8 +103,16 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 	watchdog := fs.Duration("watchdog", 120*time.Second, "longest wait for the device before declaring a kernel hung (0 disables)")
 	requireDev := fs.Bool("require-device", false, "count a device gate that SKIPs as a failure (use on GPU machines)")
 	checkpoint := fs.String("checkpoint", "", "draw weights from this ParoQuant checkpoint directory instead of synthetic ones")
+	devicesArg := fs.String("devices", "", "run the suite on several devices in parallel, one child process each: all, or a list of indices or PCI bus ids")
+	deviceTimeout := fs.Duration("device-timeout", 30*time.Minute, "with --devices: longest one device's run may take before it is killed")
 	if err := parse(fs, args); err != nil {
 		return ExitUsage, err
+	}
+	if *devicesArg != "" {
+		if *device != "" {
+			return ExitUsage, usagef("--device and --devices are exclusive")
+		}
+		return gateOnDevices(args, *backend, *devicesArg, *jsonPath, *buildDir, *deviceTimeout, stdout)
 	}
 	if *quick && *full {
 		return ExitUsage, usagef("--quick and --full are exclusive")
@@ -258,4 +266,51 @@ func clip(s string, n int) string {
 		return s[:n-3] + "..."
 	}
 	return s
+}
+
+// childRunner runs a multi-device command's children (a test's fake).
+var childRunner stepRunner = runSelf
+
+// gateOnDevices runs `gate` once per device, in parallel, and writes one
+// document with a run per device; a card whose gates differ from its twin's
+// is called out.
+func gateOnDevices(args []string, backend, devicesArg, jsonPath, buildDir string, timeout time.Duration, stdout io.Writer) (int, error) {
+	sels, err := devicesList(backend, devicesArg)
+	if err != nil {
+		return ExitUsage, err
+	}
+	dir, err := childOutput(jsonPath)
+	if err != nil {
+		return ExitUsage, err
+	}
+	base := withoutFlag(withoutFlag(args, "devices"), "json")
+	fmt.Fprintf(stdout, "gate on %d devices (%s) in parallel; each device's document and log in %s\n", len(sels), strings.Join(sels, ", "), dir)
+	start := time.Now()
+	children := runChildren(childRunner, sels, dir, timeout, func(i int, sel, json string) []string {
+		return append(append([]string{"gate"}, base...), "--device", sel, "--json", json)
+	})
+	version, commit := toolVersion()
+	doc := &results.Document{Schema: results.SchemaVersion, Tool: version, Commit: commit, Date: start.UTC().Format(time.RFC3339),
+		Command: append([]string{"parharness", "gate"}, args...), CodeObjects: codeObjectHashes(buildDir, nil)}
+	code := ExitOK
+	for _, c := range children {
+		r := c.deviceRun()
+		doc.DeviceRuns = append(doc.DeviceRuns, r)
+		if r.Status != results.Pass {
+			code = ExitFail
+		}
+	}
+	printDeviceRuns(stdout, doc.DeviceRuns)
+	for _, d := range twinDifferences(doc.DeviceRuns) {
+		fmt.Fprintf(stdout, "TWIN %s\n", d)
+		code = ExitFail
+	}
+	fmt.Fprintf(stdout, "%d devices in %.1f s\n", len(sels), time.Since(start).Seconds())
+	if jsonPath != "" {
+		if err := results.Write(jsonPath, doc); err != nil {
+			return ExitUsage, fmt.Errorf("writing %s: %v", jsonPath, err)
+		}
+		fmt.Fprintf(stdout, "results written to %s\n", jsonPath)
+	}
+	return code, nil
 }

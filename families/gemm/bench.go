@@ -286,6 +286,9 @@ func runDecSuite(c *bench.Ctx) error {
 				c.Skipf("dec %s M=%d: above the decode band (M <= %d)", names[si], M, DecMaxM)
 				continue
 			}
+			if !c.Take(names[si], M) {
+				continue
+			}
 			if bw == nil {
 				if bw, err = newBenchWeights(s); err != nil {
 					return err
@@ -382,13 +385,19 @@ func runPreSuite(c *bench.Ctx) error {
 	sort.Ints(Ms)
 	total := len(shs) * len(Ms)
 	for si, s := range shs {
-		bw, err := newBenchWeights(s)
-		if err != nil {
-			return err
-		}
+		var bw *benchWeights
 		for mi, M := range Ms {
 			if c.Progress != nil {
 				c.Progress(si*len(Ms)+mi, total, fmt.Sprintf("pre %s M=%d", names[si], M))
+			}
+			if !c.Take(names[si], M) {
+				continue
+			}
+			if bw == nil {
+				var err error
+				if bw, err = newBenchWeights(s); err != nil {
+					return err
+				}
 			}
 			var ks []kernels.Kernel
 			rowMajor := false

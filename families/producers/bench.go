@@ -331,6 +331,10 @@ func runProducerSuite(c *bench.Ctx, s producerSuite) error {
 			c.Skipf("%s K=%d P=%d: %v", s.name, p.K, p.P, err)
 			continue
 		}
+		shape := fmt.Sprintf("K%dxP%d", p.K, p.P)
+		if !c.Take(shape, p.M) {
+			continue
+		}
 		b, err := newProducerBufs(c, s, p.M, p.K, p.P)
 		if err != nil {
 			c.FreeAll()
@@ -341,7 +345,7 @@ func runProducerSuite(c *bench.Ctx, s producerSuite) error {
 			c.FreeAll()
 			return b.err
 		}
-		point := bench.Point{Suite: s.name, Kernel: s.kernel, Shape: fmt.Sprintf("K%dxP%d", p.K, p.P), M: p.M, Regime: bench.Cold,
+		point := bench.Point{Suite: s.name, Kernel: s.kernel, Shape: shape, M: p.M, Regime: bench.Cold,
 			Bytes: s.bytes(p.M, p.K, p.P), Footprint: b.fp, Copies: b.copies, Variants: vs,
 			Extra: map[string]float64{"K": float64(p.K), "P": float64(p.P)}}
 		if err := c.Measure(point); err != nil {

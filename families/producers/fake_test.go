@@ -198,3 +198,49 @@ func TestBenchCheckCatchesWrongOutputs(t *testing.T) {
 		c.FreeAll()
 	}
 }
+
+// --shard I/N measures a deterministic part of the sweep: the parts are
+// disjoint, together they are the unsharded sweep's points, and every part
+// plans the same points.
+func TestShardsPartitionTheSweep(t *testing.T) {
+	info := fakeTargets[0]
+	Ms := []int{8, 16, 200, 512, 1024}
+	s, _ := bench.LookupSuite("rot")
+	points := func(shard *results.Shard) (measured map[string]bool, planned []string) {
+		c, _ := faketest.Ctx(t, info, tinyShapes(t), Ms)
+		c.Suite, c.Shard = "rot", shard
+		if err := s.Run(c); err != nil {
+			t.Fatal(err)
+		}
+		measured = map[string]bool{}
+		for _, r := range c.Records {
+			measured[results.PointKey(r.Suite, r.Shape, r.M)] = true
+		}
+		return measured, c.Planned
+	}
+	all, plan := points(nil)
+	if len(all) != len(Ms) {
+		t.Fatalf("the unsharded sweep measured %d points, want %d", len(all), len(Ms))
+	}
+	union := map[string]bool{}
+	for i := 0; i < 3; i++ {
+		got, p := points(&results.Shard{Index: i, Count: 3})
+		if !slices.Equal(p, plan) {
+			t.Errorf("shard %d planned %v, the whole sweep %v", i, p, plan)
+		}
+		for k := range got {
+			if union[k] {
+				t.Errorf("point %s in two shards", k)
+			}
+			union[k] = true
+		}
+	}
+	if len(union) != len(all) {
+		t.Errorf("the shards together measured %d points, the whole sweep %d", len(union), len(all))
+	}
+	for k := range all {
+		if !union[k] {
+			t.Errorf("point %s in no shard", k)
+		}
+	}
+}
