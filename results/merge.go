@@ -76,6 +76,9 @@ func Merge(parts []Part, opt MergeOptions) (*Document, error) {
 		if !opt.MixedDevices && deviceKind(d) != deviceKind(first) {
 			add("%s ran on %s, %s on %s: devices of different kinds (allow with --mixed-devices)", p.Label, deviceKind(d), parts[0].Label, deviceKind(first))
 		}
+		if a, b := sweepCommand(d.Command), sweepCommand(first.Command); !slices.Equal(a, b) {
+			add("%s ran %q, %s %q: the shards ran different sweeps (suite or flags)", p.Label, strings.Join(a, " "), parts[0].Label, strings.Join(b, " "))
+		}
 		if !slices.Equal(d.Planned, first.Planned) {
 			add("%s planned %d points, %s %d: the shards ran different sweeps (suite, flags or shapes)", p.Label, len(d.Planned), parts[0].Label, len(first.Planned))
 		}
@@ -92,7 +95,13 @@ func Merge(parts []Part, opt MergeOptions) (*Document, error) {
 	for _, p := range parts {
 		d := p.Doc
 		out.Date = min(out.Date, d.Date)
-		out.DeviceRuns = append(out.DeviceRuns, DeviceRun{Selector: p.Label, Device: d.Device, Status: Pass, Ceilings: d.Ceilings})
+		status := Pass
+		for _, r := range d.Records {
+			if r.Failed() {
+				status = Fail
+			}
+		}
+		out.DeviceRuns = append(out.DeviceRuns, DeviceRun{Selector: p.Label, Device: d.Device, Status: status, Ceilings: d.Ceilings})
 		for _, r := range d.Records {
 			if other, dup := byKey[r.Key()]; dup {
 				add("%s: measured by both %s and %s", r.Key(), other, p.Label)
@@ -128,4 +137,22 @@ func deviceKind(d *Document) string {
 		return "no device"
 	}
 	return d.Device.Name + " (" + d.Device.Arch + ")"
+}
+
+// sweepCommand is a shard's command without what differs between the
+// shards of one sweep: --shard, --json and --device and their values.
+func sweepCommand(cmd []string) []string {
+	var out []string
+	for i := 0; i < len(cmd); i++ {
+		a := strings.TrimLeft(cmd[i], "-")
+		name, _, hasValue := strings.Cut(a, "=")
+		if cmd[i] != a && (name == "shard" || name == "json" || name == "device") {
+			if !hasValue {
+				i++
+			}
+			continue
+		}
+		out = append(out, cmd[i])
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package results
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,8 @@ import (
 func shardDoc(i, n int, planned []string, measured ...int) *Document {
 	d := &Document{Schema: SchemaVersion, Tool: "t", Commit: "c1", Date: "2026-12-01T00:00:0" + string(rune('0'+i)) + "Z",
 		Device: &Device{Name: "NVIDIA H200", Arch: "sm_90"}, CodeObjects: map[string]string{"sm_90a/gemm.ptx": "aa"},
-		Shard: &Shard{Index: i, Count: n}, Planned: planned}
+		Shard: &Shard{Index: i, Count: n}, Planned: planned,
+		Command: []string{"parharness", "bench2", "dec", "--m", "1,2,3", "--shard", fmt.Sprintf("%d/%d", i, n), "--json=s.json"}}
 	for _, m := range measured {
 		d.Records = append(d.Records, Record{Suite: "dec", Kernel: "k", Variant: "S4", Shape: "qkv", M: m, Regime: Cold,
 			SamplesUS: []float64{1, 1, 1, 1}, Check: &Check{Status: CheckPass, Copies: []int{0}}})
@@ -51,6 +53,7 @@ func TestMerge(t *testing.T) {
 		{"other device", func(ps []Part) []Part { ps[1].Doc.Device = &Device{Name: "NVIDIA H100", Arch: "sm_90"}; return ps }, "devices of different kinds"},
 		{"other plan", func(ps []Part) []Part { ps[1].Doc.Planned = planned[:2]; return ps }, "ran different sweeps"},
 		{"point twice", func(ps []Part) []Part { ps[1].Doc.Records = append(ps[1].Doc.Records, ps[0].Doc.Records[0]); return ps }, "measured by both a and b"},
+		{"other flags", func(ps []Part) []Part { ps[1].Doc.Command = append(ps[1].Doc.Command, "--reps", "20"); return ps }, "ran different sweeps (suite or flags)"},
 		{"point missing", func(ps []Part) []Part { ps[1].Doc.Records = nil; return ps }, "1 planned points have no record"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
