@@ -277,15 +277,10 @@ func loadShapes(arg string) (*shapes.Set, error) {
 // device that measured it, each point's control was measured on that
 // device beside it, and each device's ceilings are its run's.
 func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout time.Duration, stdout io.Writer) (int, error) {
-	sels, err := devicesList(backend, devicesArg)
+	sels, dir, base, err := onDevices(args, backend, devicesArg, jsonPath)
 	if err != nil {
 		return ExitUsage, err
 	}
-	dir, err := childOutput(jsonPath)
-	if err != nil {
-		return ExitUsage, err
-	}
-	base := withoutFlag(withoutFlag(args, "devices"), "json")
 	fmt.Fprintf(stdout, "bench2 %s over %d devices (%s) in parallel; each device's document and log in %s\n", args[0], len(sels), strings.Join(sels, ", "), dir)
 	children := runChildren(childRunner, sels, dir, timeout, func(i int, sel, json string) []string {
 		return append(append([]string{"bench2"}, base...), "--device", sel, "--shard", fmt.Sprintf("%d/%d", i, len(sels)), "--json", json)

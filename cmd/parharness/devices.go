@@ -180,6 +180,19 @@ func parseShard(s string) (*results.Shard, error) {
 	return &results.Shard{Index: i, Count: n}, nil
 }
 
+// onDevices resolves a multi-device command's devices, makes the
+// children's output directory, and strips --devices and --json from the
+// arguments the children share.
+func onDevices(args []string, backend, devicesArg, jsonPath string) (sels []string, dir string, base []string, err error) {
+	if sels, err = devicesList(backend, devicesArg); err != nil {
+		return nil, "", nil, err
+	}
+	if dir, err = childOutput(jsonPath); err != nil {
+		return nil, "", nil, err
+	}
+	return sels, dir, withoutFlag(withoutFlag(args, "devices"), "json"), nil
+}
+
 // childOutput is where the children's documents and logs go: beside the
 // parent's --json, or in a new temporary directory.
 func childOutput(jsonPath string) (string, error) {

@@ -275,15 +275,10 @@ var childRunner stepRunner = runSelf
 // document with a run per device; a card whose gates differ from its twin's
 // is called out.
 func gateOnDevices(args []string, backend, devicesArg, jsonPath, buildDir string, timeout time.Duration, stdout io.Writer) (int, error) {
-	sels, err := devicesList(backend, devicesArg)
+	sels, dir, base, err := onDevices(args, backend, devicesArg, jsonPath)
 	if err != nil {
 		return ExitUsage, err
 	}
-	dir, err := childOutput(jsonPath)
-	if err != nil {
-		return ExitUsage, err
-	}
-	base := withoutFlag(withoutFlag(args, "devices"), "json")
 	fmt.Fprintf(stdout, "gate on %d devices (%s) in parallel; each device's document and log in %s\n", len(sels), strings.Join(sels, ", "), dir)
 	start := time.Now()
 	children := runChildren(childRunner, sels, dir, timeout, func(i int, sel, json string) []string {
