@@ -137,6 +137,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	gpu.SetWatchdog(*watchdog, func(what string, after time.Duration) {
 		writePartial(fmt.Sprintf("hung: %s did not return within %s", what, after))
 	})
+	defer onInterrupt(stderr, writePartial)()
 	nv, nvErr := gpu.OpenNVML()
 	if nvErr == nil && *device != "" && *device != "0" {
 		// NVML numbers devices in PCI order, the driver API may not: sample

@@ -15,9 +15,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"syscall"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -152,4 +154,28 @@ func defaultBuildDir() string {
 // library's default upper-cases and splits them: "VGPRs" became "VGP RS").
 func newTable(w io.Writer) *tablewriter.Table {
 	return tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+}
+
+// onInterrupt runs save when SIGINT or SIGTERM arrives (Ctrl-C, a
+// scheduler's time limit), then exits 130 or 143: what was measured is
+// written, marked partial, instead of lost. The returned function stops
+// listening.
+func onInterrupt(stderr io.Writer, save func(reason string)) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			name, code := "SIGINT", 130
+			if sig == syscall.SIGTERM {
+				name, code = "SIGTERM", 143
+			}
+			fmt.Fprintf(stderr, "parharness: %s: writing what was measured, marked partial\n", name)
+			save("interrupted by " + name)
+			os.Exit(code)
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(ch); close(done) }
 }

@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/parharness/parharness/gates"
 )
@@ -153,5 +157,47 @@ func TestGateFullNamesItsSuite(t *testing.T) {
 	_, _, errOut := run(t, "gate", "--full", "--backend", "none", "--only", "^no-such-gate$")
 	if !strings.Contains(errOut, "in the full suite") {
 		t.Errorf("gate --full: %q", errOut)
+	}
+}
+
+// SIGINT and SIGTERM run the save function (what was measured, written
+// partial) and exit 130 and 143.
+func TestInterruptSavesAndExits(t *testing.T) {
+	if f := os.Getenv("PARHARNESS_SIGNAL_CHILD"); f != "" {
+		onInterrupt(os.Stderr, func(reason string) { os.WriteFile(f, []byte(reason), 0o644) })
+		fmt.Println("ready")
+		time.Sleep(time.Minute)
+		return
+	}
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+		name string
+	}{{syscall.SIGINT, 130, "SIGINT"}, {syscall.SIGTERM, 143, "SIGTERM"}} {
+		t.Run(c.name, func(t *testing.T) {
+			saved := filepath.Join(t.TempDir(), "saved")
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestInterruptSavesAndExits$")
+			cmd.Env = append(os.Environ(), "PARHARNESS_SIGNAL_CHILD="+saved)
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 6)
+			if _, err := io.ReadFull(stdout, buf); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Process.Signal(c.sig)
+			err = cmd.Wait()
+			ee, ok := err.(*exec.ExitError)
+			if !ok || ee.ExitCode() != c.code {
+				t.Fatalf("exit %v, want %d", err, c.code)
+			}
+			if b, _ := os.ReadFile(saved); string(b) != "interrupted by "+c.name {
+				t.Errorf("saved %q", b)
+			}
+		})
 	}
 }

@@ -170,6 +170,17 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	})
 
+	stop := onInterrupt(stderr, func(reason string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if *jsonPath != "" {
+			if err := results.WritePartial(*jsonPath, doc, fmt.Sprintf("%s during gate %s; it and the gates after it did not finish", reason, current)); err == nil {
+				fmt.Fprintf(stderr, "parharness gate: partial results written to %s\n", *jsonPath)
+			}
+		}
+	})
+	defer stop()
+
 	env := &gates.Env{Dev: sess.dev, DevErr: sess.devErr, Kernels: sess.loader, BuildDir: *buildDir, Seed: *seed, Full: *full,
 		Checkpoint: *checkpoint, Log: stdout}
 	var res []gates.Result
