@@ -340,6 +340,11 @@ func (e *Engine) check(v Variant, g *timedGraph, copies []int, when string) erro
 			return fmt.Errorf("preparing copy %d for the check %s: %w", k, when, err)
 		}
 	}
+	// The poison and restored inputs went to the default stream, which the
+	// engine's non-blocking stream does not wait for.
+	if err := e.Dev.Synchronize(); err != nil {
+		return fmt.Errorf("preparing the check %s: %w", when, err)
+	}
 	if err := g.graph.Launch(e.Stream); err != nil {
 		return fmt.Errorf("check replay %s: %w", when, err)
 	}

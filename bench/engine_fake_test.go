@@ -47,6 +47,7 @@ func (d *fakeDevice) Info() gpu.Info                     { return gpu.Info{LLCBy
 func (d *fakeDevice) NewStream() (gpu.Stream, error)     { return 1, nil }
 func (d *fakeDevice) DestroyStream(gpu.Stream) error     { return nil }
 func (d *fakeDevice) StreamSynchronize(gpu.Stream) error { return nil }
+func (d *fakeDevice) Synchronize() error                 { return nil }
 func (d *fakeDevice) BeginCapture(gpu.Stream) error {
 	d.captures++
 	d.capturing = &fakeGraph{d: d}

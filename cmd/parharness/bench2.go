@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,9 @@ func parseInts(s string) ([]int, error) {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || v <= 0 {
 			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		if slices.Contains(out, v) {
+			return nil, fmt.Errorf("%d is listed twice: each point is measured once", v)
 		}
 		out = append(out, v)
 	}
@@ -283,7 +287,9 @@ func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout
 		return ExitUsage, err
 	}
 	fmt.Fprintf(stdout, "bench2 %s over %d devices (%s) in parallel; each device's document and log in %s\n", args[0], len(sels), strings.Join(sels, ", "), dir)
-	children := runChildren(childRunner, sels, dir, timeout, func(i int, sel, json string) []string {
+	ctx, stopSignals := interruptible()
+	defer stopSignals()
+	children := runChildren(ctx, childRunner, sels, dir, timeout, func(i int, sel, json string) []string {
 		return append(append([]string{"bench2"}, base...), "--device", sel, "--shard", fmt.Sprintf("%d/%d", i, len(sels)), "--json", json)
 	})
 	var parts []results.Part
@@ -317,6 +323,12 @@ func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout
 	version, commit := toolVersion()
 	doc.Tool, doc.Commit, doc.Command = version, commit, append([]string{"parharness", "bench2"}, args...)
 	doc.Shard, doc.DeviceRuns = nil, runs // the parts together are the whole sweep
+	if ctx.Err() != nil && !doc.Partial {
+		doc.Partial, doc.PartialReason = true, "interrupted"
+	}
+	if ctx.Err() != nil {
+		code = 130
+	}
 	if jsonPath != "" {
 		write := results.Write
 		if doc.Partial {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/parharness/parharness/gpu"
@@ -64,14 +66,16 @@ type childRun struct {
 	out     string
 	err     error
 	timeout bool
-	seconds float64
-	doc     *results.Document // nil when it wrote none (or an unreadable one)
-	docErr  error
+	// interrupted: the parent got SIGINT or SIGTERM and passed SIGTERM on.
+	interrupted bool
+	seconds     float64
+	doc         *results.Document // nil when it wrote none (or an unreadable one)
+	docErr      error
 }
 
 // runChildren runs parharness once per device selector, in parallel, with
 // argsFor(i, sel, json) as each child's arguments, each under timeout.
-func runChildren(run stepRunner, sels []string, dir string, timeout time.Duration, argsFor func(i int, sel, json string) []string) []childRun {
+func runChildren(parent context.Context, run stepRunner, sels []string, dir string, timeout time.Duration, argsFor func(i int, sel, json string) []string) []childRun {
 	out := make([]childRun, len(sels))
 	var wg sync.WaitGroup
 	for i, sel := range sels {
@@ -79,11 +83,18 @@ func runChildren(run stepRunner, sels []string, dir string, timeout time.Duratio
 		go func() {
 			defer wg.Done()
 			c := childRun{sel: sel, json: filepath.Join(dir, fmt.Sprintf("device-%d.json", i))}
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			// A document left by an earlier run must never pass for this one's.
+			if err := os.Remove(c.json); err != nil && !os.IsNotExist(err) {
+				c.err = err
+				out[i] = c
+				return
+			}
+			ctx, cancel := context.WithTimeout(parent, timeout)
 			defer cancel()
 			start := time.Now()
 			c.exit, c.out, c.err = run(ctx, argsFor(i, sel, c.json))
-			c.timeout = ctx.Err() != nil
+			c.interrupted = parent.Err() != nil
+			c.timeout = !c.interrupted && ctx.Err() != nil
 			c.seconds = time.Since(start).Seconds()
 			_ = os.WriteFile(strings.TrimSuffix(c.json, ".json")+".log", []byte(c.out), 0o644)
 			if _, err := os.Stat(c.json); err == nil {
@@ -110,10 +121,14 @@ func (c childRun) deviceRun() results.DeviceRun {
 	switch {
 	case c.err != nil:
 		r.Status, r.Exit, r.Reason = results.Error, -1, "could not start: "+c.err.Error()
+	case c.interrupted:
+		r.Status, r.Reason = results.Error, "interrupted (the parent passed SIGINT or SIGTERM on)"
 	case c.timeout:
-		r.Status, r.Exit, r.Reason = results.Error, -1, "killed: still running after the time limit (hung?)"
+		r.Status, r.Exit, r.Reason = results.Error, -1, "stopped: still running after the time limit (hung?)"
 	case c.doc == nil:
 		r.Status, r.Reason = results.Error, fmt.Sprintf("exit %d without a results document (%v): %s", c.exit, c.docErr, lastProblem(c.out))
+	case c.doc.Device == nil:
+		r.Status, r.Reason = results.Error, "the device did not open: "+lastProblem(c.out)
 	case c.doc.Partial:
 		r.Status, r.Reason = results.Error, fmt.Sprintf("exit %d, partial: %s", c.exit, c.doc.PartialReason)
 	case c.exit == ExitOK:
@@ -178,6 +193,14 @@ func parseShard(s string) (*results.Shard, error) {
 		return nil, usagef("--shard %q: want I/N with 0 <= I < N, e.g. 0/4", s)
 	}
 	return &results.Shard{Index: i, Count: n}, nil
+}
+
+// interruptible is a context that SIGINT or SIGTERM cancel: a multi-device
+// parent passes the signal on to its children (runSelf sends them SIGTERM,
+// so each writes what it measured, marked partial) and still writes the
+// combined document.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 }
 
 // onDevices resolves a multi-device command's devices, makes the

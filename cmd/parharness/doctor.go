@@ -59,6 +59,10 @@ func runSelf(ctx context.Context, args []string) (int, string, error) {
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
+	// On a time limit or an interrupt, SIGTERM first: the child writes what
+	// it measured, marked partial; it is killed if it has not exited 30 s on.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
 	err = cmd.Run()
 	var ee *exec.ExitError
 	switch {

@@ -292,8 +292,12 @@ func gateOnDevices(args []string, backend, devicesArg, jsonPath, buildDir string
 	}
 	fmt.Fprintf(stdout, "gate on %d devices (%s) in parallel; each device's document and log in %s\n", len(sels), strings.Join(sels, ", "), dir)
 	start := time.Now()
-	children := runChildren(childRunner, sels, dir, timeout, func(i int, sel, json string) []string {
-		return append(append([]string{"gate"}, base...), "--device", sel, "--json", json)
+	ctx, stopSignals := interruptible()
+	defer stopSignals()
+	children := runChildren(ctx, childRunner, sels, dir, timeout, func(i int, sel, json string) []string {
+		// --require-device: a device gate that cannot run on this card fails
+		// its run instead of skipping.
+		return append(append([]string{"gate"}, base...), "--require-device", "--device", sel, "--json", json)
 	})
 	version, commit := toolVersion()
 	doc := &results.Document{Schema: results.SchemaVersion, Tool: version, Commit: commit, Date: start.UTC().Format(time.RFC3339),
@@ -312,8 +316,15 @@ func gateOnDevices(args []string, backend, devicesArg, jsonPath, buildDir string
 		code = ExitFail
 	}
 	fmt.Fprintf(stdout, "%d devices in %.1f s\n", len(sels), time.Since(start).Seconds())
+	write := results.Write
+	if ctx.Err() != nil {
+		code = 130
+		write = func(path string, d *results.Document) error {
+			return results.WritePartial(path, d, "interrupted: each device's run ended early (its document, if any, is partial)")
+		}
+	}
 	if jsonPath != "" {
-		if err := results.Write(jsonPath, doc); err != nil {
+		if err := write(jsonPath, doc); err != nil {
 			return ExitUsage, fmt.Errorf("writing %s: %v", jsonPath, err)
 		}
 		fmt.Fprintf(stdout, "results written to %s\n", jsonPath)

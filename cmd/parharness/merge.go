@@ -60,5 +60,14 @@ func runMerge(args []string, stdout, stderr io.Writer) (int, error) {
 		return ExitUsage, fmt.Errorf("writing %s: %v", out, err)
 	}
 	fmt.Fprintf(stdout, "merged %d shards, %d records of %d planned points into %s\n", len(parts), len(doc.Records), len(doc.Planned), out)
+	failed := 0
+	for _, r := range doc.Records {
+		if r.Failed() {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return ExitFail, fmt.Errorf("%d merged records failed their output check (written, not timed)", failed)
+	}
 	return ExitOK, nil
 }

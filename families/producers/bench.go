@@ -149,7 +149,7 @@ func (b *producerBufs) opKernels(op string) []kernels.Kernel {
 	var out []kernels.Kernel
 	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: op, M: b.M, Arch: b.c.Dev.Info().CodeArch(), Full: true,
 		Roles: []kernels.Role{kernels.Baseline, kernels.Variant}}) {
-		if k.Status == kernels.Experimental && !b.c.Named(k.Tag) {
+		if k.Status == kernels.Experimental && !b.c.Named(k.Tag) && !b.c.Named(k.Tag+"-row") && !b.c.Named(k.Tag+"-tiled") {
 			b.c.Skipf("%s M=%d K=%d P=%d: %s (%s) is experimental: name it in --variants to time it", op, b.M, b.K, b.P, k.Tag, k.Name)
 			continue
 		}
