@@ -72,6 +72,19 @@ type CopyUpload struct {
 	Data []byte
 }
 
+// UploadLastCopy overwrites the last copy of each buffer with its data:
+// the copies before it hold one input set and the last another, so a
+// launch that reads a fixed copy instead of its own writes the other
+// set's output where the check looks.
+func UploadLastCopy(c *Ctx, copies int, ups ...CopyUpload) error {
+	for _, u := range ups {
+		if err := c.Dev.HtoD(u.Set.At(copies-1), u.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // UploadEachCopy uploads every buffer's data into each of the copies of the
 // cold rotation (the same contents in every copy).
 func UploadEachCopy(c *Ctx, copies int, ups ...CopyUpload) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/registry"
@@ -98,9 +99,10 @@ type Ctx struct {
 	Log      io.Writer
 	Progress func(done, total int, what string)
 
-	Records []results.Record
+	Records []results.Record // read with RecordsSnapshot while a suite may still run
 	Skipped []string
 	allocs  []gpu.Ptr
+	mu      sync.Mutex // guards Records against a signal handler's snapshot
 
 	// Suite names the running suite (the points' keys start with it).
 	Suite string
@@ -109,6 +111,21 @@ type Ctx struct {
 	Shard   *results.Shard
 	Planned []string // every point the suite enumerated (results.PointKey), in order
 	taken   map[string]bool
+}
+
+// AddRecords appends records measured outside Measure (a vendor peer's).
+func (c *Ctx) AddRecords(rs ...results.Record) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.Records = append(c.Records, rs...)
+}
+
+// RecordsSnapshot is a copy of the records so far, safe to take from
+// another goroutine (a signal handler writing partial results).
+func (c *Ctx) RecordsSnapshot() []results.Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.Records)
 }
 
 // Take reports whether this run measures the point (shape, M): a suite
@@ -191,7 +208,7 @@ func (c *Ctx) Measure(p Point) error {
 	if err != nil {
 		return err
 	}
-	c.Records = append(c.Records, recs...)
+	c.AddRecords(recs...)
 	return nil
 }
 

@@ -129,7 +129,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	}
 	writePartial := func(reason string) {
-		doc.Records = ctx.Records
+		doc.Records = ctx.RecordsSnapshot()
 		if *jsonPath != "" {
 			if err := results.WritePartial(*jsonPath, doc, reason); err == nil {
 				fmt.Fprintf(stderr, "partial results written to %s\n", *jsonPath)
@@ -141,7 +141,8 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	gpu.SetWatchdog(*watchdog, func(what string, after time.Duration) {
 		writePartial(fmt.Sprintf("hung: %s did not return within %s", what, after))
 	})
-	defer onInterrupt(stderr, writePartial)()
+	stopInterrupt := onInterrupt(stderr, writePartial)
+	defer stopInterrupt()
 	nv, nvErr := gpu.OpenNVML()
 	if nvErr == nil && *device != "" && *device != "0" {
 		// NVML numbers devices in PCI order, the driver API may not: sample
@@ -210,6 +211,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	if *benchfmt {
 		results.WriteBenchfmt(stdout, doc)
 	}
+	stopInterrupt() // the complete document must not be overwritten by a partial one
 	if *jsonPath != "" {
 		if err := results.Write(*jsonPath, doc); err != nil {
 			return ExitFail, fmt.Errorf("writing %s: %v", *jsonPath, err)

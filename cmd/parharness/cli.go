@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"sync"
 	"syscall"
 
 	"github.com/olekukonko/tablewriter"
@@ -177,5 +178,6 @@ func onInterrupt(stderr io.Writer, save func(reason string)) (stop func()) {
 		case <-done:
 		}
 	}()
-	return func() { signal.Stop(ch); close(done) }
+	var once sync.Once
+	return func() { once.Do(func() { signal.Stop(ch); close(done) }) }
 }

@@ -200,6 +200,7 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 		mu.Unlock()
 	}
 	printGateTable(stdout, res)
+	stop() // the complete document must not be overwritten by a partial one
 	if *jsonPath != "" {
 		if err := results.Write(*jsonPath, doc); err != nil {
 			return ExitUsage, fmt.Errorf("writing %s: %v", *jsonPath, err)

@@ -186,12 +186,12 @@ func MeasureCopyCeiling(c *bench.Ctx) (results.Ceiling, error) {
 		return results.Ceiling{}, err
 	}
 	p.Suite = "ceiling"
-	saved := c.Records
-	if err := c.Measure(p); err != nil {
+	defer c.FreeAll()
+	recs, err := c.Engine.Measure(p)
+	if err != nil {
 		return results.Ceiling{}, err
 	}
-	r := c.Records[len(c.Records)-1]
-	c.Records = saved
+	r := recs[0]
 	if r.Failed() {
 		return results.Ceiling{}, fmt.Errorf("the copy kernel's output is wrong, so it measures no ceiling: %s", r.Check.Reason)
 	}

@@ -67,8 +67,9 @@ type gemmBufs struct {
 	M, copies                       int
 	w, sz, act, actRow, sc, rs, out bench.CopySet
 	ws, sema                        gpu.Ptr
+	wsBytes                         int
 	footprint                       int64
-	ref                             gemmRef
+	ref                             gemmRef // the first copies' reference; the last copy holds negated activations (-ref)
 	label                           string
 }
 
@@ -117,7 +118,9 @@ func newGemmBufs(c *bench.Ctx, label string, s GemmShape, M int, prefill, rowMaj
 			return nil, err
 		}
 	}
-	if b.out, err = bench.AllocCopies(c, 2*M*N, b.copies); err != nil {
+	// gemmRowsPast rows of room after each output, poisoned by the check:
+	// a write past row M fails it as it fails the gate.
+	if b.out, err = bench.AllocCopies(c, 2*(M+gemmRowsPast)*N, b.copies); err != nil {
 		return nil, err
 	}
 	ups := []bench.CopyUpload{}
@@ -133,8 +136,22 @@ func newGemmBufs(c *bench.Ctx, label string, s GemmShape, M int, prefill, rowMaj
 	if err := bench.UploadEachCopy(c, b.copies, ups...); err != nil {
 		return nil, err
 	}
+	// The last buffer set holds the negated activations (codes with the
+	// sign bit flipped, negated row sums): its exact output is -ref (RNE is
+	// symmetric), so a launch that reads a fixed set's activations fails
+	// the check of the last set.
+	if b.copies > 1 {
+		last := []bench.CopyUpload{{Set: b.act, Data: flipSigns(d.codes)}, {Set: b.rs, Data: gates.F32Bytes(negated(d.rsums))}}
+		if rowMajor {
+			last = append(last, bench.CopyUpload{Set: b.actRow, Data: flipSigns(d.rowCodes)})
+		}
+		if err := bench.UploadLastCopy(c, b.copies, last...); err != nil {
+			return nil, err
+		}
+	}
 	if !prefill {
-		if b.ws, err = c.Alloc(int64(max(256, DecWorkspaceBytes(M, N, maxS)))); err != nil {
+		b.wsBytes = max(256, DecWorkspaceBytes(M, N, maxS))
+		if b.ws, err = c.Alloc(int64(b.wsBytes)); err != nil {
 			return nil, err
 		}
 		if b.sema, err = c.Alloc(int64(max(256, DecSemaBytes(N)))); err != nil {
@@ -147,6 +164,15 @@ func newGemmBufs(c *bench.Ctx, label string, s GemmShape, M int, prefill, rowMaj
 	return b, nil
 }
 
+// refAt is rr for buffer set k: negated for the last set, whose
+// activations are.
+func (b *gemmBufs) refAt(k int, rr gemmRef) gemmRef {
+	if k == b.copies-1 && b.copies > 1 {
+		return rr.negated()
+	}
+	return rr
+}
+
 // check is the output check of a variant whose output in copy k is to
 // be within the gate's bounds of the reference rr: the output copy is
 // poisoned before the check run and compared after it (checkGEMMOut).
@@ -154,14 +180,21 @@ func (b *gemmBufs) check(name string, rr gemmRef) *bench.Check {
 	dev := b.c.Dev
 	what := fmt.Sprintf("%s M=%d %s", b.label, b.M, name)
 	return &bench.Check{
-		Prepare: func(k int) error { return b.out.Poison(dev, k, 0xFF) },
+		Prepare: func(k int) error {
+			if b.ws != 0 { // split-K partials: a kernel that reads stale ones reads NaN
+				if err := dev.Memset(b.ws, 0xFF, b.wsBytes); err != nil {
+					return err
+				}
+			}
+			return b.out.Poison(dev, k, 0xFF)
+		},
 		Verify: func(k int) error {
 			got, err := b.out.Download(dev, k)
 			if err != nil {
 				return err
 			}
 			var f gates.Findings
-			checkGEMMOut(&f, what, got, b.M, b.s.N(), rr)
+			checkGEMMOut(&f, fmt.Sprintf("%s copy %d", what, k), got, b.M, b.s.N(), b.refAt(k, rr))
 			return f.Err()
 		},
 	}
@@ -248,7 +281,7 @@ func peerRow(c *bench.Ctx, lt gpu.VendorGEMM, ltErr error, suite, label string, 
 		rec.Extra = map[string]float64{}
 	}
 	rec.Extra["K"], rec.Extra["N"] = float64(s.K), float64(s.N())
-	c.Records = append(c.Records, rec)
+	c.AddRecords(rec)
 }
 
 // gemmPoint is the measured point of a GEMM suite (dec or pre) at one
@@ -430,4 +463,21 @@ func runPreSuite(c *bench.Ctx) error {
 		}
 	}
 	return nil
+}
+
+// flipSigns is e4m3 codes with their sign bits flipped: the negated values.
+func flipSigns(codes []byte) []byte {
+	out := make([]byte, len(codes))
+	for i, c := range codes {
+		out[i] = c ^ 0x80
+	}
+	return out
+}
+
+func negated(v []float32) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = -x
+	}
+	return out
 }

@@ -138,6 +138,7 @@ func TestBenchCheckCatchesWrongOutputs(t *testing.T) {
 			ok    bool
 		}{
 			{"correct", nil, true},
+			{"copy 0's output", nil, false},
 			{"one element 2x", func(out []byte) {
 				v := refimpl.BF16ToF64(uint16(out[2*5]) | uint16(out[2*5+1])<<8)
 				h := refimpl.F64ToBF16(2*v + 1)
@@ -149,14 +150,23 @@ func TestBenchCheckCatchesWrongOutputs(t *testing.T) {
 				t.Fatal(err)
 			}
 			out, _ := dev.Mem(b.out.At(k), b.out.Size)
+			want := b.refAt(k, b.ref).ref
 			for i, m := range rows {
 				for j, n := range cols {
-					h := refimpl.F64ToBF16(b.ref.ref[i*len(cols)+j])
+					h := refimpl.F64ToBF16(want[i*len(cols)+j])
 					out[2*(m*N+n)], out[2*(m*N+n)+1] = byte(h), byte(h>>8)
 				}
 			}
 			if tc.spoil != nil {
 				tc.spoil(out)
+			}
+			if tc.what == "copy 0's output" {
+				for i := range rows {
+					for j, n := range cols {
+						h := refimpl.F64ToBF16(b.ref.ref[i*len(cols)+j])
+						out[2*(rows[i]*N+n)], out[2*(rows[i]*N+n)+1] = byte(h), byte(h>>8)
+					}
+				}
 			}
 			if err := chk.Verify(k); (err == nil) != tc.ok {
 				t.Errorf("prefill=%v %s: Verify = %v, want ok=%v", prefill, tc.what, err, tc.ok)

@@ -228,6 +228,20 @@ type gemmRef struct {
 	opAcc         float64 // the kernel's in-op accumulation term of that bound (0: exact products, fp32 adds; wgmmaFP8Acc)
 }
 
+// negated is the reference of the negated activations: -ref and -refExact
+// with the same magnitudes and floor.
+func (rr gemmRef) negated() gemmRef {
+	neg := func(v []float64) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = -x
+		}
+		return out
+	}
+	rr.ref, rr.refExact = neg(rr.ref), neg(rr.refExact)
+	return rr
+}
+
 // withSplits is rr for a launch that adds S split-K partials.
 func (rr gemmRef) withSplits(S int) gemmRef {
 	rr.splits = S

@@ -130,7 +130,7 @@ type producerBufs struct {
 	x, idx, cs, chs               bench.CopySet
 	codes, scale, rsum, xr, gamax bench.CopySet
 	shCtrl, shCS, shFin           bench.CopySet // shuffle-form records
-	want                          producerWant
+	want, wantLast                producerWant  // the mirror's outputs for the first copies' inputs and the last copy's
 	err                           error
 }
 
@@ -252,10 +252,11 @@ func (b *producerBufs) check(ops []string, tiled bool, sets func(k int) (kr, kx 
 				}
 			}
 			if first == OpPassC || first == OpToken {
-				if err := dev.HtoD(b.xr.At(kx), b.want.xr); err != nil {
+				w := b.wantAt(kx)
+				if err := dev.HtoD(b.xr.At(kx), w.xr); err != nil {
 					return err
 				}
-				return dev.HtoD(b.gamax.At(kx), b.want.gamax)
+				return dev.HtoD(b.gamax.At(kx), w.gamax)
 			}
 			return nil
 		},
@@ -272,10 +273,19 @@ func (b *producerBufs) check(ops []string, tiled bool, sets func(k int) (kr, kx 
 				}
 			}
 			var f gates.Findings
-			checkProducerOp(&f, label, last, tiled, b.M, b.K, b.P, b.want, got)
+			checkProducerOp(&f, fmt.Sprintf("%s copy %d", label, kx), last, tiled, b.M, b.K, b.P, b.wantAt(kx), got)
 			return f.Err()
 		},
 	}
+}
+
+// wantAt is the mirror's output for the inputs of buffer set k: the last
+// set holds the negated activations.
+func (b *producerBufs) wantAt(k int) producerWant {
+	if k == b.copies-1 && b.copies > 1 {
+		return b.wantLast
+	}
+	return b.want
 }
 
 // groupHot is the decode-band producer with part of its traffic pinned to
@@ -366,8 +376,11 @@ func runProducerSuite(c *bench.Ctx, s producerSuite) error {
 func newProducerBufs(c *bench.Ctx, s producerSuite, M, K, P int) (*producerBufs, error) {
 	G := K / Group
 	Mpad := refimpl.PadRows(M)
+	// The outputs (codes, scale, rsum, xr, gamax) have the gate's rowsPastM
+	// rows of room after them, poisoned by the check: a write past row M
+	// fails it as it fails the gate.
 	sizes := []int{2 * M * K, 4 * P * 8 * G * 32, 16 * P * 8 * G * 32, 4 * P * K,
-		P * Mpad * K, 4 * P * M * G, 4 * P * M * G, 2 * P * M * K, 4 * P * M * G}
+		P*Mpad*K + rowsPastM*K, 4 * (P*M*G + rowsPastM*G), 4 * (P*M*G + rowsPastM*G), 2 * (P*M*K + rowsPastM*K), 4 * (P*M*G + rowsPastM*G)}
 	fp := s.bytes(M, K, P)
 	if s.needs.records {
 		fp += int64(sizes[1] + sizes[2] + sizes[3])
@@ -392,7 +405,22 @@ func newProducerBufs(c *bench.Ctx, s producerSuite, M, K, P int) (*producerBufs,
 	if err != nil {
 		return nil, err
 	}
-	b.want = in.pm.want(P)
+	b.want, b.wantLast = in.pm.want(P), in.pm.want(P)
+	// The last buffer set holds the negated activations, with their own
+	// mirror output: a launch that reads a fixed set's inputs writes the
+	// other set's output where the check of the last set looks.
+	var xLast []uint16
+	if b.copies > 1 {
+		xLast = make([]uint16, len(x))
+		for i, v := range x {
+			xLast[i] = v ^ 0x8000
+		}
+		inLast, err := newProducerInputs(rots, xLast, producerCase{K: K, P: P, M: M, dist: "normal"}, s.op == OpGroup, false)
+		if err != nil {
+			return nil, err
+		}
+		b.wantLast = inLast.pm.want(P)
+	}
 	idx, cs, chs := in.rr.Bytes()
 	ups := []bench.CopyUpload{{Set: b.x, Data: gates.U16Bytes(x)}, {Set: b.idx, Data: idx}, {Set: b.cs, Data: cs}, {Set: b.chs, Data: chs}}
 	if in.sr != nil {
@@ -402,5 +430,15 @@ func newProducerBufs(c *bench.Ctx, s producerSuite, M, K, P int) (*producerBufs,
 	if s.needs.passA { // pass C reads pass A's outputs: the mirror's, in every copy
 		ups = append(ups, bench.CopyUpload{Set: b.xr, Data: b.want.xr}, bench.CopyUpload{Set: b.gamax, Data: b.want.gamax})
 	}
-	return b, bench.UploadEachCopy(c, b.copies, ups...)
+	if err := bench.UploadEachCopy(c, b.copies, ups...); err != nil {
+		return nil, err
+	}
+	if b.copies == 1 {
+		return b, nil
+	}
+	last := []bench.CopyUpload{{Set: b.x, Data: gates.U16Bytes(xLast)}}
+	if s.needs.passA {
+		last = append(last, bench.CopyUpload{Set: b.xr, Data: b.wantLast.xr}, bench.CopyUpload{Set: b.gamax, Data: b.wantLast.gamax})
+	}
+	return b, bench.UploadLastCopy(c, b.copies, last...)
 }

@@ -116,8 +116,9 @@ func TestBenchCheckCatchesWrongOutputs(t *testing.T) {
 		}
 		for _, tiled := range layouts(s.op) {
 			chk := b.check([]string{s.op}, tiled, sameSet)
-			// write puts what a correct kernel of the op writes into copy k.
-			write := func(k int) {
+			// write puts what a correct kernel of the op writes into copy k
+			// (from copy from's inputs: a launch reading a fixed copy).
+			writeFrom := func(k, from int) {
 				put := func(set bench.CopySet, data []byte) {
 					m, err := dev.Mem(set.At(k), len(data))
 					if err != nil {
@@ -125,7 +126,7 @@ func TestBenchCheckCatchesWrongOutputs(t *testing.T) {
 					}
 					copy(m, data)
 				}
-				w := b.want
+				w := b.wantAt(from)
 				switch s.op {
 				case OpGroup:
 					put(b.codes, w.groupCodes)
@@ -140,8 +141,21 @@ func TestBenchCheckCatchesWrongOutputs(t *testing.T) {
 					put(b.rsum, w.tokRSums)
 				}
 			}
+			write := func(k int) { writeFrom(k, k) }
 			name := s.name + "/" + layoutName(tiled)
 			k := b.copies - 1
+			if k == 0 {
+				t.Fatalf("%s: one copy: the last copy's own inputs are not tested", name)
+			}
+			// The last copy written from copy 0's inputs: a launch that ignores
+			// its copy index.
+			if err := chk.Prepare(k); err != nil {
+				t.Fatal(err)
+			}
+			writeFrom(k, 0)
+			if err := chk.Verify(k); err == nil {
+				t.Errorf("%s: copy 0's output in the last copy passed", name)
+			}
 			for _, tc := range []struct {
 				what  string
 				spoil func(m []byte, n int)
