@@ -321,12 +321,17 @@ func (e *Engine) eagerOnce(p Point) error {
 }
 
 // CheckedCopies are the buffer sets of a rotation of copies sets that the
-// output checks compare: the first and the last.
+// output checks compare: the first, the middle and the last (a family may
+// give the middle and last sets other inputs than the first, so a launch
+// that reads a fixed set is caught).
 func CheckedCopies(copies int) []int {
-	if copies <= 1 {
-		return []int{0}
+	out := []int{0}
+	for _, k := range []int{copies / 2, copies - 1} {
+		if k > out[len(out)-1] {
+			out = append(out, k)
+		}
 	}
-	return []int{0, copies - 1}
+	return out
 }
 
 // check replays v's captured graph once onto poisoned outputs of the

@@ -137,9 +137,16 @@ func newGemmBufs(c *bench.Ctx, label string, s GemmShape, M int, prefill, rowMaj
 		return nil, err
 	}
 	// The last buffer set holds the negated activations (codes with the
-	// sign bit flipped, negated row sums): its exact output is -ref (RNE is
-	// symmetric), so a launch that reads a fixed set's activations fails
-	// the check of the last set.
+	// sign bit flipped, negated row sums) and the middle one the negated
+	// weight scales (the fp16 sign bit of each scale word): either's exact
+	// output is -ref (RNE is symmetric), so a launch that reads a fixed
+	// set's activations fails the check of the last set, and one that reads
+	// a fixed set's weights the check of the middle one.
+	if mid := b.midCopy(); mid >= 0 {
+		if err := c.Dev.HtoD(b.sz.At(mid), negScaleWords(szb)); err != nil {
+			return nil, err
+		}
+	}
 	if b.copies > 1 {
 		last := []bench.CopyUpload{{Set: b.act, Data: flipSigns(d.codes)}, {Set: b.rs, Data: gates.F32Bytes(negated(d.rsums))}}
 		if rowMajor {
@@ -164,10 +171,19 @@ func newGemmBufs(c *bench.Ctx, label string, s GemmShape, M int, prefill, rowMaj
 	return b, nil
 }
 
+// midCopy is the checked middle buffer set, which holds the negated
+// weight scales (-1 when there is none apart from the first and last).
+func (b *gemmBufs) midCopy() int {
+	if cs := bench.CheckedCopies(b.copies); len(cs) == 3 {
+		return cs[1]
+	}
+	return -1
+}
+
 // refAt is rr for buffer set k: negated for the last set, whose
-// activations are.
+// activations are, and the middle set, whose weight scales are.
 func (b *gemmBufs) refAt(k int, rr gemmRef) gemmRef {
-	if k == b.copies-1 && b.copies > 1 {
+	if (k == b.copies-1 && b.copies > 1) || k == b.midCopy() {
 		return rr.negated()
 	}
 	return rr
@@ -478,6 +494,17 @@ func negated(v []float32) []float32 {
 	out := make([]float32, len(v))
 	for i, x := range v {
 		out[i] = -x
+	}
+	return out
+}
+
+// negScaleWords flips the sign bit of the fp16 scale in every scale word
+// (refimpl.W4Packed.SZ: scale bits | (z-8) << 16): every dequantized
+// weight negated exactly.
+func negScaleWords(sz []byte) []byte {
+	out := append([]byte{}, sz...)
+	for i := 1; i < len(out); i += 4 {
+		out[i] ^= 0x80 // bit 15 of the little-endian word
 	}
 	return out
 }

@@ -172,6 +172,31 @@ func TestBenchCheckCatchesWrongOutputs(t *testing.T) {
 				t.Errorf("prefill=%v %s: Verify = %v, want ok=%v", prefill, tc.what, err, tc.ok)
 			}
 		}
+		// The middle copy holds the negated weight scales: copy 0's output
+		// there (a launch that reads a fixed copy's weights) fails, -ref passes.
+		mid := b.midCopy()
+		if mid < 0 {
+			t.Fatalf("prefill=%v: %d copies, no middle copy checked", prefill, b.copies)
+		}
+		for _, neg := range []bool{false, true} {
+			if err := chk.Prepare(mid); err != nil {
+				t.Fatal(err)
+			}
+			out, _ := dev.Mem(b.out.At(mid), b.out.Size)
+			want := b.ref.ref
+			if neg {
+				want = b.ref.negated().ref
+			}
+			for i, m := range rows {
+				for j, n := range cols {
+					h := refimpl.F64ToBF16(want[i*len(cols)+j])
+					out[2*(m*N+n)], out[2*(m*N+n)+1] = byte(h), byte(h>>8)
+				}
+			}
+			if err := chk.Verify(mid); (err == nil) != neg {
+				t.Errorf("prefill=%v middle copy, negated=%v: Verify = %v", prefill, neg, err)
+			}
+		}
 		c.FreeAll()
 	}
 }
