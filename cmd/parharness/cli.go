@@ -18,9 +18,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -108,6 +110,70 @@ func parse(fs *flag.FlagSet, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return checkFlags(fs)
+}
+
+// checkFlags refuses, before any device work, flag values that would
+// otherwise fail late or silently: a negative duration, an unknown backend,
+// an explicitly given --build or --checkpoint that is not a usable
+// directory, a --json whose directory cannot be written, fewer than 4 reps.
+func checkFlags(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if err != nil {
+			return
+		}
+		g, ok := f.Value.(flag.Getter)
+		if !ok {
+			return
+		}
+		switch v := g.Get().(type) {
+		case time.Duration:
+			if v < 0 {
+				err = usagef("--%s %v: a duration cannot be negative", f.Name, v)
+			}
+		case string:
+			err = checkStringFlag(f.Name, v, set[f.Name])
+		case int:
+			if f.Name == "reps" && v < 4 {
+				err = usagef("--reps %d: the A/B protocol needs at least 4 timed replays per variant", v)
+			}
+		}
+	})
+	return err
+}
+
+func checkStringFlag(name, v string, explicit bool) error {
+	switch {
+	case name == "backend":
+		if !slices.Contains([]string{"auto", "cuda", "hip", "none"}, v) {
+			return usagef("--backend %q: use auto, cuda, hip or none", v)
+		}
+	case name == "build" && explicit:
+		ok := false
+		for _, a := range []string{"sm_90a", "gfx1201"} {
+			if fi, err := os.Stat(filepath.Join(v, a)); err == nil && fi.IsDir() {
+				ok = true
+			}
+		}
+		if !ok {
+			return usagef("--build %s: no sm_90a/ or gfx1201/ code objects there (run `make kernels`, or point at the build directory)", v)
+		}
+	case name == "checkpoint" && v != "":
+		if fi, err := os.Stat(v); err != nil || !fi.IsDir() {
+			return usagef("--checkpoint %s: not a directory", v)
+		}
+	case name == "json" && v != "":
+		dir := filepath.Dir(v)
+		f, err := os.CreateTemp(dir, ".parharness-write-check-*")
+		if err != nil {
+			return usagef("--json %s: its directory cannot be written (%v)", v, err)
+		}
+		f.Close()
+		os.Remove(f.Name())
 	}
 	return nil
 }

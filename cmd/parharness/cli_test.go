@@ -35,6 +35,22 @@ func TestUsageErrors(t *testing.T) {
 		{"bench2"},
 		{"bench2", "nosuchsuite"},
 		{"selftest"},
+		{"gate", "--backend", "foo"},
+		{"gate", "--build", "/nonexistent"},
+		{"gate", "--watchdog", "-1s"},
+		{"gate", "--checkpoint", "/nonexistent"},
+		{"gate", "--json", "/nonexistent-dir/quick.json"},
+		{"gate", "--devices", "0,0"},
+		{"gate", "--devices", "0", "--device", "1"},
+		{"bench2", "dec", "--reps", "3"},
+		{"bench2", "dec", "--m", "1,1"},
+		{"bench2", "dec", "--m", "0"},
+		{"bench2", "dec", "--shard", "4/4"},
+		{"bench2", "dec", "--devices", "0", "--shard", "0/2"},
+		{"bench2", "dec", "--warmup", "-5ms"},
+		{"doctor", "--step-timeout", "0s"},
+		{"merge", "out.json"},
+		{"merge", "--frobnicate", "a.json", "b.json"},
 	}
 	for _, c := range cases {
 		code, _, stderr := run(t, c...)
