@@ -53,6 +53,10 @@ const (
 	Pass Status = results.Pass
 	Fail Status = results.Fail
 	Skip Status = results.Skip
+	// Error is a gate that could not run: no device under --require-device,
+	// a missing or refused code object, a missing symbol. It is not a wrong
+	// result (Fail), and the CLI exits 2 for it.
+	Error Status = results.Error
 )
 
 // Gate is one registered check.
@@ -159,6 +163,7 @@ type T struct {
 }
 
 type skipSignal struct{}
+type errorSignal struct{}
 type fatalSignal struct{}
 
 // maxFailures bounds the failure lines kept per gate; the count is exact.
@@ -198,6 +203,16 @@ func (t *T) Skipf(format string, args ...any) {
 		t.res.Reason = fmt.Sprintf(format, args...)
 	}
 	panic(skipSignal{})
+}
+
+// Unavailablef stops the gate with status ERROR (unless it already
+// failed): what it needs to run is missing, and the message says what.
+func (t *T) Unavailablef(format string, args ...any) {
+	if t.res.Status != Fail {
+		t.res.Status = Error
+		t.res.Reason = fmt.Sprintf(format, args...)
+	}
+	panic(errorSignal{})
 }
 
 // Logf adds a note to the gate's result and the run log.
@@ -270,7 +285,7 @@ func RunGate(env *Env, g Gate) (res Result) {
 	defer func() {
 		if r := recover(); r != nil {
 			switch r.(type) {
-			case skipSignal, fatalSignal:
+			case skipSignal, fatalSignal, errorSignal:
 			default:
 				t.Failf("panic: %v\n%s", r, firstLines(string(debug.Stack()), 12))
 			}

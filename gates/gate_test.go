@@ -69,3 +69,16 @@ func TestNonFiniteMetricKeepsResultsWritable(t *testing.T) {
 		t.Errorf("metrics %v: non-finite values kept", r.Metrics)
 	}
 }
+
+// A gate that could not run is ERROR, not FAIL; a failure before it stays
+// FAIL (a wrong result outranks a missing piece).
+func TestUnavailableIsError(t *testing.T) {
+	r := RunGate(&Env{}, Gate{Name: "u", Run: func(t *T) { t.Unavailablef("code object x is missing") }})
+	if r.Status != Error || r.Reason != "code object x is missing" {
+		t.Errorf("unavailable: %s %q", r.Status, r.Reason)
+	}
+	r = RunGate(&Env{}, Gate{Name: "f", Run: func(t *T) { t.Failf("wrong"); t.Unavailablef("missing") }})
+	if r.Status != Fail {
+		t.Errorf("fail then unavailable: %s", r.Status)
+	}
+}

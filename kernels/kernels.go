@@ -154,6 +154,19 @@ func (k Kernel) Source() string {
 // InSuite reports whether a suite runs k: experimental kernels only in the full one.
 func (k Kernel) InSuite(full bool) bool { return full || k.Status != Experimental }
 
+// UnavailableError is a kernel that cannot be loaded on this device: its
+// code object is missing, unreadable, built for another arch or refused by
+// the driver, or lacks the symbol. The kernel could not run, which is not
+// a wrong result: gates report it as ERROR, not FAIL.
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string { return e.Err.Error() }
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+func unavailable(format string, args ...any) error {
+	return &UnavailableError{fmt.Errorf(format, args...)}
+}
+
 // ErrNotForArch is returned (wrapped) by Loader.Function for a kernel that
 // only exists on another code arch; gates and benches report it as a SKIP.
 var ErrNotForArch = errors.New("kernel not built for this arch")
@@ -363,7 +376,7 @@ func (l *Loader) Function(name string) (gpu.Function, error) {
 	}
 	f, err := m.Function(k.Name)
 	if err != nil {
-		return nil, fmt.Errorf("kernel %s: symbol not found in module %s (%v); rebuild with `make kernels` and check the extern \"C\" name in %s", k.Name, l.path(k.Module), err, k.Source())
+		return nil, unavailable("kernel %s: symbol not found in module %s (%v); rebuild with `make kernels` and check the extern \"C\" name in %s", k.Name, l.path(k.Module), err, k.Source())
 	}
 	l.funcs[name] = f
 	return f, nil
@@ -383,12 +396,12 @@ func (l *Loader) Module(module string) (gpu.Module, error) {
 	img, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("code object %s is missing: run `make kernels` (needs clang-19) or pass --build DIR", path)
+			return nil, unavailable("code object %s is missing: run `make kernels` (needs clang-19) or pass --build DIR", path)
 		}
-		return nil, fmt.Errorf("code object %s: %v", path, err)
+		return nil, unavailable("code object %s: %v", path, err)
 	}
 	if err := CheckArch(img, info.CodeArch()); err != nil {
-		return nil, fmt.Errorf("code object %s: %v; rebuild with `make kernels`", path, err)
+		return nil, unavailable("code object %s: %v; rebuild with `make kernels`", path, err)
 	}
 	sigs, err := Signatures(img, info.CodeArch())
 	if err != nil {
@@ -403,7 +416,7 @@ func (l *Loader) Module(module string) (gpu.Module, error) {
 	}
 	m, err := l.Dev.LoadModule(img)
 	if err != nil {
-		return nil, fmt.Errorf("code object %s: the driver refused it: %v; the file may be corrupt, rebuild with `make kernels`", path, err)
+		return nil, unavailable("code object %s: the driver refused it: %v; the file may be corrupt, rebuild with `make kernels`", path, err)
 	}
 	l.modules[module] = m
 	for name, sig := range sigs {

@@ -57,8 +57,10 @@ type GateChange struct {
 }
 
 // Regression reports whether the change is a gate that passed (or did not
-// exist) and now fails.
-func (g GateChange) Regression() bool { return g.New == Fail && g.Old != Fail }
+// exist) and now fails, or passed and now could not run.
+func (g GateChange) Regression() bool {
+	return g.New == Fail && g.Old != Fail || g.New == Error && g.Old == Pass
+}
 
 // DiffRow is one record compared across the runs.
 type DiffRow struct {

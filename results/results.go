@@ -31,7 +31,8 @@
 //   - samples are positive and finite, derived figures finite; a record
 //     whose output check failed (Check.Status FAIL) has no samples: it was
 //     not timed;
-//   - every gate has a name, a status PASS, FAIL or SKIP, and no two
+//   - every gate has a name, a status PASS, FAIL, SKIP or ERROR (could not
+//     run), and no two
 //     gates share a name.
 package results
 
@@ -167,7 +168,7 @@ type Ceiling struct {
 // GateRecord is one gate's outcome (gates.Result is this type).
 type GateRecord struct {
 	Gate     string             `json:"gate"`
-	Status   string             `json:"status"`           // Pass, Fail or Skip
+	Status   string             `json:"status"`           // Pass, Fail, Skip or Error (could not run)
 	Reason   string             `json:"reason,omitempty"` // SKIP reason or first failure
 	Failures []string           `json:"failures,omitempty"`
 	Notes    []string           `json:"notes,omitempty"`
@@ -340,8 +341,8 @@ func (d *Document) Validate() error {
 		} else {
 			gates[g.Gate] = i
 		}
-		if g.Status != Pass && g.Status != Fail && g.Status != Skip {
-			add("%s: status %q, want PASS, FAIL or SKIP", where, g.Status)
+		if g.Status != Pass && g.Status != Fail && g.Status != Skip && g.Status != Error {
+			add("%s: status %q, want PASS, FAIL, SKIP or ERROR", where, g.Status)
 		}
 		finite(where, "seconds", g.Seconds)
 		for _, k := range sortedKeys(g.Metrics) {

@@ -95,8 +95,10 @@ func TestGateWithoutDevice(t *testing.T) {
 	if skip["status"] != "SKIP" || !strings.Contains(skip["reason"].(string), "no GPU device") {
 		t.Errorf("skip record: %v", skip)
 	}
+	// Under --require-device a device gate that cannot run is ERROR (could
+	// not run) and the command exits 2, not 1 (a wrong result).
 	code, out, _ = run(t, "gate", "--backend", "none", "--only", "^e4m3-device-sweep$", "--require-device")
-	if code != ExitFail || !strings.Contains(out, "FAIL e4m3-device-sweep") {
+	if code != ExitUsage || !strings.Contains(out, "ERROR e4m3-device-sweep") || !strings.Contains(out, "1 could not run (ERROR)") {
 		t.Errorf("--require-device: exit %d\n%s", code, out)
 	}
 }

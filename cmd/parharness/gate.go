@@ -190,7 +190,7 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 		mu.Unlock()
 		r := gates.RunGate(env, g)
 		if *requireDev && g.Device && r.Status == gates.Skip {
-			r.Status = gates.Fail
+			r.Status = gates.Error // could not run, which --require-device does not allow
 			r.Reason = "--require-device: " + r.Reason
 		}
 		fmt.Fprintf(stdout, "%-4s %-24s %6.2fs  %s\n", r.Status, r.Gate, r.Seconds, oneLine(r.Reason))
@@ -207,10 +207,17 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		fmt.Fprintf(stdout, "results written to %s\n", *jsonPath)
 	}
-	pass, fail, skip := count(res)
-	fmt.Fprintf(stdout, "%d passed, %d failed, %d skipped\n", pass, fail, skip)
-	if fail > 0 {
-		return ExitFail, nil
+	pass, fail, skip, errs := count(res)
+	fmt.Fprintf(stdout, "%d passed, %d failed, %d skipped", pass, fail, skip)
+	if errs > 0 {
+		fmt.Fprintf(stdout, ", %d could not run (ERROR)", errs)
+	}
+	fmt.Fprintln(stdout)
+	switch {
+	case fail > 0:
+		return ExitFail, nil // a wrong result
+	case errs > 0:
+		return ExitUsage, nil // nothing wrong was found, but something could not run
 	}
 	return ExitOK, nil
 }
@@ -222,7 +229,7 @@ func suiteName(s gates.Suite) string {
 	return "quick"
 }
 
-func count(rs []gates.Result) (pass, fail, skip int) {
+func count(rs []gates.Result) (pass, fail, skip, errs int) {
 	for _, r := range rs {
 		switch r.Status {
 		case gates.Pass:
@@ -231,6 +238,8 @@ func count(rs []gates.Result) (pass, fail, skip int) {
 			fail++
 		case gates.Skip:
 			skip++
+		case gates.Error:
+			errs++
 		}
 	}
 	return

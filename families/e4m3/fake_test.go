@@ -1,10 +1,12 @@
 package e4m3
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/parharness/parharness/families/internal/faketest"
 	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/kernels"
 )
 
 // The codec's device gates on a fake device that accepts every launch and
@@ -32,4 +34,19 @@ func TestNoOpDeviceFailsGatesAndRunsEveryKernel(t *testing.T) {
 			t.Errorf("%s: registered e4m3 kernels no gate ran: %v", info.Arch, miss)
 		}
 	}
+}
+
+// A device gate whose code object is missing could not run: ERROR, not FAIL.
+func TestMissingCodeObjectIsError(t *testing.T) {
+	env, dev := faketest.Env(t, faketest.Targets(50 << 20)[0])
+	env.Kernels = kernels.NewLoader(t.TempDir(), dev)
+	for _, g := range gates.All() {
+		if g.Name == "e4m3-device-decode" {
+			if r := gates.RunGate(env, g); r.Status != gates.Error || !strings.Contains(r.Reason, "is missing") {
+				t.Errorf("%s without its code object: %s %q", g.Name, r.Status, r.Reason)
+			}
+			return
+		}
+	}
+	t.Fatal("gate e4m3-device-decode not registered")
 }
