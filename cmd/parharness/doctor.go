@@ -251,7 +251,7 @@ func lastProblem(out string) string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
-		if strings.HasPrefix(l, "FAIL") || strings.Contains(l, "parharness ") && strings.Contains(l, ":") {
+		if strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "ERROR") || strings.Contains(l, "parharness ") && strings.Contains(l, ":") {
 			return oneLine(l)
 		}
 	}
