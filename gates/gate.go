@@ -66,6 +66,10 @@ type Gate struct {
 	Proves string // one sentence: what a PASS establishes
 	Suites Suite
 	Device bool // needs a GPU; without one it reports SKIP
+	// Headline names the metrics a table shows first: the figure a reader
+	// looks for (the worst margin, the mismatch count), not the
+	// alphabetically first one.
+	Headline []string
 	Run    func(t *T)
 }
 

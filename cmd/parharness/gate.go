@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -151,6 +154,10 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "device: none (%v)\n", sess.devErr)
 	}
 	fmt.Fprintf(stdout, "suite %s, %d gates, seed %d\n", suiteName(suite), len(selected), *seed)
+	noDevice := ""
+	if sess.devErr != nil {
+		noDevice = sess.devErr.Error()
+	}
 
 	// The watchdog's hang handler writes what is known, marked partial.
 	var mu sync.Mutex
@@ -193,13 +200,13 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 			r.Status = gates.Error // could not run, which --require-device does not allow
 			r.Reason = "--require-device: " + r.Reason
 		}
-		fmt.Fprintf(stdout, "%-4s %-24s %6.2fs  %s\n", r.Status, r.Gate, r.Seconds, oneLine(r.Reason))
+		fmt.Fprintf(stdout, "%-4s %-24s %6.2fs  %s\n", r.Status, r.Gate, r.Seconds, oneLine(shortReason(r.Reason, noDevice)))
 		res = append(res, r)
 		mu.Lock()
 		doc.Gates = append(doc.Gates, r)
 		mu.Unlock()
 	}
-	printGateTable(stdout, res)
+	printGateTable(stdout, res, noDevice)
 	stop() // the complete document must not be overwritten by a partial one
 	if *jsonPath != "" {
 		if err := results.Write(*jsonPath, doc); err != nil {
@@ -252,11 +259,15 @@ func oneLine(s string) string {
 	return s
 }
 
-func printGateTable(w io.Writer, rs []gates.Result) {
+func printGateTable(w io.Writer, rs []gates.Result, noDevice string) {
 	t := newTable(w)
 	t.Header("gate", "status", "seconds", "key figures", "reason / first failure")
+	headline := map[string][]string{}
+	for _, g := range gates.All() {
+		headline[g.Name] = g.Headline
+	}
 	for _, r := range rs {
-		t.Append(r.Gate, r.Status, fmt.Sprintf("%.2f", r.Seconds), metricsLine(r.Metrics), clip(oneLine(r.Reason), 90))
+		t.Append(r.Gate, r.Status, fmt.Sprintf("%.2f", r.Seconds), metricsLine(r.Metrics, headline[r.Gate]), clip(oneLine(shortReason(r.Reason, noDevice)), 90))
 	}
 	t.Render()
 	for _, r := range rs {
@@ -269,17 +280,45 @@ func printGateTable(w io.Writer, rs []gates.Result) {
 	}
 }
 
-func metricsLine(m map[string]float64) string {
+// metricsLine shows a gate's metrics, its headline ones first, integers
+// exactly.
+func metricsLine(m map[string]float64, headline []string) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		keys = append(keys, k)
+		if !slices.Contains(headline, k) {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
+	var first []string
+	for _, k := range headline {
+		if _, ok := m[k]; ok {
+			first = append(first, k)
+		}
+	}
 	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%.4g", k, m[k]))
+	for _, k := range append(first, keys...) {
+		parts = append(parts, k+"="+formatMetric(m[k]))
 	}
 	return clip(strings.Join(parts, " "), 70)
+}
+
+// formatMetric prints an integral value exactly (4294967296, not
+// 4.295e+09) and any other to 4 significant digits.
+func formatMetric(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// shortReason is a gate's reason with the no-device reason, which the
+// device line above already printed whole, shortened to a pointer to it.
+func shortReason(reason, noDevice string) string {
+	if noDevice != "" && strings.Contains(reason, noDevice) {
+		return strings.Replace(reason, noDevice, "no device (see the device line above)", 1)
+	}
+	return reason
 }
 
 func clip(s string, n int) string {

@@ -24,7 +24,7 @@ import (
 //   device decoders == Go decoder                              (e4m3-device-decode)
 
 func init() {
-	gates.Register(gates.Gate{Family: Family, Name: "e4m3-go-oracle", Suites: gates.Quick | gates.Full, Run: gateE4M3GoOracle,
+	gates.Register(gates.Gate{Family: Family, Name: "e4m3-go-oracle", Headline: []string{"mismatches", "inputs"}, Suites: gates.Quick | gates.Full, Run: gateE4M3GoOracle,
 		Proves: "the Go e4m3 encoder equals an independent nearest-value oracle (ties to even, saturation, NaN, zero) on all 2^32 float32 inputs"})
 	gates.Register(gates.Gate{Family: Family, Name: "e4m3-decode", Suites: gates.Quick | gates.Full, Run: gateE4M3Decode,
 		Proves: "the Go e4m3 decoder is bit-exact on all 256 codes and dec(enc(dec(c))) == c for every finite code"})

@@ -50,7 +50,7 @@ import (
 // the unquantized activations is recorded as a metric (rel_exact), not gated.
 
 func init() {
-	gates.Register(gates.Gate{Family: Family, Name: "gemm", Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMM,
+	gates.Register(gates.Gate{Family: Family, Name: "gemm", Headline: []string{"worst_rel_over_floor", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMM,
 		Proves: "every registered W4A8 GEMM kernel (decode band: the baseline at its split-K law's S and fixed S, its variants at the law's S; per-token prefill: tiled mma.sync and on sm_90a row-major wgmma, also at G = 3 and 5) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
 }
 

@@ -34,7 +34,7 @@ import (
 // sums equal the sums of the decoded codes.
 
 func init() {
-	gates.Register(gates.Gate{Family: Family, Name: "producers", Suites: gates.Quick | gates.Full, Device: true, Run: gateProducers,
+	gates.Register(gates.Gate{Family: Family, Name: "producers", Headline: []string{"variant_runs", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateProducers,
 		Proves: "every registered producer kernel (decode band; pass A plain, lanes = rows, shuffle-routed; pass C and fused, row-major and tiled; experimental ones in the full suite only) equals the Go mirror byte for byte on deployed K, P=1..3, decode and prefill M (odd M included), with poisoned outputs, untouched rows past M, untouched outputs that are not its own, and canaries"})
 	gates.Register(gates.Gate{Family: Family, Name: "producers-semantics", Suites: gates.Quick | gates.Full, Run: gateProducerSemantics,
 		Proves: "the producer mirror's codes x scales are within the e4m3 rounding bound of the fp64-rotated activations, and row sums equal the sums of the decoded codes"})
