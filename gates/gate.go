@@ -70,7 +70,7 @@ type Gate struct {
 	// looks for (the worst margin, the mismatch count), not the
 	// alphabetically first one.
 	Headline []string
-	Run    func(t *T)
+	Run      func(t *T)
 }
 
 var gateRegistry = registry.New[Gate]("gate")
