@@ -31,7 +31,7 @@ bin:
 # The README's test command: build the kernels, run every Go test (no GPU
 # needed), then the quick gate suite (device gates SKIP without a GPU).
 test: kernels
-	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l lists:"; echo "$$out"; exit 1; fi
+	@out=$$("$$($(GO) env GOROOT)/bin/gofmt" -l .) && if [ -n "$$out" ]; then echo "gofmt -l lists:"; echo "$$out"; exit 1; fi
 	CGO_ENABLED=0 $(GO) vet ./...
 	$(GO) mod tidy -diff
 	CGO_ENABLED=0 $(GO) test ./...
