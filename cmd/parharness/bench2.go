@@ -57,6 +57,13 @@ func suiteList() string {
 const rooflineSlackPct = 5
 
 func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		fmt.Fprintf(stderr, "usage: parharness bench2 SUITE [flags]; `parharness bench2 SUITE -h` for the flags\nsuites:\n")
+		for _, s := range bench.Suites() {
+			fmt.Fprintf(stderr, "  %-7s %s\n", s.Name, s.Doc)
+		}
+		return ExitOK, nil
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return ExitUsage, usagef("usage: parharness bench2 SUITE [flags]; suites: %s", suiteList())
 	}

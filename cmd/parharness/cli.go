@@ -17,9 +17,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -54,14 +56,28 @@ func register(c command) { commands[c.name] = c }
 
 // Main runs one parharness command and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		printUsage(stderr)
-		if len(args) == 0 {
-			return ExitUsage
-		}
+		return ExitUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || (args[0] == "help" && len(args) == 1) {
+		printUsage(stdout)
 		return ExitOK
 	}
+	if args[0] == "help" { // help CMD [SUITE]: CMD's flags, as CMD -h prints them
+		args = append(append([]string{}, args[1:]...), "-h")
+	}
 	c, ok := commands[args[0]]
+	if ok && slices.ContainsFunc(args[1:], isHelpFlag) {
+		// Asked for: the command's usage and flags on stdout, exit 0.
+		fmt.Fprintf(stdout, "parharness %s: %s\n", c.name, c.usage)
+		_, err := c.run(args[1:], stdout, stdout)
+		if err == nil || errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		fmt.Fprintf(stderr, "parharness %s: %v\n", c.name, err)
+		return ExitUsage
+	}
 	if !ok {
 		fmt.Fprintf(stderr, "parharness: unknown command %q\n", args[0])
 		printUsage(stderr)
@@ -80,6 +96,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	return code
 }
+
+func isHelpFlag(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
 
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: parharness COMMAND [flags]")
@@ -246,4 +264,27 @@ func onInterrupt(stderr io.Writer, save func(reason string)) (stop func()) {
 	}()
 	var once sync.Once
 	return func() { once.Do(func() { signal.Stop(ch); close(done) }) }
+}
+
+func init() {
+	register(command{name: "version", usage: "print the module version, commit, Go version and build settings", run: runVersion})
+}
+
+// runVersion prints what built this binary: the module version and commit
+// (what results files record), the Go version and the build settings.
+func runVersion(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("version", stderr)
+	if err := parse(fs, args); err != nil {
+		return ExitUsage, err
+	}
+	version, commit := toolVersion()
+	fmt.Fprintf(stdout, "parharness %s\ncommit     %s\ngo         %s %s/%s\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if !strings.HasPrefix(s.Key, "vcs.") {
+				fmt.Fprintf(stdout, "build      %s=%s\n", s.Key, s.Value)
+			}
+		}
+	}
+	return ExitOK, nil
 }

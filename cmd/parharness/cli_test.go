@@ -219,3 +219,29 @@ func TestInterruptSavesAndExits(t *testing.T) {
 		})
 	}
 }
+
+// Help asked for goes to stdout and exits 0: the top-level usage, a
+// command's flags (help CMD, CMD -h), a suite's; version too.
+func TestHelpAndVersion(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help"}, "usage: parharness COMMAND"},
+		{[]string{"--help"}, "usage: parharness COMMAND"},
+		{[]string{"help", "gate"}, "-require-device"},
+		{[]string{"gate", "-h"}, "-require-device"},
+		{[]string{"bench2", "-h"}, "dec"},
+		{[]string{"help", "bench2", "dec"}, "-shard"},
+		{[]string{"merge", "-h"}, "merge the shard documents"},
+		{[]string{"version"}, "go         go1"},
+	} {
+		code, out, errOut := run(t, c.args...)
+		if code != ExitOK || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, stdout lacks %q (stdout %q, stderr %q)", c.args, code, c.want, out, errOut)
+		}
+	}
+	if code, _, _ := run(t, "help", "nosuchcommand"); code != ExitUsage {
+		t.Errorf("help of an unknown command: exit %d", code)
+	}
+}

@@ -101,7 +101,7 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 	jsonPath := fs.String("json", "", "write results JSON to this file (atomically)")
 	backend := fs.String("backend", "auto", "device backend: auto, cuda, hip or none (env PARHARNESS_BACKEND)")
 	device := deviceFlag(fs)
-	buildDir := fs.String("build", defaultBuildDir(), "directory holding the code objects built by `make kernels`")
+	buildDir := fs.String("build", defaultBuildDir(), "directory holding the code objects that make kernels built")
 	seed := fs.Uint64("seed", 0, "base seed for random inputs (0: derive from the clock; the seed is always recorded)")
 	watchdog := fs.Duration("watchdog", 120*time.Second, "longest wait for the device before declaring a kernel hung (0 disables)")
 	requireDev := fs.Bool("require-device", false, "count a device gate that SKIPs as a failure (use on GPU machines)")

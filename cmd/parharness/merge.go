@@ -18,6 +18,10 @@ func init() {
 // kinds unless --mixed-devices, a missing, duplicated or partial shard, and
 // planned points no shard measured.
 func runMerge(args []string, stdout, stderr io.Writer) (int, error) {
+	if slices.ContainsFunc(args, isHelpFlag) {
+		fmt.Fprintln(stderr, "usage: parharness merge OUT FILE... [--mixed-devices]\n  OUT            the merged document to write\n  FILE...        the shard documents of one sweep (bench2 --shard I/N)\n  --mixed-devices  accept shards measured on devices of different kinds")
+		return ExitOK, nil
+	}
 	mixed := slices.Contains(args, "--mixed-devices") || slices.Contains(args, "-mixed-devices")
 	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--mixed-devices" || a == "-mixed-devices" })
 	for _, a := range args {
