@@ -112,14 +112,14 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	if *variants != "" {
 		vs = strings.Split(*variants, ",")
 	}
-	sess := openSession(*backend, *device, *buildDir)
-	defer sess.close()
-	if sess.dev == nil {
-		return ExitUsage, fmt.Errorf("a bench needs a GPU: %v", sess.devErr)
+	denv := openDevice(*backend, *device, *buildDir)
+	defer denv.close()
+	if denv.dev == nil {
+		return ExitUsage, fmt.Errorf("a bench needs a GPU: %v", denv.devErr)
 	}
 	cfg := bench.DefaultConfig
 	cfg.Reps, cfg.Warmup, cfg.MinGraphUS = *reps, *warmup, *minGraph
-	eng, err := bench.NewEngine(sess.dev, cfg)
+	eng, err := bench.NewEngine(denv.dev, cfg)
 	if err != nil {
 		return ExitUsage, err
 	}
@@ -127,8 +127,8 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	version, commit := toolVersion()
 	doc := &results.Document{Schema: results.SchemaVersion, Tool: version, Commit: commit,
 		Date: time.Now().UTC().Format(time.RFC3339), Command: append([]string{"parharness", "bench2"}, args...),
-		Device: deviceRecord(sess.dev), CodeObjects: codeObjectHashes(*buildDir, sess.dev)}
-	ctx := &bench.Ctx{Dev: sess.dev, Kernels: sess.loader, Engine: eng, Ms: ms, Variants: vs, Shapes: set, Log: stderr, Suite: suite.Name, Shard: shard}
+		Device: deviceRecord(denv.dev), CodeObjects: codeObjectHashes(*buildDir, denv.dev)}
+	ctx := &bench.Ctx{Dev: denv.dev, Kernels: denv.loader, Engine: eng, Ms: ms, Variants: vs, Shapes: set, Log: stderr, Suite: suite.Name, Shard: shard}
 	doc.Shard = shard
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		ctx.Progress = func(done, total int, what string) {

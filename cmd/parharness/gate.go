@@ -27,16 +27,16 @@ func init() {
 	register(command{name: "gate", usage: "run the correctness gates: [--quick|--full] [--only REGEX] [--json FILE]", run: runGate})
 }
 
-// session is what every device-using command opens: the device (or why
+// deviceEnv is what every device-using command opens: the device (or why
 // not), the kernel loader and the run's identity for results.
-type session struct {
+type deviceEnv struct {
 	dev      gpu.Device
 	devErr   error
 	loader   *kernels.Loader
 	buildDir string
 }
 
-func (s *session) close() {
+func (s *deviceEnv) close() {
 	if s.loader != nil {
 		s.loader.Close()
 	}
@@ -45,8 +45,8 @@ func (s *session) close() {
 	}
 }
 
-func openSession(backend, device, buildDir string) *session {
-	s := &session{buildDir: buildDir}
+func openDevice(backend, device, buildDir string) *deviceEnv {
+	s := &deviceEnv{buildDir: buildDir}
 	s.dev, s.devErr = gpu.OpenDevice(backend, device)
 	if s.dev != nil {
 		s.loader = kernels.NewLoader(buildDir, s.dev)
@@ -139,24 +139,24 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 		*seed = uint64(time.Now().UnixNano())
 	}
 
-	sess := openSession(*backend, *device, *buildDir)
-	defer sess.close()
+	denv := openDevice(*backend, *device, *buildDir)
+	defer denv.close()
 	version, commit := toolVersion()
 	doc := &results.Document{
 		Schema: results.SchemaVersion, Tool: version, Commit: commit, Date: time.Now().UTC().Format(time.RFC3339),
-		Command: append([]string{"parharness", "gate"}, args...), Device: deviceRecord(sess.dev), Seed: *seed,
-		CodeObjects: codeObjectHashes(*buildDir, sess.dev),
+		Command: append([]string{"parharness", "gate"}, args...), Device: deviceRecord(denv.dev), Seed: *seed,
+		CodeObjects: codeObjectHashes(*buildDir, denv.dev),
 	}
-	if sess.dev != nil {
-		i := sess.dev.Info()
+	if denv.dev != nil {
+		i := denv.dev.Info()
 		fmt.Fprintf(stdout, "device: %s (%s, %s, %d SMs, L2 %d MiB) via %s\n", i.Name, i.Arch, i.Backend, i.SMs, i.L2Bytes>>20, i.Driver)
 	} else {
-		fmt.Fprintf(stdout, "device: none (%v)\n", sess.devErr)
+		fmt.Fprintf(stdout, "device: none (%v)\n", denv.devErr)
 	}
 	fmt.Fprintf(stdout, "suite %s, %d gates, seed %d\n", suiteName(suite), len(selected), *seed)
 	noDevice := ""
-	if sess.devErr != nil {
-		noDevice = sess.devErr.Error()
+	if denv.devErr != nil {
+		noDevice = denv.devErr.Error()
 	}
 
 	// The watchdog's hang handler writes what is known, marked partial.
@@ -188,7 +188,7 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 	})
 	defer stop()
 
-	env := &gates.Env{Dev: sess.dev, DevErr: sess.devErr, Kernels: sess.loader, BuildDir: *buildDir, Seed: *seed, Full: *full,
+	env := &gates.Env{Dev: denv.dev, DevErr: denv.devErr, Kernels: denv.loader, BuildDir: *buildDir, Seed: *seed, Full: *full,
 		Checkpoint: *checkpoint, Log: stdout}
 	var res []gates.Result
 	for _, g := range selected {

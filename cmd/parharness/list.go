@@ -52,13 +52,13 @@ func runDevices(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := parse(fs, args); err != nil {
 		return ExitUsage, err
 	}
-	sess := openSession(*backend, *device, defaultBuildDir())
-	defer sess.close()
-	if sess.dev == nil {
-		fmt.Fprintf(stdout, "no device: %v\n", sess.devErr)
+	denv := openDevice(*backend, *device, defaultBuildDir())
+	defer denv.close()
+	if denv.dev == nil {
+		fmt.Fprintf(stdout, "no device: %v\n", denv.devErr)
 		return ExitUsage, nil
 	}
-	i := sess.dev.Info()
+	i := denv.dev.Info()
 	fmt.Fprintf(stdout, "backend   %s (%s)\nname      %s\narch      %s (code objects: build/%s)\nSMs/CUs   %d\nclock     %d MHz (memory %d MHz, %d-bit bus)\nL2        %d bytes (cold-regime LLC %d bytes)\nmemory    %d bytes\n",
 		i.Backend, i.Driver, i.Name, i.Arch, i.CodeArch(), i.SMs, i.ClockMHz, i.MemClockMHz, i.MemBusBits, i.L2Bytes, i.LLCBytes, i.TotalMem)
 	return ExitOK, nil

@@ -39,17 +39,17 @@ func runResources(args []string, stdout, stderr io.Writer) (int, error) {
 			code = ExitFail
 		}
 	}
-	sess := openSession(*backend, *device, *buildDir)
-	defer sess.close()
-	if sess.dev == nil {
-		fmt.Fprintf(stdout, "live device: none (%v)\n", sess.devErr)
+	denv := openDevice(*backend, *device, *buildDir)
+	defer denv.close()
+	if denv.dev == nil {
+		fmt.Fprintf(stdout, "live device: none (%v)\n", denv.devErr)
 		return code, nil
 	}
-	arch := sess.dev.Info().Arch
+	arch := denv.dev.Info().Arch
 	t := newTable(stdout)
 	t.Header("kernel ("+arch+")", "registers", "shared B", "local B", "max threads", "note")
 	for _, reg := range kernels.All() {
-		f, err := sess.loader.Function(reg.Name)
+		f, err := denv.loader.Function(reg.Name)
 		if errors.Is(err, kernels.ErrNotForArch) {
 			t.Append(reg.Name, "", "", "", "", "not built for "+arch+" (only "+strings.Join(reg.Targets, ", ")+")")
 			continue

@@ -27,21 +27,21 @@ func runSelftest(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := parse(fs, args[1:]); err != nil {
 		return ExitUsage, err
 	}
-	sess := openSession(*backend, *device, *buildDir)
-	defer sess.close()
-	if sess.dev == nil {
-		return ExitUsage, fmt.Errorf("%v", sess.devErr)
+	denv := openDevice(*backend, *device, *buildDir)
+	defer denv.close()
+	if denv.dev == nil {
+		return ExitUsage, fmt.Errorf("%v", denv.devErr)
 	}
 	// The argument types are checked before anything is allocated.
-	f, err := sess.loader.Checked("selftest_spin", []any{gpu.Ptr(0), gpu.Ptr(0)})
+	f, err := denv.loader.Checked("selftest_spin", []any{gpu.Ptr(0), gpu.Ptr(0)})
 	if err != nil {
 		return ExitUsage, err
 	}
-	flag, err := sess.dev.Malloc(8)
+	flag, err := denv.dev.Malloc(8)
 	if err != nil {
 		return ExitUsage, err
 	}
-	if err := sess.dev.Memset(flag, 0, 8); err != nil {
+	if err := denv.dev.Memset(flag, 0, 8); err != nil {
 		return ExitUsage, err
 	}
 	spinArgs := []any{flag, flag.Add(4)}
@@ -49,9 +49,9 @@ func runSelftest(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "selftest hang: the watchdog caught the hung kernel selftest_spin (%s, %s): PASS\n", what, after)
 	})
 	fmt.Fprintf(stdout, "selftest hang: launching selftest_spin, which never returns; the watchdog must end this process within %s\n", *watchdog)
-	if err := sess.dev.Launch(f, gpu.D1(1), gpu.D1(32), 0, 0, spinArgs...); err != nil {
+	if err := denv.dev.Launch(f, gpu.D1(1), gpu.D1(32), 0, 0, spinArgs...); err != nil {
 		return ExitUsage, err
 	}
-	err = sess.dev.Synchronize()
+	err = denv.dev.Synchronize()
 	return ExitFail, fmt.Errorf("selftest_spin returned (%v): the watchdog did not fire", err)
 }
