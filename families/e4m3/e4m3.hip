@@ -8,6 +8,8 @@
 //   e4m3_encode_range  software codes of a contiguous range of bit patterns,
 //                      four per u32, for the exhaustive device-vs-Go check
 //   e4m3_decode_all    the 256 codes through the software and hardware decoders
+//   pack_lanes         every lane of the packed converts the kernels use
+#include "arch/mma.h"
 #include "format/e4m3.h"
 
 // counts[0], counts[1]: inputs where sw != wrapped hw, sw != raw hw;
@@ -86,4 +88,40 @@ KERNEL LAUNCH_BOUNDS(256) void e4m3_decode_all(u32 *sw, u32 *hw) {
   if (c >= 256u) return;
   sw[c] = e4m3_decode_sw(c);
   hw[c] = f32_bits(hw_e4m3_to_f32(c));
+}
+
+// Every lane of every packed convert the producers and GEMMs use, per input
+// word w with partner p = in[n-1-i] (so each input sits in both lanes of the
+// two-input converts). LANE_WORDS output words per input; the expected
+// values are lanes.go's laneWords, one case per target.
+//   both: [0] e4m3_encode2_hw(p, w): w's code in the high byte, p's in the low
+//         [1] pack_bf16x2(w, p): bf16(w) low, bf16(p) high
+//   sm_90: [2..3] cvt.rn.f16x2.e4m3x2 of bytes (0,1) and (2,3) of w
+//          [4..7] w4_word_f16x2 (the lop3 form) pairs j = 0..3 of w
+//          [8..11] w4_pair_f16x2(w, j), j = 0..3
+//   gfx1201: [2] w4_lut_e4m3(w), [3] w4_lut_e4m3(w >> 4)
+//            [4..7] w4_wmma_step(w, p): k0 (2 words), then k16 (2 words)
+//            [8..11] the bytes 0..3 of w through hw_e4m3_to_f32, as f32 bits
+#define LANE_WORDS 12
+KERNEL LAUNCH_BOUNDS(256) void pack_lanes(const u32 *in, u32 *out, u32 n) {
+  u32 i = bid_x() * bdim_x() + tid_x();
+  if (i >= n) return;
+  u32 w = in[i], p = in[n - 1u - i];
+  u32 *o = out + (u64)i * LANE_WORDS;
+  o[0] = e4m3_encode2_hw(bits_f32(p), bits_f32(w));
+  o[1] = pack_bf16x2(bits_f32(w), bits_f32(p));
+#if defined(__NVPTX__)
+  o[2] = e4m3x2_to_f16x2(w);
+  o[3] = e4m3x2_to_f16x2(w >> 16);
+  u32 h[4];
+  w4_word_f16x2(w, h);
+  for (u32 j = 0; j < 4; j++) o[4 + j] = h[j];
+  for (u32 j = 0; j < 4; j++) o[8 + j] = w4_pair_f16x2(w, j);
+#else
+  o[2] = w4_lut_e4m3(w);
+  o[3] = w4_lut_e4m3(w >> 4);
+  const W4Step s = w4_wmma_step(w, p);
+  o[4] = (u32)s.k0[0], o[5] = (u32)s.k0[1], o[6] = (u32)s.k16[0], o[7] = (u32)s.k16[1];
+  for (u32 j = 0; j < 4; j++) o[8 + j] = f32_bits(hw_e4m3_to_f32((w >> (8 * j)) & 0xFFu));
+#endif
 }

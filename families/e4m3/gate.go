@@ -22,6 +22,7 @@ import (
 //   device software encoder == wrapped hardware, all 2^32      (e4m3-device-sweep)
 //   device software encoder == Go encoder                      (e4m3-device-vs-go)
 //   device decoders == Go decoder                              (e4m3-device-decode)
+//   every lane of the packed converts == Go                    (e4m3-device-lanes)
 
 func init() {
 	gates.Register(gates.Gate{Family: Family, Name: "e4m3-go-oracle", Headline: []string{"mismatches", "inputs"}, Suites: gates.Quick | gates.Full, Run: gateE4M3GoOracle,
@@ -34,6 +35,8 @@ func init() {
 		Proves: "the device software and wrapped hardware encoders equal the Go encoder on boundary values and a seeded sample (quick and full), and the software encoder on all 2^32 inputs (full; the wrapped hardware encoder on all 2^32 is e4m3-device-sweep)"})
 	gates.Register(gates.Gate{Family: Family, Name: "e4m3-device-decode", Suites: gates.Quick | gates.Full, Device: true, Run: gateE4M3DeviceDecode,
 		Proves: "the device software decoder equals the Go decoder bit for bit on all 256 codes, and the hardware decoder on every finite code"})
+	gates.Register(gates.Gate{Family: Family, Name: "e4m3-device-lanes", Headline: []string{"mismatches", "inputs"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateE4M3DeviceLanes,
+		Proves: "every lane of every packed convert the kernels use (e4m3x2 encode, bf16x2 pack, e4m3x2->f16x2 decode, int4 weight-word unpacks) equals Go on all 2^16 patterns in each half-word, the e4m3 boundaries and 2^20 seeded words"})
 }
 
 // parallelChunks runs fn over [0, n) split into chunks on every CPU.

@@ -13,6 +13,7 @@ func init() {
 		{Name: "e4m3_encode_list", Op: "encode-list", Doc: "encode a list of float32 bit patterns: software, wrapped hardware, raw hardware"},
 		{Name: "e4m3_encode_range", Op: "encode-range", Doc: "software codes of a contiguous range of bit patterns, four per u32"},
 		{Name: "e4m3_decode_all", Op: "decode", Doc: "the 256 codes through the software and hardware decoders"},
+		{Name: "pack_lanes", Op: "lanes", Doc: "every lane of every packed convert the producers and GEMMs use, on a list of words"},
 	} {
 		k.Family, k.Module, k.Role, k.Tag = Family, "e4m3", kernels.Baseline, k.Op
 		kernels.Register(k)
