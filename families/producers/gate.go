@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/internal/coverage"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 	"github.com/parharness/parharness/shapes"
@@ -50,10 +51,17 @@ type producerCase struct {
 // (1% of values x1000, pushing most codes into the e4m3 subnormal range).
 var producerDists = []string{"normal", "subnormal", "outlier"}
 
-// producerCases are the deployed (K, P) pairs of the shapes files (quick:
-// TP=2; full: TP=2 and TP=1) times the M values: quick takes part of each
-// ladder plus an odd prefill M, full takes both whole ladders plus odd M.
+// producerCases are the gate's cases: hand-chosen ones (the deployed
+// (K, P) pairs of the TP=2 shapes set, or TP=2 and TP=1 when full, times
+// part of the M ladders, or both whole ladders and odd M when full), plus
+// what classCover derives so every launch-geometry class any deployed
+// shape, odd-G shape and M reaches is run.
 func producerCases(full bool) []producerCase {
+	base := handCases(full)
+	return append(base, classCover(base, full)...)
+}
+
+func handCases(full bool) []producerCase {
 	sets := []string{"qwen38-27b-tp2"}
 	Ms := []int{1, 5, 8, 64, 200, 513}
 	if full {
@@ -79,6 +87,90 @@ func producerCases(full bool) []producerCase {
 		}
 	}
 	return out
+}
+
+// OddGShapes are the synthetic (K, P) pairs with an odd group count (no
+// deployed shape has one) that the class domain includes.
+var OddGShapes = []shapes.KP{{K: 384, P: 3}, {K: 640, P: 1}}
+
+// ClassMaxM is the largest M of the class domain (the prefill ladder's top).
+const ClassMaxM = 8192
+
+// ClassDomain is every (K, P, M) a producer may be launched with: the
+// deployed (K, P) pairs of every built-in shapes set and OddGShapes, times
+// M = 1..ClassMaxM.
+func ClassDomain() []producerCase {
+	var kps []shapes.KP
+	seen := map[shapes.KP]bool{}
+	for _, name := range shapes.Builtins() {
+		for _, kp := range shapes.MustBuiltin(name).ProducerShapes() {
+			if !seen[kp] {
+				seen[kp] = true
+				kps = append(kps, kp)
+			}
+		}
+	}
+	kps = append(kps, OddGShapes...)
+	var out []producerCase
+	for _, kp := range kps {
+		for M := 1; M <= ClassMaxM; M++ {
+			out = append(out, producerCase{K: kp.K, P: kp.P, M: M})
+		}
+	}
+	return out
+}
+
+// CaseClasses are the launch-geometry classes one case exercises: those
+// of every kernel the gate runs at its M on either target.
+func CaseClasses(c producerCase, full bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, arch := range kernels.CodeArchs {
+		for _, k := range kernels.Select(kernels.Query{Family: Family, M: c.M, Arch: arch, Full: full, Roles: []kernels.Role{kernels.Baseline, kernels.Variant}}) {
+			if k.Op == OpToken && FusedTokenCheck(c.K) != nil {
+				continue
+			}
+			cls, err := LaunchClasses(k.Name, c.M, c.K, c.P)
+			if err != nil {
+				panic(err) // a registered producer without classes is a programming error
+			}
+			for _, cl := range cls {
+				if !seen[cl] {
+					seen[cl] = true
+					out = append(out, cl)
+				}
+			}
+		}
+	}
+	return out
+}
+
+var (
+	coverOnce [2]sync.Once
+	coverAdds [2][]producerCase
+)
+
+// classCover is the cheapest set of domain cases (cost: the mirror's rows
+// times K times P, plus a per-case overhead) that, added to base, reaches
+// every class of the domain.
+func classCover(base []producerCase, full bool) []producerCase {
+	fi := map[bool]int{false: 0, true: 1}[full]
+	coverOnce[fi].Do(func() {
+		dom := ClassDomain()
+		all := append(append([]producerCase{}, base...), dom...)
+		idx := make([]int, len(base))
+		for i := range idx {
+			idx[i] = i
+		}
+		added, _ := coverage.Cover(idx, len(all), func(i int) []string { return CaseClasses(all[i], full) },
+			func(i int) float64 { return float64((all[i].M + 32) * all[i].K * all[i].P) })
+		for j, i := range added {
+			c := all[i]
+			c.dist = producerDists[j%len(producerDists)]
+			coverAdds[fi] = append(coverAdds[fi], c)
+		}
+	})
+	return coverAdds[fi]
 }
 
 // randomActivations draws bf16 rows [M, K] of a distribution.

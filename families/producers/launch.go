@@ -173,3 +173,40 @@ func ProducerLaunch(kernel string, M, K, P, rpw int, tiled bool, b ProducerBufs)
 	}
 	return
 }
+
+// LaunchClasses names the launch-geometry classes one producer launch
+// exercises, derived from its grid and block (ProducerLaunch): the kernel,
+// threads per block, rows per warp, one row chunk or many and whether the
+// last is partial, odd M, odd G, one partition or several, and for the
+// row-wise kernels whether the tiled layout pads rows. Coverage of these
+// is what the quick suite is built from (quickCases).
+func LaunchClasses(kernel string, M, K, P int) ([]string, error) {
+	k, ok := kernels.Lookup(kernel)
+	if !ok {
+		return nil, fmt.Errorf("LaunchClasses: %q is not registered", kernel)
+	}
+	grid, block, _, err := ProducerLaunch(kernel, M, K, P, 0, false, ProducerBufs{})
+	if err != nil {
+		return nil, err
+	}
+	many := func(n uint32) string {
+		if n == 1 {
+			return "one"
+		}
+		return "many"
+	}
+	common := fmt.Sprintf("oddM=%t oddG=%t P=%s", M%2 == 1, (K/Group)%2 == 1, map[bool]string{true: "1", false: ">1"}[P == 1])
+	switch k.Form {
+	case FormRecords, FormShuffle, FormLaneRow:
+		rows := 64 // lanes = rows
+		rpw := 0
+		if k.Form != FormLaneRow {
+			rpw = RowsPerWarp(M)
+			rows = int(block.X) / 32 * rpw
+		}
+		return []string{fmt.Sprintf("%s threads=%d rpw=%d chunks=%s partial=%t %s", kernel, block.X, rpw, many(grid.Z), M%rows != 0, common)}, nil
+	case FormRowWise, FormFused:
+		return []string{fmt.Sprintf("%s threads=%d rows=%s padded=%t %s", kernel, block.X, many(grid.X), refimpl.PadRows(M) != M, common)}, nil
+	}
+	return nil, fmt.Errorf("LaunchClasses: kernel %s: form %q has no classes", kernel, k.Form)
+}

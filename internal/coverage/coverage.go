@@ -1,0 +1,78 @@
+// Package coverage derives test cases from launch-geometry classes: a
+// family names the classes each candidate case exercises (from its launch
+// functions), and Cover adds the cheapest candidates until every class any
+// candidate reaches is exercised. A gate's quick cases are then its chosen
+// base cases plus what Cover adds, so a new geometry (a new split count, a
+// new block shape) gets a case without anyone picking it.
+package coverage
+
+import (
+	"slices"
+	"sort"
+)
+
+// Classes is the set of class names one case exercises.
+type Classes func(i int) []string
+
+// Cover returns the indices of candidates to add to base (indices into
+// candidates) so that every class reached by any candidate is reached by
+// base or an added one. Candidates are taken cheapest first (ties: lower
+// index), each added only if it reaches a class not yet reached, so the
+// result is deterministic. It also returns every reachable class, sorted.
+func Cover(base []int, n int, classes Classes, cost func(i int) float64) (added []int, reachable []string) {
+	covered := map[string]bool{}
+	for _, i := range base {
+		for _, c := range classes(i) {
+			covered[c] = true
+		}
+	}
+	order := make([]int, n)
+	all := map[string]bool{}
+	cls := make([][]string, n)
+	for i := range order {
+		order[i] = i
+		cls[i] = classes(i)
+		for _, c := range cls[i] {
+			all[c] = true
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return cost(order[a]) < cost(order[b]) })
+	for _, i := range order {
+		fresh := false
+		for _, c := range cls[i] {
+			if !covered[c] {
+				fresh = true
+				break
+			}
+		}
+		if !fresh || slices.Contains(base, i) {
+			continue
+		}
+		added = append(added, i)
+		for _, c := range cls[i] {
+			covered[c] = true
+		}
+	}
+	for c := range all {
+		reachable = append(reachable, c)
+	}
+	sort.Strings(reachable)
+	return added, reachable
+}
+
+// Missing returns the classes in want that no case in have reaches.
+func Missing(want []string, have [][]string) []string {
+	got := map[string]bool{}
+	for _, cs := range have {
+		for _, c := range cs {
+			got[c] = true
+		}
+	}
+	var out []string
+	for _, c := range want {
+		if !got[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
