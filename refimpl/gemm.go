@@ -37,6 +37,45 @@ func RandomSubset(M, N, maxRows, maxCols int, seed uint64) Subset {
 	return Subset{Rows: pick(rng, M, maxRows), Cols: pick(rng, N, maxCols), Seed: seed}
 }
 
+// TileIndices returns one index in every tile of width tile over [0, n)
+// (the last tile may be partial), seeded: with rows and columns both
+// taken this way, every tile x tile block of an output has a checked
+// element, so a wrong value confined to one tile of any kernel tiling
+// that is a multiple of tile cannot go unseen. The first and last index
+// are always included.
+func TileIndices(n, tile int, seed uint64) []int {
+	rng := rand.New(rand.NewPCG(seed, 0x711e))
+	var out []int
+	for lo := 0; lo < n; lo += tile {
+		hi := min(n, lo+tile)
+		out = append(out, lo+rng.IntN(hi-lo))
+	}
+	out[0] = 0
+	if out[len(out)-1] != n-1 {
+		out = append(out, n-1)
+	}
+	return out
+}
+
+// Union returns the sorted union of index sets (nil, meaning all, wins).
+func Union(sets ...[]int) []int {
+	seen := map[int]bool{}
+	for _, s := range sets {
+		if s == nil {
+			return nil
+		}
+		for _, i := range s {
+			seen[i] = true
+		}
+	}
+	out := make([]int, 0, len(seen))
+	for i := range seen {
+		out = append(out, i)
+	}
+	sort.Ints(out)
+	return out
+}
+
 // WithCols returns s with the columns cols added (when s selects a subset
 // of the columns; a nil Cols already has them all).
 func (s Subset) WithCols(cols ...int) Subset {

@@ -33,19 +33,21 @@ func TestGEMMElemBound(t *testing.T) {
 	if gemmElemOK(2e-3, 1e-3, 1, G, 1, 0) {
 		t.Errorf("error 1e-3 at mag 1 passes: bound %g", gemmElemBound(1e-3, 1, G, 1, 0))
 	}
-	// (c) The output rounding: the neighbouring bf16 values pass, two ulps
-	// do not (at a mag that leaves no fp32 slack to speak of).
-	for _, ref := range []float64{1, -3.3e-3, 7.77e5, 1e-30} {
-		b := refimpl.F64ToBF16(math.Abs(ref))
+	// (c) The output rounding: the correctly rounded value passes, and its
+	// neighbours (one ulp off: what a second rounding or a truncation
+	// gives) fail, at a mag that leaves no fp32 slack to speak of.
+	for _, r0 := range []float64{1, -3.3e-3, 7.77e5, 1e-30} {
+		b := refimpl.F64ToBF16(math.Abs(r0))
 		ulp := refimpl.BF16ToF64(b+1) - refimpl.BF16ToF64(b)
+		ref := math.Copysign(refimpl.BF16ToF64(b)+0.1*ulp, r0) // 0.1 ulp above a bf16 value
 		mag := math.Abs(ref)
-		for _, g := range []float64{refimpl.RoundBF16(ref), ref + math.Copysign(ulp, ref), ref - 0.5*math.Copysign(ulp, ref)} {
-			if !gemmElemOK(g, ref, mag, G, 1, 0) {
-				t.Errorf("ref %g: got %g (within an ulp) fails", ref, g)
-			}
+		if g := refimpl.RoundBF16(ref); !gemmElemOK(g, ref, mag, G, 1, 0) {
+			t.Errorf("ref %g: the correctly rounded %g fails", ref, g)
 		}
-		if g := ref + 2*math.Copysign(ulp, ref); gemmElemOK(g, ref, mag, G, 1, 0) {
-			t.Errorf("ref %g: got %g (two ulps) passes", ref, g)
+		for _, d := range []float64{1, -1} {
+			if g := refimpl.RoundBF16(ref) + d*math.Copysign(ulp, ref); gemmElemOK(g, ref, mag, G, 1, 0) {
+				t.Errorf("ref %g: %g, one ulp from the correct rounding, passes (bound %g)", ref, g, gemmElemBound(ref, mag, G, 1, 0))
+			}
 		}
 	}
 	if gemmElemOK(math.NaN(), 1, 1, G, 1, 0) || gemmElemOK(math.Inf(1), 1, 1, G, 1, 0) {

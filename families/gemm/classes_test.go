@@ -1,0 +1,143 @@
+package gemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/refimpl"
+)
+
+// Every 16x16 block of the output has a checked element: a row of the
+// subset in its 16-row slab and a column in its 16-column slab, on every
+// deployed shape and on M values around every tile and raster edge. A
+// finite wrong value confined to one tile of the kernel's tiling (a
+// multiple of 16 in both directions) cannot go unseen.
+func TestSubsetHitsEveryOutputTile(t *testing.T) {
+	var shs []GemmShape
+	var names []string
+	for _, set := range []string{"qwen38-27b-tp2", "qwen38-27b-tp1"} {
+		n, s, err := GemmShapes(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, shs = append(names, n...), append(shs, s...)
+	}
+	for i, sh := range shs {
+		for _, M := range []int{1, 17, 64, 65, 129, 200, 513, 1024, 1200, 8191, 8192} {
+			c := gemmCase{names[i], sh, M, "normal", M > DecMaxM}
+			t.Run(fmt.Sprintf("%s/M=%d", names[i], M), func(t *testing.T) {
+				sel := gemmSubset(c, uint64(M))
+				N := sh.N()
+				hit := func(idx []int, n int) []bool {
+					h := make([]bool, (n+gemmCheckTile-1)/gemmCheckTile)
+					for _, v := range idx {
+						h[v/gemmCheckTile] = true
+					}
+					return h
+				}
+				for what, h := range map[string][]bool{"row": hit(sel.RowsOf(M), M), "column": hit(sel.ColsOf(N), N)} {
+					for s, ok := range h {
+						if !ok {
+							t.Fatalf("%s slab %d (of %d) has no checked %s", what, s, len(h), what)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// kernelFP32Pre emulates a prefill kernel's fp32 arithmetic: per group
+// T_g = Σ (c − 8)·code, the fold sc·T_g − sc·d·rs summed over the groups,
+// then the token scale and one bf16 rounding; doubleRound rounds the
+// unscaled sum to bf16 first (a second rounding in the epilogue). corrupt
+// may change the fp32 result of (m, n).
+func kernelFP32Pre(w *refimpl.QWeight, q *refimpl.QuantAct, M int, doubleRound bool, corrupt func(m, n int, y float32) float32) []byte {
+	K, N, G := w.K, w.N, w.Groups()
+	out := make([]byte, 2*(M+gemmRowsPast)*N)
+	for i := range out {
+		out[i] = 0xFF
+	}
+	codes := refimpl.UnpackAWQ(w.QWeight, K, N)
+	zeros := refimpl.UnpackAWQ(w.QZeros, G, N)
+	for m := 0; m < M; m++ {
+		for n := 0; n < N; n++ {
+			var y float32
+			for g := 0; g < G; g++ {
+				var tg float32
+				for k := g * refimpl.GroupSize; k < (g+1)*refimpl.GroupSize; k++ {
+					tg += float32(int(codes[k*N+n])-8) * float32(q.CodeValue(m, k))
+				}
+				sc := float32(w.Scales[g*N+n])
+				y += sc*tg - sc*float32(int(zeros[g*N+n])-8)*q.RowSums[m*G+g]
+			}
+			if doubleRound {
+				y = float32(refimpl.RoundBF16(float64(y)))
+			}
+			y *= q.TokenScale[m]
+			if corrupt != nil {
+				y = corrupt(m, n, y)
+			}
+			b := refimpl.F64ToBF16(float64(y))
+			out[2*(m*N+n)], out[2*(m*N+n)+1] = byte(b), byte(b>>8)
+		}
+	}
+	return out
+}
+
+// A second bf16 rounding in the prefill epilogue fails the pooled or the
+// per-element check on every distribution (it used to pass both, caught
+// only by the per-row check on a few rows), and a finite wrong value in one
+// 16x16 block fails wherever the block is; the single-rounding emulation
+// passes.
+func TestGEMMChecksCatchDoubleRoundingAndOneWrongTile(t *testing.T) {
+	const K, N, M = 1024, 256, 80
+	for _, dist := range gemmDists {
+		c := gemmCase{"test", GemmShape{K: K, Parts: []int{N}}, M, dist, true}
+		rng := rand.New(rand.NewPCG(7, 8))
+		w := gemmWeights(rng, K, N)
+		if dist == "subnormal" {
+			w = zeroFirstChannels(w)
+		}
+		xs := [][]float32{gemmActivations(rng, M, K, dist)}
+		q := refimpl.QuantizeActToken(xs[0], M, K)
+		rr := gemmReference(c, 1, w, xs, []*refimpl.QuantAct{q})
+		check := func(got []byte) gates.Result {
+			return gates.RunGate(&gates.Env{}, gates.Gate{Name: "gemm-cpu", Run: func(tt *gates.T) {
+				checkGEMMOut(tt, dist, got, M, N, rr)
+			}})
+		}
+		t.Run(dist+"/single-rounding", func(t *testing.T) {
+			if r := check(kernelFP32Pre(w, q, M, false, nil)); r.Status != gates.Pass {
+				t.Fatalf("correct emulation fails: %v", r.Failures)
+			}
+		})
+		t.Run(dist+"/double-rounding", func(t *testing.T) {
+			r := check(kernelFP32Pre(w, q, M, true, nil))
+			caught := false
+			for _, f := range r.Failures {
+				pooled := strings.Contains(f, ": rel ") && strings.Contains(f, "x floor")
+				caught = caught || pooled || strings.Contains(f, "sampled elements")
+			}
+			if r.Status != gates.Fail || !caught {
+				t.Fatalf("double rounding is not caught by the pooled or per-element check: %s %v", r.Status, r.Failures)
+			}
+		})
+		for _, tile := range [][2]int{{0, 0}, {4, 15}, {2, 7}, {(M - 1) / 16, (N - 1) / 16}} {
+			t.Run(fmt.Sprintf("%s/wrong-tile-%d-%d", dist, tile[0], tile[1]), func(t *testing.T) {
+				got := kernelFP32Pre(w, q, M, false, func(m, n int, y float32) float32 {
+					if m/16 == tile[0] && n/16 == tile[1] {
+						return y * 1.03
+					}
+					return y
+				})
+				if r := check(got); r.Status != gates.Fail {
+					t.Fatalf("a 3%% error in 16x16 block %v passes", tile)
+				}
+			})
+		}
+	}
+}
