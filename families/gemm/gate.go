@@ -664,7 +664,9 @@ func preRef(rr gemmRef, k kernels.Kernel) gemmRef {
 // (refimpl.GEMMRefWithMags), opAcc the extra term of a matrix op that
 // accumulates with fewer bits than fp32 (wgmmaFP8Acc). One rounding to
 // nearest bf16 then moves v by at most half a bf16 ulp of |v| <= |ref| + E:
-//   |got − ref| <= ½·ulp(|ref| + E) + E.
+//
+//	|got − ref| <= ½·ulp(|ref| + E) + E.
+//
 // A second bf16 rounding anywhere in the epilogue (of a partial sum, or
 // before a scaling) adds up to another half ulp, which the bound leaves no
 // room for.
