@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/internal/coverage"
 	"github.com/parharness/parharness/refimpl"
 )
 
@@ -137,6 +138,44 @@ func TestGEMMChecksCatchDoubleRoundingAndOneWrongTile(t *testing.T) {
 				if r := check(got); r.Status != gates.Fail {
 					t.Fatalf("a 3%% error in 16x16 block %v passes", tile)
 				}
+			})
+		}
+	}
+}
+
+// Every launch class the GEMMs reach over the deployed and synthetic
+// shapes and M = 1..8192 (enumerated from the launch functions) has a case
+// in each suite, on the H200's SM count and on a 64-CU gfx1201.
+func TestSuitesCoverEveryLaunchClass(t *testing.T) {
+	dom, err := gemmClassDomain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, full := range []bool{false, true} {
+		for _, sms := range []int{H200SMs, 64} {
+			t.Run(fmt.Sprintf("full=%t/sms=%d", full, sms), func(t *testing.T) {
+				seen := map[string]bool{}
+				for _, c := range dom {
+					for _, cl := range gemmCaseClasses(c, full, sms) {
+						seen[cl] = true
+					}
+				}
+				var reach []string
+				for cl := range seen {
+					reach = append(reach, cl)
+				}
+				cases, err := gemmCases(full, sms)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var have [][]string
+				for _, c := range cases {
+					have = append(have, gemmCaseClasses(c, full, sms))
+				}
+				if miss := coverage.Missing(reach, have); len(miss) > 0 {
+					t.Fatalf("%d of %d launch classes have no case, e.g. %q", len(miss), len(reach), miss[0])
+				}
+				t.Logf("%d cases reach all %d classes", len(cases), len(reach))
 			})
 		}
 	}

@@ -17,7 +17,7 @@ func TestGoConstantsMatchKernelDefines(t *testing.T) {
 	}
 	for _, m := range cdefs.Mismatches("gemm.hip", src, map[string]int64{
 		"GROUP": refimpl.GroupSize, "DEC_BN": DecBN, "DEC_WARPS": DecThreads / 32,
-		"PRE_BM": PreBM, "PRE_BN": PreBN, "PRE_THREADS": PreThreads,
+		"PRE_BM": PreBM, "PRE_BN": PreBN, "PRE_THREADS": PreThreads, "PRE_GM": PreRasterGroup,
 		"PW_STAGES": preWGStages, "PW_STAGE_BYTES": preWGStageBytes, "PW_THREADS": preWGThreads, "PW_SMEM": preWGShared,
 	}) {
 		t.Error(m)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/coverage"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 )
@@ -159,7 +160,26 @@ type gemmCase struct {
 	prefill bool
 }
 
-func gemmCases(full bool) ([]gemmCase, error) {
+// gemmCases are the gate's cases on a device with sms SMs: the hand-chosen
+// ones (handGemmCases) plus the cheapest domain cases that reach every
+// launch-geometry class the domain reaches (gemmClassCover).
+func gemmCases(full bool, sms int) ([]gemmCase, error) {
+	base, err := handGemmCases(full)
+	if err != nil {
+		return nil, err
+	}
+	add, err := gemmClassCover(base, full, sms)
+	return append(base, add...), err
+}
+
+// synthShapes are the synthetic shapes at the kernels' pipeline edges (odd
+// G, fewer groups than the wgmma kernel's stages).
+var synthShapes = []struct {
+	label string
+	shape GemmShape
+}{{"synthetic/K384", GemmShape{K: 384, Parts: []int{256, 128}}}, {"synthetic/K640", GemmShape{K: 640, Parts: []int{384}}}}
+
+func handGemmCases(full bool) ([]gemmCase, error) {
 	names, shs, err := GemmShapes("qwen38-27b-tp2")
 	if err != nil {
 		return nil, err
@@ -194,14 +214,115 @@ func gemmCases(full bool) ([]gemmCase, error) {
 	}
 	// The synthetic pipeline-edge prefill shapes (see the file comment).
 	out = append(out,
-		gemmCase{"synthetic/K384", GemmShape{K: 384, Parts: []int{256, 128}}, 200, "subnormal", true},
-		gemmCase{"synthetic/K640", GemmShape{K: 640, Parts: []int{384}}, 129, "outlier", true})
+		gemmCase{synthShapes[0].label, synthShapes[0].shape, 200, "subnormal", true},
+		gemmCase{synthShapes[1].label, synthShapes[1].shape, 129, "outlier", true})
+	return out, nil
+}
+
+// gemmClassDomain is every case the GEMMs may be launched with: the TP=2
+// and TP=1 shapes and the synthetic ones, decode M = 1..DecMaxM and
+// prefill M = DecMaxM+1..8192.
+func gemmClassDomain() ([]gemmCase, error) {
+	var labels []string
+	var shs []GemmShape
+	for _, set := range []string{"qwen38-27b-tp2", "qwen38-27b-tp1"} {
+		n, s, err := GemmShapes(set)
+		if err != nil {
+			return nil, err
+		}
+		if set != "qwen38-27b-tp2" {
+			for i := range n {
+				n[i] = "tp1/" + n[i]
+			}
+		}
+		labels, shs = append(labels, n...), append(shs, s...)
+	}
+	for _, s := range synthShapes {
+		labels, shs = append(labels, s.label), append(shs, s.shape)
+	}
+	var out []gemmCase
+	for i, sh := range shs {
+		for M := 1; M <= 8192; M++ {
+			out = append(out, gemmCase{labels[i], sh, M, "", M > DecMaxM})
+		}
+	}
+	return out, nil
+}
+
+// gemmCaseClasses are the launch classes the gate's launches of one case
+// reach on a device with sms SMs: every decode launch (the baseline at
+// each of DecGateSplits, the variants at the law's S) or every prefill
+// kernel, on either target.
+func gemmCaseClasses(c gemmCase, full bool, sms int) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(cls []string) {
+		for _, cl := range cls {
+			if !seen[cl] {
+				seen[cl] = true
+				out = append(out, cl)
+			}
+		}
+	}
+	for _, arch := range kernels.CodeArchs {
+		if c.prefill {
+			for _, k := range PreKernels(c.M, arch, full) {
+				add(PreLaunchClasses(k.Name, c.shape, c.M))
+			}
+			continue
+		}
+		N, K := c.shape.N(), c.shape.K
+		law := DecSplitK(c.M, N, K, sms)
+		base, err := kernels.BaselineFor(Family, OpDec, c.M, arch)
+		if err != nil {
+			continue
+		}
+		for _, S := range DecGateSplits(c.M, N, K, sms) {
+			add(DecLaunchClasses(base.Name, c.shape, c.M, S, S == law))
+		}
+		for _, k := range DecKernels(c.M, arch, full) {
+			if k.Role == kernels.Variant {
+				add(DecLaunchClasses(k.Name, c.shape, c.M, law, true))
+			}
+		}
+	}
+	return out
+}
+
+var gemmCoverCache sync.Map // "full/sms" -> []gemmCase
+
+// gemmClassCover is the cheapest set of domain cases (cost: M·K·N, plus a
+// per-case overhead) that, added to base, reaches every class of the
+// domain on a device with sms SMs.
+func gemmClassCover(base []gemmCase, full bool, sms int) ([]gemmCase, error) {
+	key := fmt.Sprint(full, "/", sms)
+	if v, ok := gemmCoverCache.Load(key); ok {
+		return v.([]gemmCase), nil
+	}
+	dom, err := gemmClassDomain()
+	if err != nil {
+		return nil, err
+	}
+	all := append(append([]gemmCase{}, base...), dom...)
+	idx := make([]int, len(base))
+	for i := range idx {
+		idx[i] = i
+	}
+	added, _ := coverage.Cover(idx, len(all), func(i int) []string { return gemmCaseClasses(all[i], full, sms) },
+		func(i int) float64 { return float64(all[i].M+16) * float64(all[i].shape.K) * float64(all[i].shape.N()) })
+	var out []gemmCase
+	for j, i := range added {
+		c := all[i]
+		c.dist = gemmDists[j%len(gemmDists)]
+		out = append(out, c)
+	}
+	gemmCoverCache.Store(key, out)
 	return out, nil
 }
 
 func gateGEMM(t *gates.T) {
 	t.Device()
-	cases, err := gemmCases(t.Full())
+	cases, err := gemmCases(t.Full(), t.Device().Info().SMs)
 	t.Check(err, "shapes")
 	var worst float64
 	weights := map[string]*refimpl.QWeight{}
@@ -371,12 +492,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 		return worst
 	}
 	law := DecSplitK(M, N, K, t.Device().Info().SMs)
-	Ss := []int{law}
-	for _, s := range []int{1, 3, 8} { // 8: two rounds of the 4-at-a-time reduce
-		if s != law && s <= G {
-			Ss = append(Ss, s)
-		}
-	}
+	Ss := DecGateSplits(M, N, K, t.Device().Info().SMs)
 	maxS := DecClusterS
 	for _, s := range Ss {
 		maxS = max(maxS, s)

@@ -205,7 +205,7 @@ func BenchmarkGEMMReference(b *testing.B) {
 // subnormal-heavy prefill case, and every shape meets the prefill contract.
 func TestGEMMCasesPipelineEdges(t *testing.T) {
 	for _, full := range []bool{false, true} {
-		cases, err := gemmCases(full)
+		cases, err := gemmCases(full, H200SMs)
 		if err != nil {
 			t.Fatal(err)
 		}

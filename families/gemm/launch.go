@@ -77,6 +77,8 @@ const (
 	PreBM      = 128 // prefill block tile rows
 	PreBN      = 128 // prefill block tile columns
 	PreThreads = 256
+	// PreRasterGroup is the number of M tiles per rasterization group.
+	PreRasterGroup = 8
 )
 
 // DecKernel names the decode baseline serving M (the registry's row whose
@@ -388,4 +390,81 @@ func GemmShapesOf(s *shapes.Set, only ...string) ([]string, []GemmShape, error) 
 		out = append(out, gs)
 	}
 	return names, out, nil
+}
+
+// DecGateSplits are the split counts the gate launches a decode case with:
+// the law's S, then S = 1 (the direct store), 3 (uneven splits) and 8 (two
+// rounds of the 4-at-a-time reduce) where G allows.
+func DecGateSplits(M, N, K, sms int) []int {
+	law := DecSplitK(M, N, K, sms)
+	Ss := []int{law}
+	for _, s := range []int{1, 3, 8} {
+		if s != law && s <= K/refimpl.GroupSize {
+			Ss = append(Ss, s)
+		}
+	}
+	return Ss
+}
+
+// The GEMM launch classes come in three facets per kernel, each of which
+// the suites cover in every combination the domain reaches: how the grid
+// and its reduction are cut (split count and reduce path, or M tiles and
+// rasterization groups), how M fills the tiles (partial op or M tile, odd
+// M, padding), and what the shape decides (partitions, odd G). Facets
+// rather than their full product keep the derived quick suite small while
+// every value of every dimension still runs on every kernel.
+
+// shapeClass is the shape facet of a kernel's launch.
+func shapeClass(kernel string, s GemmShape) string {
+	return fmt.Sprintf("%s P=%d oddG=%t", kernel, len(s.Parts), s.G()%2 == 1)
+}
+
+// DecLaunchClasses names the launch-geometry classes of one decode launch:
+// the split count's reduce path (none, the S = DecClusterS cluster reduce
+// at the law, one round of the ws reduce, several) and whether the last
+// split holds fewer groups; whether the last 8-row op tile is partial,
+// whether the kernel's op tiles are all used, odd M; partitions and odd G.
+func DecLaunchClasses(kernel string, s GemmShape, M, S int, atLaw bool) []string {
+	k, _ := kernels.Lookup(kernel)
+	red := "S=1"
+	switch {
+	case S == 1:
+	case S == DecClusterS && atLaw && k.Caps&kernels.Cluster != 0:
+		red = "S=2-cluster"
+	case S <= 4:
+		red = "S=2..4"
+	default:
+		red = "S>4"
+	}
+	G := s.G()
+	gps := (G + S - 1) / S
+	tiles, maxTiles := (M+7)/8, (max(k.MaxM, 1)+7)/8
+	return []string{
+		fmt.Sprintf("%s %s unevenSplit=%t", kernel, red, G%gps != 0),
+		fmt.Sprintf("%s partialOpTile=%t allOpTiles=%t oddM=%t", kernel, M%8 != 0, tiles == maxTiles, M%2 == 1),
+		shapeClass(kernel, s),
+	}
+}
+
+// PreLaunchClasses names the launch-geometry classes of one prefill
+// launch: one M tile, one rasterization group of them or several, whether
+// the last group is partial and whether the last M tile is; for the tiled
+// form whether tiled rows are padded, odd M; partitions and odd G.
+func PreLaunchClasses(kernel string, s GemmShape, M int) []string {
+	k, _ := kernels.Lookup(kernel)
+	numM := (M + PreBM - 1) / PreBM
+	tiles := "one"
+	switch {
+	case numM == 1:
+	case numM <= PreRasterGroup:
+		tiles = "one-group"
+	default:
+		tiles = "groups"
+	}
+	padded := k.Form == FormPreTiled && refimpl.PadRows(M) != M
+	return []string{
+		fmt.Sprintf("%s mtiles=%s partialGroup=%t partialTile=%t", kernel, tiles, numM > PreRasterGroup && numM%PreRasterGroup != 0, M%PreBM != 0),
+		fmt.Sprintf("%s padded=%t oddM=%t", kernel, padded, M%2 == 1),
+		shapeClass(kernel, s),
+	}
 }
