@@ -35,6 +35,7 @@ package bench
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -138,6 +139,18 @@ type Engine struct {
 	Dev    gpu.Device
 	Stream gpu.Stream
 	Cfg    Config
+	// Scrub, when set, enqueues a kernel that evicts the last-level cache
+	// (the isolated regime runs it before every timed launch).
+	Scrub func(s gpu.Stream) error
+	// Isolated also times every cold point's checked variants in the
+	// isolated regime (needs Scrub): IsolatedReps single launches each.
+	Isolated     bool
+	IsolatedReps int
+	// Clocks, when set, reads the device's clocks and throttle reasons;
+	// Measure records them before and after every point.
+	Clocks func() (results.ClockSample, []string, error)
+	// Flags are added to every record (e.g. FlagUnderProfiler).
+	Flags []string
 }
 
 // NewEngine makes an engine with its own non-blocking stream.
@@ -223,6 +236,8 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 		}
 		graphs = append(graphs, &timedGraph{name: v.Name, graph: g})
 	}
+	clocksBefore, _, clockErr := e.readClocks()
+	var isoSamples map[string][]float64 // the isolated regime's samples by variant name (and the control's)
 	// Check every variant's output before anything is timed.
 	checkCopies := CheckedCopies(p.Copies)
 	failed := make([]error, len(p.Variants))
@@ -243,6 +258,18 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 		if err := e.timeInterleaved(timed, n); err != nil {
 			return nil, fmt.Errorf("bench: %s %s M=%d: %w", p.Kernel, p.Shape, p.M, err)
 		}
+		if e.isolating(p) {
+			var iso []Variant
+			for i, v := range p.Variants {
+				if failed[i] == nil {
+					iso = append(iso, v)
+				}
+			}
+			iso = append(iso, arms[len(arms)-1])
+			if isoSamples, err = e.timeIsolated(iso); err != nil {
+				return nil, fmt.Errorf("bench: %s %s M=%d: isolated regime: %w", p.Kernel, p.Shape, p.M, err)
+			}
+		}
 		for i, v := range p.Variants {
 			if failed[i] == nil {
 				failed[i] = e.check(v, graphs[i], checkCopies, "after the timed replays")
@@ -262,11 +289,21 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 			return nil, err
 		}
 	}
+	var clocks *results.RecordClocks
+	if clockErr == nil {
+		if after, throttle, err := e.readClocks(); err == nil {
+			clocks = &results.RecordClocks{Before: clocksBefore, After: after, Throttle: throttle}
+		}
+	}
+	flags := append([]string{}, e.Flags...)
+	if clocks != nil && len(clocks.Throttle) > 0 {
+		flags = append(flags, results.FlagThrottled)
+	}
 	var recs []results.Record
 	for i, v := range p.Variants {
 		regime := cmp.Or(v.Regime, p.Regime)
 		r := results.Record{Suite: p.Suite, Kernel: p.Kernel, Variant: v.Name, Shape: p.Shape, M: p.M, Regime: regime,
-			Bytes: p.Bytes, Flops: p.Flops, Extra: cloneMap(p.Extra)}
+			Bytes: p.Bytes, Flops: p.Flops, Extra: cloneMap(p.Extra), Timing: results.TimingGraph, Clocks: clocks, Flags: slices.Clone(flags)}
 		r.Extra["calls_per_graph"] = float64(n)
 		r.Extra["copies"] = float64(p.Copies)
 		switch {
@@ -301,7 +338,116 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 		}
 		recs = append(recs, r)
 	}
+	if isoSamples != nil {
+		iso, err := isolatedRecords(recs, isoSamples, p.Variants[0].Name+" (control)")
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, iso...)
+	}
 	return recs, nil
+}
+
+// isolating reports whether point p is also timed in the isolated regime.
+func (e *Engine) isolating(p Point) bool {
+	return e.Isolated && e.Scrub != nil && p.Regime == Cold
+}
+
+// readClocks samples the clocks when the engine has a source.
+func (e *Engine) readClocks() (results.ClockSample, []string, error) {
+	if e.Clocks == nil {
+		return results.ClockSample{}, nil, fmt.Errorf("no clock source")
+	}
+	return e.Clocks()
+}
+
+// timeIsolated times each variant's single calls on buffer set 0, one
+// launch between two events with a cache scrub before each (outside the
+// events), interleaved round-robin over the variants for IsolatedReps
+// rounds. The host waits for each round, so no launch queues behind
+// another's events.
+func (e *Engine) timeIsolated(vs []Variant) (map[string][]float64, error) {
+	reps := max(e.IsolatedReps, e.Cfg.Reps)
+	a, b, err := e.eventPair()
+	if err != nil {
+		return nil, err
+	}
+	defer e.Dev.DestroyEvent(a)
+	defer e.Dev.DestroyEvent(b)
+	out := map[string][]float64{}
+	for r := 0; r < reps; r++ {
+		for _, v := range vs {
+			if err := e.Scrub(e.Stream); err != nil {
+				return nil, fmt.Errorf("scrub: %w", err)
+			}
+			if err := e.Dev.Record(a, e.Stream); err != nil {
+				return nil, err
+			}
+			if err := v.Enqueue(e.Stream, 0); err != nil {
+				return nil, fmt.Errorf("%s: %w", v.Name, err)
+			}
+			if err := e.Dev.Record(b, e.Stream); err != nil {
+				return nil, err
+			}
+			ms, err := e.Dev.Elapsed(a, b)
+			if err != nil {
+				return nil, fmt.Errorf("timing %s: %w", v.Name, err)
+			}
+			out[v.Name] = append(out[v.Name], float64(ms)*1000)
+		}
+	}
+	return out, nil
+}
+
+// isolatedRecords are the isolated regime's records of a point: a copy of
+// each timed (checked, passing) stream record with the isolated samples,
+// the baseline carrying the isolated control and the others a verdict
+// against the isolated baseline.
+func isolatedRecords(stream []results.Record, samples map[string][]float64, controlName string) ([]results.Record, error) {
+	if len(stream) == 0 {
+		return nil, nil
+	}
+	base := stream[0]
+	var control *results.Control
+	if s, ok := samples[base.Variant]; ok {
+		var err error
+		if control, err = results.NewControl(base.Variant, s, samples[controlName]); err != nil {
+			return nil, err
+		}
+	}
+	var out []results.Record
+	for i, sr := range stream {
+		s, ok := samples[sr.Variant]
+		if !ok || sr.Failed() || sr.Regime != Cold {
+			continue
+		}
+		r := sr
+		r.Regime, r.Timing = results.Isolated, results.TimingEvents
+		r.Control, r.Verdict = nil, ""
+		r.Extra = cloneMap(sr.Extra)
+		delete(r.Extra, "ratio_vs_baseline")
+		delete(r.Extra, "p_value")
+		r.Extra["calls_per_graph"], r.Extra["copies"] = 1, 1
+		r.Flags = slices.Clone(sr.Flags)
+		r.SamplesUS = s
+		if err := r.Derive(); err != nil {
+			return nil, err
+		}
+		switch {
+		case i == 0:
+			r.Control = control
+		case control != nil:
+			vd, err := stats.Compare(samples[base.Variant], s, control.SpreadPct)
+			if err != nil {
+				return nil, err
+			}
+			r.Verdict = vd.Call
+			r.Extra["ratio_vs_baseline"] = vd.Ratio
+			r.Extra["p_value"] = vd.PValue
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // eagerOnce runs every variant once, outside any capture, and waits for

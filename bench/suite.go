@@ -30,6 +30,9 @@ type Suite struct {
 	Doc    string
 	Run    func(c *Ctx) error
 	Laws   []Law // selection laws scored against the per-cell argmin after the run
+	// Isolated suites time their cold points in the isolated regime too,
+	// by default (bench2 --regimes).
+	Isolated bool
 }
 
 // Law is a selection law over one variant axis of a suite's kernel: Pick

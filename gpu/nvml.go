@@ -93,6 +93,36 @@ type nvmlLib struct {
 	// nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length);
 	// (optional: DriverVersion)
 	nvmlSystemGetDriverVersion func(version *byte, length uint32) nvmlReturn
+	// nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long *reasons);
+	// (optional: Sample's Throttle)
+	nvmlDeviceGetCurrentClocksThrottleReasons func(dev uintptr, reasons *uint64) nvmlReturn
+}
+
+// ThrottleReasons are the nvmlClocksThrottleReason* bits of nvml.h, by
+// name. Idle is not a slowdown of a running kernel and is not reported.
+var ThrottleReasons = []struct {
+	Bit  uint64
+	Name string
+}{
+	{0x2, "applications_clocks_setting"},
+	{0x4, "sw_power_cap"},
+	{0x8, "hw_slowdown"},
+	{0x10, "sync_boost"},
+	{0x20, "sw_thermal_slowdown"},
+	{0x40, "hw_thermal_slowdown"},
+	{0x80, "hw_power_brake_slowdown"},
+	{0x100, "display_clock_setting"},
+}
+
+// ThrottleNames names the set bits of an NVML throttle-reason mask.
+func ThrottleNames(mask uint64) []string {
+	var out []string
+	for _, r := range ThrottleReasons {
+		if mask&r.Bit != 0 {
+			out = append(out, r.Name)
+		}
+	}
+	return out
 }
 
 // symbols is the table of every entry point, in the order of the struct.
@@ -106,6 +136,7 @@ func (l *nvmlLib) symbols() []symbol {
 		{"nvmlDeviceGetTemperature", &l.nvmlDeviceGetTemperature, false},
 		{"nvmlDeviceGetPowerUsage", &l.nvmlDeviceGetPowerUsage, false},
 		{"nvmlSystemGetDriverVersion", &l.nvmlSystemGetDriverVersion, true},
+		{"nvmlDeviceGetCurrentClocksThrottleReasons", &l.nvmlDeviceGetCurrentClocksThrottleReasons, true},
 	}
 }
 
@@ -136,10 +167,13 @@ type NVML struct {
 // ClockSample is one reading of a device's clocks, temperature and power.
 // TempC and PowerW are -1 where the device does not report them.
 type ClockSample struct {
-	SMMHz  int     `json:"sm_mhz"`
-	MemMHz int     `json:"mem_mhz"`
-	TempC  int     `json:"temp_c"`
-	PowerW float64 `json:"power_w"`
+	// Throttle names the throttle reasons set at the sample (nil: none, or
+	// the driver does not report them).
+	Throttle []string `json:"throttle,omitempty"`
+	SMMHz    int      `json:"sm_mhz"`
+	MemMHz   int      `json:"mem_mhz"`
+	TempC    int      `json:"temp_c"`
+	PowerW   float64  `json:"power_w"`
 }
 
 // spec is how OpenNVML finds libnvidia-ml: NVMLLibraries, bound to l's
@@ -226,6 +260,12 @@ func (n *NVML) Sample(index int) (ClockSample, error) {
 		return s, fmt.Errorf("NVML device %d SM clock: %w", index, err)
 	}
 	s.SMMHz = int(v)
+	if l.nvmlDeviceGetCurrentClocksThrottleReasons != nil {
+		var mask uint64
+		if l.nvmlDeviceGetCurrentClocksThrottleReasons(h, &mask) == nvmlSuccess {
+			s.Throttle = ThrottleNames(mask)
+		}
+	}
 	if err := l.err("nvmlDeviceGetClockInfo", l.nvmlDeviceGetClockInfo(h, nvmlClockMem, &v)); err != nil {
 		return s, fmt.Errorf("NVML device %d memory clock: %w", index, err)
 	}

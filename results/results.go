@@ -49,10 +49,32 @@ import (
 const SchemaVersion = 1
 
 // Cache regimes of a record (docs/bench.md).
+//
+// Cold is the stream regime: calls back to back in one graph, rotating
+// through buffer sets of more than 3x the last-level cache, as serving
+// runs them. Isolated times each call alone, between events, after a
+// kernel has scrubbed the cache: no overlap with a neighbour's tail, no
+// prefetch from the previous call; what a profiler's flush-before-each-
+// kernel measurement sees (plus the launch gap inside the events).
 const (
-	Cold = "cold" // bytes touched per replay exceed 3x the last-level cache
-	Hot  = "hot"  // cache-resident, only where serving is cache-resident
+	Cold     = "cold"     // stream regime: bytes touched per rotation exceed 3x the last-level cache
+	Hot      = "hot"      // cache-resident, only where serving is cache-resident
+	Isolated = "isolated" // one call at a time after a cache scrub, each timed with its own events
 )
+
+// Timing modes of a record: how its samples were taken.
+const (
+	TimingGraph  = "graph"  // replays of a captured graph of N calls, per-call = replay / N
+	TimingEvents = "events" // one launch between two events, the scrub before it outside them
+)
+
+// RecordClocks are the device's clocks around one point's measurement and
+// the throttle reasons NVML reported (none: not throttled).
+type RecordClocks struct {
+	Before   ClockSample `json:"before"`
+	After    ClockSample `json:"after"`
+	Throttle []string    `json:"throttle,omitempty"`
+}
 
 // Gate statuses, as package gates writes them.
 const (
@@ -72,6 +94,32 @@ const (
 // the cold regime leaked (docs/bench.md).
 const FlagAboveRoofline = "above-roofline"
 
+// FlagUnderProfiler marks a record timed with a profiler or sanitizer
+// injected into the process (bench2 --allow-profiler): its times include
+// the tool's overhead.
+const FlagUnderProfiler = "under-profiler"
+
+// FlagThrottled marks a record during which the device reported a
+// throttle reason other than idle.
+const FlagThrottled = "throttled"
+
+// FlagRegimeLeaked marks the records of a run whose eviction check failed:
+// a streaming read at 3x and 6x the last-level cache disagreed, so the
+// rotation did not make every call cold.
+const FlagRegimeLeaked = "regime-leaked"
+
+// EvictionCheck is a run's proof that its stream (cold) rotation evicts
+// the last-level cache: one copy's per-call time rotated through 3x and
+// through 6x the cache, which agree within NoisePct when it does.
+type EvictionCheck struct {
+	BytesPerCall int64   `json:"bytes_per_call"`
+	Rot3xUS      float64 `json:"rot3x_us"`
+	Rot6xUS      float64 `json:"rot6x_us"`
+	DiffPct      float64 `json:"diff_pct"`  // 100 x (3x / 6x - 1)
+	NoisePct     float64 `json:"noise_pct"` // the two points' control spreads summed, at least 1
+	OK           bool    `json:"ok"`
+}
+
 // Document is one run.
 type Document struct {
 	Schema        int               `json:"schema"`
@@ -85,8 +133,14 @@ type Document struct {
 	Seed          uint64            `json:"seed"`
 	CodeObjects   map[string]string `json:"code_objects,omitempty"` // path -> sha256 (hex)
 	Ceilings      []Ceiling         `json:"ceilings,omitempty"`
-	Gates         []GateRecord      `json:"gates,omitempty"`
-	Records       []Record          `json:"records"`
+	// Eviction is the run's check that its stream rotation evicts the
+	// last-level cache (bench runs with cold points).
+	Eviction *EvictionCheck `json:"eviction,omitempty"`
+	// Profiler names the profiler or sanitizer injected into a bench run
+	// that was allowed to time under it ("" : none detected).
+	Profiler string       `json:"profiler,omitempty"`
+	Gates    []GateRecord `json:"gates,omitempty"`
+	Records  []Record     `json:"records"`
 
 	// Shard is set on a document that measured one deterministic part of a
 	// sweep (bench2 --shard); Planned then lists every point the whole
@@ -209,6 +263,13 @@ type Record struct {
 	// Device is the --device selector of the run that measured the record,
 	// in a document that merges several devices' runs ("" otherwise).
 	Device string `json:"device,omitempty"`
+
+	// Timing is how the samples were taken (TimingGraph, TimingEvents; ""
+	// in files written before it was recorded).
+	Timing string `json:"timing,omitempty"`
+	// Clocks are the clocks before and after the point and any throttling
+	// (nil where the device has no clock source, e.g. without NVML).
+	Clocks *RecordClocks `json:"clocks,omitempty"`
 
 	Flags   []string           `json:"flags,omitempty"`   // FlagAboveRoofline, ...
 	Control *Control           `json:"control,omitempty"` // identical-code control beside this rung

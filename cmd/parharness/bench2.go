@@ -87,8 +87,28 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	shardArg := fs.String("shard", "", "measure only part I/N of the sweep's points (point k goes to part k mod N); merge the parts with `parharness merge`")
 	devicesArg := fs.String("devices", "", "distribute the points over several devices, one child process each: all, or a list of indices or PCI bus ids")
 	deviceTimeout := fs.Duration("device-timeout", 2*time.Hour, "with --devices: longest one device's part may take before it is killed")
+	regimes := fs.String("regimes", "auto", "timing regimes of cold points: stream (graph replays through a rotation of 3x the last-level cache), stream,isolated (also each call alone after a cache scrub), or auto (the suite's default: both for dec and the producer suites)")
+	isoReps := fs.Int("isolated-reps", 30, "single timed launches per variant in the isolated regime")
+	allowProfiler := fs.Bool("allow-profiler", false, "time even under a profiler or sanitizer (every record is flagged under-profiler)")
 	if err := parse(fs, args[1:]); err != nil {
 		return ExitUsage, err
+	}
+	var isolated bool
+	switch *regimes {
+	case "auto":
+		isolated = suite.Isolated
+	case "stream":
+	case "stream,isolated", "isolated,stream":
+		isolated = true
+	default:
+		return ExitUsage, usagef("--regimes %q: want auto, stream or stream,isolated", *regimes)
+	}
+	if *isoReps < 4 {
+		return ExitUsage, usagef("--isolated-reps %d: at least 4", *isoReps)
+	}
+	profiler := gpu.ProfilerInjected(os.Environ())
+	if profiler != "" && !*allowProfiler {
+		return ExitUsage, usagef("a profiler or sanitizer is injected (%s): its overhead would be in every time; run without it, or pass --allow-profiler to time anyway with every record flagged", profiler)
 	}
 	shard, err := parseShard(*shardArg)
 	if err != nil {
@@ -124,6 +144,10 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		return ExitUsage, err
 	}
 	defer eng.Close()
+	eng.IsolatedReps = *isoReps
+	if profiler != "" {
+		eng.Flags = append(eng.Flags, results.FlagUnderProfiler)
+	}
 	version, commit := toolVersion()
 	doc := &results.Document{Schema: results.SchemaVersion, Tool: version, Commit: commit,
 		Date: time.Now().UTC().Format(time.RFC3339), Command: append([]string{"parharness", "bench2"}, args...),
@@ -169,7 +193,12 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "clocks: not recorded (%v)\n", nvErr)
 	} else {
 		defer nv.Close()
+		eng.Clocks = func() (results.ClockSample, []string, error) {
+			s, err := nv.Sample(0)
+			return results.ClockSample{SMMHz: s.SMMHz, MemMHz: s.MemMHz, TempC: s.TempC, PowerW: s.PowerW}, s.Throttle, err
+		}
 	}
+	doc.Profiler = profiler
 
 	sample("before ceilings")
 	ceil, err := basics.MeasureCopyCeiling(ctx)
@@ -184,6 +213,27 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stdout, ", %s %.0f %s", c.Name, c.Value, c.Unit)
 	}
 	fmt.Fprintln(stdout)
+	// The stream regime's proof: a rotation of 3x the cache reads like one
+	// of 6x (else the cold figures are partly warm).
+	ev, err := basics.EvictionCheck(ctx)
+	if err != nil {
+		writePartial("eviction check: " + err.Error())
+		return ExitFail, fmt.Errorf("eviction check: %v", err)
+	}
+	doc.Eviction = ev
+	verdict := "agree: the rotation evicts"
+	if !ev.OK {
+		verdict = "DISAGREE: the stream regime leaked (cold records flagged " + results.FlagRegimeLeaked + ")"
+		eng.Flags = append(eng.Flags, results.FlagRegimeLeaked)
+	}
+	fmt.Fprintf(stdout, "eviction check: 16 MiB copy rotated through 3x LLC %.2f us, 6x LLC %.2f us: %+.2f%% (noise %.2f%%): %s\n", ev.Rot3xUS, ev.Rot6xUS, ev.DiffPct, ev.NoisePct, verdict)
+	if isolated {
+		scrub, err := basics.NewScrub(ctx)
+		if err != nil {
+			return ExitFail, fmt.Errorf("isolated regime: %v", err)
+		}
+		eng.Scrub, eng.Isolated = scrub, true
+	}
 	sample("before " + suite.Name)
 	if err := suite.Run(ctx); err != nil {
 		sample("after " + suite.Name)

@@ -3,6 +3,7 @@ package basics
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/parharness/parharness/bench"
@@ -63,9 +64,15 @@ func copyGrid(dev gpu.Device, n int64) gpu.Dim3 {
 // variant is slower by less (its purpose is only to be slower: the A/B
 // protocol's positive control).
 func CopyPoint(c *bench.Ctx, size int64, extraPct int) (bench.Point, error) {
+	return copyPointRotating(c, size, extraPct, bench.ColdFactor)
+}
+
+// copyPointRotating is CopyPoint with a rotation of factor x the
+// last-level cache.
+func copyPointRotating(c *bench.Ctx, size int64, extraPct int, factor int64) (bench.Point, error) {
 	llc := c.Dev.Info().LLCBytes
 	footprint := 2 * size
-	copies := bench.CopiesFor(footprint, llc)
+	copies := int(factor*int64(llc)/footprint) + 1
 	src, err := c.Alloc(int64(copies) * size)
 	if err != nil {
 		return bench.Point{}, err
@@ -197,4 +204,62 @@ func MeasureCopyCeiling(c *bench.Ctx) (results.Ceiling, error) {
 	}
 	return results.Ceiling{Name: results.CeilingCopyGBps, Value: r.GBps, Unit: "GB/s",
 		How: fmt.Sprintf("copy_v4 1 GiB -> 1 GiB, 16-byte vectors, read+write bytes over the graph-timed trimmed mean (%.1f us/call, cold)", r.TrimmedMeanUS)}, nil
+}
+
+// NewScrub returns the isolated regime's cache scrub: copy_v4 over two
+// buffers of twice the last-level cache each, so every line a timed
+// launch could find resident has been replaced (4x the cache moves).
+func NewScrub(c *bench.Ctx) (func(gpu.Stream) error, error) {
+	llc := int64(c.Dev.Info().LLCBytes)
+	if llc <= 0 {
+		return nil, fmt.Errorf("scrub: the device's last-level cache size is unknown")
+	}
+	size := 2 * llc / 16 * 16
+	src, err := c.Alloc(size)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := c.Alloc(size)
+	if err != nil {
+		return nil, err
+	}
+	n := size / 16
+	f, err := c.Launcher("copy_v4", copyGrid(c.Dev, n), gpu.D1(256), 0, func(int) []any { return []any{src, dst, uint64(n)} })
+	if err != nil {
+		return nil, err
+	}
+	return func(s gpu.Stream) error { return f(s, 0) }, nil
+}
+
+// EvictionCheck shows that the stream regime's rotation evicts: the same
+// copy (8 MiB each way per call) rotated through 3x and through 6x the
+// last-level cache must run at the same speed, within the sum of the two
+// points' control spreads (at least 1%). If a 3x rotation left part of
+// the data resident, the 3x point would read faster.
+func EvictionCheck(c *bench.Ctx) (*results.EvictionCheck, error) {
+	const size = 8 << 20
+	var us [2]float64
+	var spread [2]float64
+	for i, factor := range []int64{3, 6} {
+		p, err := copyPointRotating(c, size, 0, factor)
+		if err != nil {
+			return nil, err
+		}
+		p.Shape = fmt.Sprintf("8MiB rotated %dx LLC", factor)
+		recs, err := c.Engine.Measure(p)
+		if err != nil {
+			return nil, err
+		}
+		r := recs[0]
+		if r.Failed() {
+			return nil, fmt.Errorf("eviction check: the copy failed its output check: %s", r.Check.Reason)
+		}
+		us[i] = r.TrimmedMeanUS
+		if r.Control != nil {
+			spread[i] = r.Control.SpreadPct
+		}
+	}
+	diff := 100 * (us[0]/us[1] - 1)
+	noise := max(spread[0]+spread[1], 1)
+	return &results.EvictionCheck{BytesPerCall: 2 * size, Rot3xUS: us[0], Rot6xUS: us[1], DiffPct: diff, NoisePct: noise, OK: math.Abs(diff) <= noise}, nil
 }

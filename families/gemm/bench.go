@@ -54,7 +54,7 @@ func init() {
 		}
 		return func(c regret.Cell) string { return picks[c] }
 	}}
-	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: []bench.Law{law}})
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: []bench.Law{law}})
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite})
 }
 
@@ -288,16 +288,18 @@ func peerRow(c *bench.Ctx, lt gpu.VendorGEMM, ltErr error, suite, label string, 
 		c.Skipf("%s %s M=%d: vendor peer (cuBLASLt or hipBLASLt): %v", suite, label, M, ltErr)
 		return
 	}
-	rec, err := bench.MeasurePeerGEMM(c, lt, gpu.GemmFP8, suite, label, M, s.N(), s.K, bench.Cold)
+	recs, err := bench.MeasurePeerGEMM(c, lt, gpu.GemmFP8, suite, label, M, s.N(), s.K, bench.Cold)
 	if err != nil {
 		c.Skipf("%s %s M=%d: fp8 peer: %v", suite, label, M, err)
 		return
 	}
-	if rec.Extra == nil {
-		rec.Extra = map[string]float64{}
+	for _, rec := range recs {
+		if rec.Extra == nil {
+			rec.Extra = map[string]float64{}
+		}
+		rec.Extra["K"], rec.Extra["N"] = float64(s.K), float64(s.N())
+		c.AddRecords(rec)
 	}
-	rec.Extra["K"], rec.Extra["N"] = float64(s.K), float64(s.N())
-	c.AddRecords(rec)
 }
 
 // gemmPoint is the measured point of a GEMM suite (dec or pre) at one

@@ -81,7 +81,7 @@ func init() {
 			bytes:    tokBytes, needs: needs{records: true, shuffle: true}},
 	} {
 		s := s
-		bench.RegisterSuite(bench.Suite{Family: Family, Name: s.name, Doc: s.doc, Run: func(c *bench.Ctx) error { return runProducerSuite(c, s) }})
+		bench.RegisterSuite(bench.Suite{Family: Family, Name: s.name, Isolated: true, Doc: s.doc, Run: func(c *bench.Ctx) error { return runProducerSuite(c, s) }})
 	}
 }
 
@@ -107,7 +107,7 @@ func init() {
 			return vs
 		},
 		bytes: passABytes, needs: needs{records: true}}
-	bench.RegisterSuite(bench.Suite{Family: Family, Name: s.name, Doc: s.doc, Run: func(c *bench.Ctx) error { return runProducerSuite(c, s) }, Laws: []bench.Law{law}})
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: s.name, Isolated: true, Doc: s.doc, Run: func(c *bench.Ctx) error { return runProducerSuite(c, s) }, Laws: []bench.Law{law}})
 }
 
 // passABytes is pass A's traffic: bf16 rows in, P rotated bf16 rows and

@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/results"
+)
+
+// The isolated regime: every timed launch follows a scrub (outside its
+// events), each variant that passed its check gets a second record with
+// the events' samples, regime isolated and timing events, and the
+// baseline's isolated record carries its own control.
+func TestIsolatedRegime(t *testing.T) {
+	d := &fakeDevice{}
+	scrubs, coldCalls := 0, 0
+	cold := false
+	iso := func(name string, us float64) func(gpu.Stream, int) error {
+		captured := call(d, name, us)
+		return func(s gpu.Stream, k int) error {
+			if d.capturing != nil || d.captures == 0 {
+				return captured(s, k)
+			}
+			cost := us
+			if cold { // a call right after a scrub reads from memory: 20% slower here
+				cost *= 1.2
+				coldCalls++
+			}
+			cold = false
+			d.clock += cost
+			return nil
+		}
+	}
+	e := &Engine{Dev: d, Stream: 1, Cfg: Config{MinCalls: 8, MinGraphUS: 50, Warmup: time.Millisecond, Reps: 6},
+		Isolated: true, IsolatedReps: 9,
+		Scrub: func(gpu.Stream) error { scrubs++; cold = true; d.clock += 100; return nil },
+		Clocks: func() (results.ClockSample, []string, error) {
+			return results.ClockSample{SMMHz: 1980, MemMHz: 3201}, []string{"sw_power_cap"}, nil
+		},
+		Flags: []string{results.FlagUnderProfiler}}
+	var ca, cb checkLog
+	p := Point{Suite: "s", Kernel: "k", Shape: "x", M: 1, Regime: Cold, Copies: 4, Footprint: 50 << 20, Bytes: 1000,
+		Variants: []Variant{
+			{Name: "A", Enqueue: iso("A", 1.0), Check: ca.check()},
+			{Name: "B", Enqueue: iso("B", 2.0), Check: cb.check()},
+		}}
+	recs, err := e.Measure(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 4 {
+		t.Fatalf("%d records, want 2 stream + 2 isolated", len(recs))
+	}
+	if scrubs != 9*3 || coldCalls != 9*3 {
+		t.Errorf("%d scrubs, %d cold calls; want one per isolated launch (9 reps x 3 arms)", scrubs, coldCalls)
+	}
+	keys := map[string]bool{}
+	for i, r := range recs {
+		keys[r.Key()] = true
+		wantRegime, wantTiming := Cold, results.TimingGraph
+		if i >= 2 {
+			wantRegime, wantTiming = results.Isolated, results.TimingEvents
+		}
+		if r.Regime != wantRegime || r.Timing != wantTiming {
+			t.Errorf("record %d: regime %q timing %q, want %q %q", i, r.Regime, r.Timing, wantRegime, wantTiming)
+		}
+		if r.Clocks == nil || r.Clocks.Before.SMMHz != 1980 || !slices.Contains(r.Flags, results.FlagThrottled) || !slices.Contains(r.Flags, results.FlagUnderProfiler) {
+			t.Errorf("record %d: clocks %+v flags %v", i, r.Clocks, r.Flags)
+		}
+	}
+	if len(keys) != 4 {
+		t.Errorf("records share keys: %v", keys)
+	}
+	a, b := recs[2], recs[3]
+	if len(a.SamplesUS) != 9 || math.Abs(a.TrimmedMeanUS-1.2) > 1e-3 || math.Abs(b.TrimmedMeanUS-2.4) > 1e-3 {
+		t.Errorf("isolated samples: A %v (%.3f), B %.3f; want 9 samples of 1.2, and 2.4 (the scrub outside the events)", a.SamplesUS, a.TrimmedMeanUS, b.TrimmedMeanUS)
+	}
+	if a.Control == nil || b.Verdict != "slower" {
+		t.Errorf("isolated control %+v, B verdict %q", a.Control, b.Verdict)
+	}
+	if math.Abs(recs[0].TrimmedMeanUS-1.0) > 0.01 {
+		t.Errorf("stream record of A: %.3f us, want 1.0 (warm calls back to back)", recs[0].TrimmedMeanUS)
+	}
+}
