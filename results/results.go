@@ -244,7 +244,7 @@ type Record struct {
 	Variant string `json:"variant"`
 	Shape   string `json:"shape"`
 	M       int    `json:"m"`
-	Regime  string `json:"regime"` // Cold or Hot
+	Regime  string `json:"regime"` // Cold (the stream regime), Hot or Isolated
 
 	SamplesUS     []float64 `json:"samples_us"` // per-call µs, one per rep, in the order measured
 	MedianUS      float64   `json:"median_us"`
@@ -424,8 +424,8 @@ func (d *Document) Validate() error {
 		if len(missing) > 0 {
 			add("%s: no %s", where, strings.Join(missing, ", "))
 		}
-		if r.Regime != Cold && r.Regime != Hot {
-			add("%s: regime %q, want %q or %q", where, r.Regime, Cold, Hot)
+		if r.Regime != Cold && r.Regime != Hot && r.Regime != Isolated {
+			add("%s: regime %q, want %q, %q or %q", where, r.Regime, Cold, Hot, Isolated)
 		}
 		if r.M < 0 {
 			add("%s: M is %d", where, r.M)

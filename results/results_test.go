@@ -215,7 +215,7 @@ func TestReadErrors(t *testing.T) {
 		{"trailing data", s + "{}", nil, []string{"after top-level value"}},
 		{"wrong type", strings.Replace(s, `"m": 8,`, `"m": "8",`, 1), nil, []string{"field records.m: cannot use JSON string as Go int"}},
 		{"duplicate keys", dupDoc, ErrInvalid, []string{"record 1 (decode/w4a8_gemm/shape=mlp_down/M=1/variant=v2/regime=cold): duplicate key, also record 0"}},
-		{"bad regime", strings.Replace(s, `"regime": "hot"`, `"regime": "warm"`, 1), ErrInvalid, []string{`regime "warm", want "cold" or "hot"`}},
+		{"bad regime", strings.Replace(s, `"regime": "hot"`, `"regime": "warm"`, 1), ErrInvalid, []string{`regime "warm", want "cold", "hot" or "isolated"`}},
 		{"bad status", strings.Replace(s, `"status": "PASS"`, `"status": "ok"`, 1), ErrInvalid, []string{`status "ok", want PASS, FAIL, SKIP or ERROR`}},
 		{"zero sample", strings.Replace(s, `"samples_us": [1.892,`, `"samples_us": [0,`, 1), ErrInvalid, []string{"samples_us[0] is 0"}},
 	} {

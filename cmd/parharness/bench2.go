@@ -228,10 +228,11 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	fmt.Fprintf(stdout, "eviction check: 16 MiB copy rotated through 3x LLC %.2f us, 6x LLC %.2f us: %+.2f%% (noise %.2f%%): %s\n", ev.Rot3xUS, ev.Rot6xUS, ev.DiffPct, ev.NoisePct, verdict)
 	if isolated {
-		scrub, err := basics.NewScrub(ctx)
+		scrub, free, err := basics.NewScrub(ctx)
 		if err != nil {
 			return ExitFail, fmt.Errorf("isolated regime: %v", err)
 		}
+		defer free()
 		eng.Scrub, eng.Isolated = scrub, true
 	}
 	sample("before " + suite.Name)

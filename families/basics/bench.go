@@ -208,27 +208,36 @@ func MeasureCopyCeiling(c *bench.Ctx) (results.Ceiling, error) {
 
 // NewScrub returns the isolated regime's cache scrub: copy_v4 over two
 // buffers of twice the last-level cache each, so every line a timed
-// launch could find resident has been replaced (4x the cache moves).
-func NewScrub(c *bench.Ctx) (func(gpu.Stream) error, error) {
+// launch could find resident has been replaced (4x the cache moves). The
+// buffers outlive the points (Ctx.Alloc's are freed after each): free
+// releases them.
+func NewScrub(c *bench.Ctx) (scrub func(gpu.Stream) error, free func(), err error) {
 	llc := int64(c.Dev.Info().LLCBytes)
 	if llc <= 0 {
-		return nil, fmt.Errorf("scrub: the device's last-level cache size is unknown")
+		return nil, nil, fmt.Errorf("scrub: the device's last-level cache size is unknown")
 	}
 	size := 2 * llc / 16 * 16
-	src, err := c.Alloc(size)
-	if err != nil {
-		return nil, err
+	var bufs []gpu.Ptr
+	free = func() {
+		for _, p := range bufs {
+			c.Dev.Free(p)
+		}
 	}
-	dst, err := c.Alloc(size)
-	if err != nil {
-		return nil, err
+	for range 2 {
+		p, err := c.Dev.Malloc(int(size))
+		if err != nil {
+			free()
+			return nil, nil, fmt.Errorf("scrub: allocating %d bytes: %w", size, err)
+		}
+		bufs = append(bufs, p)
 	}
 	n := size / 16
-	f, err := c.Launcher("copy_v4", copyGrid(c.Dev, n), gpu.D1(256), 0, func(int) []any { return []any{src, dst, uint64(n)} })
+	f, err := c.Launcher("copy_v4", copyGrid(c.Dev, n), gpu.D1(256), 0, func(int) []any { return []any{bufs[0], bufs[1], uint64(n)} })
 	if err != nil {
-		return nil, err
+		free()
+		return nil, nil, err
 	}
-	return func(s gpu.Stream) error { return f(s, 0) }, nil
+	return func(s gpu.Stream) error { return f(s, 0) }, free, nil
 }
 
 // EvictionCheck shows that the stream regime's rotation evicts: the same
