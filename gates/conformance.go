@@ -392,12 +392,22 @@ func (g *paroGoldens) check(r Reporter, rd paroReading) {
 	if got := d.LinearPrefixes(); !slices.Equal(got, want) {
 		r.Failf("conformance: %s: the loader lists the linears %s, the manifest %s", m.Checkpoint.File, strings.Join(got, ", "), strings.Join(want, ", "))
 	}
+	var sum conformanceSummary
 	for _, c := range g.cases {
-		g.checkCase(r, d, c, rd)
+		g.checkCase(r, d, c, rd, &sum)
 	}
+	r.Metric("conformance/worst_rel", sum.worstRel)
+	r.Metric("conformance/mismatches", float64(sum.mismatches))
 }
 
-func (g *paroGoldens) checkCase(r Reporter, d *checkpoint.Dir, c *paroGoldenCase, rd paroReading) {
+// conformanceSummary is the headline over all cases: the largest relative
+// figure of xr and y, and the count of exact values that differ.
+type conformanceSummary struct {
+	worstRel   float64
+	mismatches int
+}
+
+func (g *paroGoldens) checkCase(r Reporter, d *checkpoint.Dir, c *paroGoldenCase, rd paroReading, sum *conformanceSummary) {
 	ws := make([]*refimpl.QWeight, c.P)
 	rots := make([]*refimpl.Rotation, c.P)
 	for p, pr := range c.Projections {
@@ -422,8 +432,8 @@ func (g *paroGoldens) checkCase(r Reporter, d *checkpoint.Dir, c *paroGoldenCase
 				c.Name, pr.Prefix, l.K, l.N, l.Krot, l.Bits, c.K, pr.N, g.manifest.Checkpoint.Krot)
 			return
 		}
-		exactCodes(r, c.Name, fmt.Sprintf("q_p%d", p), rd.Codes(l), c.q[p], pr.N, "k", "n")
-		exactCodes(r, c.Name, fmt.Sprintf("z_p%d", p), rd.Zeros(l), c.z[p], pr.N, "g", "n")
+		sum.mismatches += exactCodes(r, c.Name, fmt.Sprintf("q_p%d", p), rd.Codes(l), c.q[p], pr.N, "k", "n")
+		sum.mismatches += exactCodes(r, c.Name, fmt.Sprintf("z_p%d", p), rd.Zeros(l), c.z[p], pr.N, "g", "n")
 		ws[p], rots[p] = rd.Weight(l), rd.Rotation(l)
 	}
 
@@ -436,10 +446,10 @@ func (g *paroGoldens) checkCase(r Reporter, d *checkpoint.Dir, c *paroGoldenCase
 			wdeq = append(wdeq, row...)
 		}
 	}
-	exactFloats(r, c, "wdeq", wdeq, c.wdeq)
+	sum.mismatches += exactFloats(r, c, "wdeq", wdeq, c.wdeq)
 
 	xr := rd.Forward(c.x, c.M, rots)
-	relRows(r, c, "xr", xr, c.xr, c.K, func(i int) string { return fmt.Sprintf("p=%d, m=%d", i/c.M, i%c.M) }, "k")
+	sum.worstRel = max(sum.worstRel, relRows(r, c, "xr", xr, c.xr, c.K, func(i int) string { return fmt.Sprintf("p=%d, m=%d", i/c.M, i%c.M) }, "k"))
 
 	merged, err := refimpl.MergeQWeights(ws...)
 	if err != nil {
@@ -447,15 +457,15 @@ func (g *paroGoldens) checkCase(r Reporter, d *checkpoint.Dir, c *paroGoldenCase
 		return
 	}
 	y := refimpl.GEMMRef(xr, c.M, merged, c.PartitionSizes, refimpl.Subset{})
-	relRows(r, c, "y", y, c.y, c.N, func(i int) string { return fmt.Sprintf("m=%d", i) }, "n")
+	sum.worstRel = max(sum.worstRel, relRows(r, c, "y", y, c.y, c.N, func(i int) string { return fmt.Sprintf("m=%d", i) }, "n"))
 }
 
 // exactCodes compares codes [rows, width] element by element; the
-// mismatch count is the metric.
-func exactCodes(r Reporter, caseName, tensor string, got, want []uint8, width int, rowAxis, colAxis string) {
+// mismatch count is the metric, and the result.
+func exactCodes(r Reporter, caseName, tensor string, got, want []uint8, width int, rowAxis, colAxis string) int {
 	if len(got) != len(want) {
 		r.Failf("%s: %s: %d values, ParoQuant's has %d", caseName, tensor, len(got), len(want))
-		return
+		return len(want)
 	}
 	bad, first := 0, -1
 	for i := range got {
@@ -471,13 +481,15 @@ func exactCodes(r Reporter, caseName, tensor string, got, want []uint8, width in
 		r.Failf("%s: %s: %d of %d values differ from ParoQuant's; first at [%s=%d, %s=%d]: got %d, want %d",
 			caseName, tensor, bad, len(got), rowAxis, first/width, colAxis, first%width, got[first], want[first])
 	}
+	return bad
 }
 
-// exactFloats compares float64 values [N, K] bit for bit.
-func exactFloats(r Reporter, c *paroGoldenCase, tensor string, got, want []float64) {
+// exactFloats compares float64 values [N, K] bit for bit and returns the
+// count that differ.
+func exactFloats(r Reporter, c *paroGoldenCase, tensor string, got, want []float64) int {
 	if len(got) != len(want) {
 		r.Failf("%s: %s: %d values, the reference file has %d", c.Name, tensor, len(got), len(want))
-		return
+		return len(want)
 	}
 	bad, first := 0, -1
 	for i := range got {
@@ -493,16 +505,17 @@ func exactFloats(r Reporter, c *paroGoldenCase, tensor string, got, want []float
 		r.Failf("%s: %s: %d of %d values differ from AutoAWQ's (compared bit for bit); first at [n=%d, k=%d]: got %v, want %v",
 			c.Name, tensor, bad, len(got), first/c.K, first%c.K, got[first], want[first])
 	}
+	return bad
 }
 
 // relRows compares got with ref in the manifest's metric: rows of width w,
 // every row's ‖d‖₂ ≤ tol·‖ref‖₂, and max|d| ≤ tol·max|ref| over the whole
 // tensor. It records the worst row's ‖d‖₂/‖ref‖₂ and max|d|/max|ref|, and
-// names the worst offending row and element.
-func relRows(r Reporter, c *paroGoldenCase, tensor string, got, ref []float64, w int, rowName func(int) string, colAxis string) {
+// names the worst offending row and element. It returns the larger figure.
+func relRows(r Reporter, c *paroGoldenCase, tensor string, got, ref []float64, w int, rowName func(int) string, colAxis string) float64 {
 	if len(got) != len(ref) {
 		r.Failf("%s: %s: %d values, ParoQuant's has %d", c.Name, tensor, len(got), len(ref))
-		return
+		return math.Inf(1)
 	}
 	d := make([]float64, len(got))
 	for i := range got {
@@ -550,6 +563,7 @@ func relRows(r Reporter, c *paroGoldenCase, tensor string, got, ref []float64, w
 		r.Failf("%s: %s: max|d| = %.3g at [%s, %s=%d] (got %.17g, want %.17g) exceeds %g·max|ref| = %g·%.6g",
 			c.Name, tensor, math.Abs(d[i]), rowName(i/w), colAxis, i%w, got[i], ref[i], conformanceTol, conformanceTol, math.Abs(ref[j]))
 	}
+	return max(worst, maxRel)
 }
 
 // identityConformance runs the conformance check on the embedded data as

@@ -22,8 +22,9 @@ import (
 
 // conformanceMetrics is the number of metrics the check records: per case
 // q and z mismatches per projection, wdeq mismatches, and two figures each
-// for xr and y (c0 and c1 have one projection, c2 three).
-const conformanceMetrics = (2 + 5) + (2 + 5) + (6 + 5)
+// for xr and y (c0 and c1 have one projection, c2 three); and the two
+// headline figures over all cases.
+const conformanceMetrics = (2 + 5) + (2 + 5) + (6 + 5) + 2
 
 var conformanceCases = []string{"c0_down_K256_N128", "c1_oproj_K384_N256", "c2_qkv_K256_N256_P3"}
 
@@ -295,7 +296,14 @@ func TestConformanceCatchesMisreadings(t *testing.T) {
 			minRel := math.Inf(1)
 			for name, v := range res.Metrics {
 				parts := strings.Split(name, "/") // conformance/CASE/TENSOR/FIGURE
-				tensor := parts[2]                // q_p0 and z_p1 count as q and z
+				if len(parts) == 2 {              // the headline over all cases
+					exactBad := slices.ContainsFunc(failing, func(s string) bool { return s == "q" || s == "z" || s == "wdeq" })
+					if name == "conformance/mismatches" && (v != 0) != exactBad || name == "conformance/worst_rel" && !(v > 1e-3) {
+						t.Errorf("headline %s = %g", name, v)
+					}
+					continue
+				}
+				tensor := parts[2] // q_p0 and z_p1 count as q and z
 				if strings.HasPrefix(tensor, "q_p") || strings.HasPrefix(tensor, "z_p") {
 					tensor = tensor[:1]
 				}

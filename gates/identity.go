@@ -56,9 +56,10 @@ func init() {
 			"rotation, inverse, channel scales, AWQ unpack, zeros and partitions agree; " +
 			"and the loader, unpack, dequant, rotation and GEMM reference reproduce ParoQuant's own outputs on the embedded conformance checkpoint " +
 			"(q, z, W_deq exact; xr and y to 1e-12 per row)",
-		Suites: Quick | Full,
-		Device: false,
-		Run:    runIdentity,
+		Suites:   Quick | Full,
+		Device:   false,
+		Headline: []string{"conformance/worst_rel", "conformance/mismatches"},
+		Run:      runIdentity,
 	})
 }
 
