@@ -165,26 +165,27 @@ func loadParoGoldens(fsys fs.FS) (*paroGoldens, error) {
 // loadParoGoldensPinned is loadParoGoldens with the manifest's sha256
 // given (tests that alter the manifest pin their own).
 func loadParoGoldensPinned(fsys fs.FS, manifestSHA string) (*paroGoldens, error) {
-	read := func(name string, size int, sum string) ([]byte, error) {
+	// readPinned reads a file whose size (-1: any) and sha256 are given by
+	// by (the manifest, or the gate's pin of the manifest itself).
+	readPinned := func(name, by string, size int, sum string) ([]byte, error) {
 		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return nil, &goldenDataError{File: name, Problem: "cannot be read: " + err.Error(), Err: err}
 		}
 		if size >= 0 && len(b) != size {
-			return nil, &goldenDataError{File: name, Problem: fmt.Sprintf("%d bytes, the manifest says %d", len(b), size)}
+			return nil, &goldenDataError{File: name, Problem: fmt.Sprintf("%d bytes, %s says %d", len(b), by, size)}
 		}
 		if got := sha256.Sum256(b); hex.EncodeToString(got[:]) != sum {
-			return nil, &goldenDataError{File: name, Problem: fmt.Sprintf("sha256 %x, the manifest says %s: the file is corrupt or was changed", got, sum)}
+			return nil, &goldenDataError{File: name, Problem: fmt.Sprintf("sha256 %x, %s says %s: the file is corrupt or was changed", got, by, sum)}
 		}
 		return b, nil
 	}
+	read := func(name string, size int, sum string) ([]byte, error) {
+		return readPinned(name, "the manifest", size, sum)
+	}
 	const manifestName = "manifest.json"
-	mb, err := read(manifestName, -1, manifestSHA)
+	mb, err := readPinned(manifestName, "the gate's pin", -1, manifestSHA)
 	if err != nil {
-		var de *goldenDataError
-		if errors.As(err, &de) && de.Err == nil {
-			de.Problem = strings.Replace(de.Problem, "the manifest says", "the gate pins", 1)
-		}
 		return nil, err
 	}
 	g := &paroGoldens{}
@@ -304,6 +305,15 @@ func (c *paroCase) validate() error {
 		if pr.N != c.PartitionSizes[p] || c.PartitionColumns[p] != [2]int{off, off + pr.N} || pr.N <= 0 || pr.N%8 != 0 {
 			return fmt.Errorf("projection %d (%s): N=%d, partition size %d, columns %v: inconsistent (want columns [%d %d])",
 				p, pr.Prefix, pr.N, c.PartitionSizes[p], c.PartitionColumns[p], off, off+pr.N)
+		}
+		suffixes := []string{checkpoint.SufChannelScales, checkpoint.SufPairs, checkpoint.SufQWeight, checkpoint.SufQZeros, checkpoint.SufScales, checkpoint.SufTheta}
+		if len(pr.Tensors) != len(suffixes) {
+			return fmt.Errorf("projection %d (%s) lists %d tensors, want the %d of a 4-bit ParoQuant linear", p, pr.Prefix, len(pr.Tensors), len(suffixes))
+		}
+		for _, suf := range suffixes {
+			if _, ok := pr.Tensors[pr.Prefix+suf]; !ok {
+				return fmt.Errorf("projection %d lists no tensor %s", p, pr.Prefix+suf)
+			}
 		}
 		off += pr.N
 		want[fmt.Sprintf("q_p%d", p)] = struct {

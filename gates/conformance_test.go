@@ -123,6 +123,31 @@ func TestConformanceDataSHA256(t *testing.T) {
 	}
 }
 
+// The manifest's cases are the data README's: the same names, prefixes
+// and sizes.
+func TestConformanceCasesAreTheREADMEs(t *testing.T) {
+	g, err := loadParoGoldens(paroGoldensFS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"c0_down_K256_N128 K=256 M=4 N=[128] model.layers.0.mlp.down_proj.",
+		"c1_oproj_K384_N256 K=384 M=4 N=[256] model.layers.0.self_attn.o_proj.",
+		"c2_qkv_K256_N256_P3 K=256 M=4 N=[128 64 64] model.layers.1.self_attn.q_proj. model.layers.1.self_attn.k_proj. model.layers.1.self_attn.v_proj.",
+	}
+	var got []string
+	for _, c := range g.cases {
+		s := fmt.Sprintf("%s K=%d M=%d N=%v", c.Name, c.K, c.M, c.PartitionSizes)
+		for _, p := range c.Projections {
+			s += " " + p.Prefix
+		}
+		got = append(got, s)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("cases\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // misreading names one plausible wrong reading of a ParoQuant checkpoint.
 type misreading string
 
@@ -510,12 +535,18 @@ func TestConformanceDataErrors(t *testing.T) {
 				doc["tolerances"].(map[string]any)["rel_1e-12"].(map[string]any)["value"] = 1e-6
 			})
 			return paroManifestSHA256
-		}, "manifest.json", "the gate pins"},
+		}, "manifest.json", "the gate's pin says 0e066a4c"},
 		{"manifest with a looser tolerance, re-pinned", func(t *testing.T, m fstest.MapFS) string {
 			return editManifest(t, m, func(doc map[string]any) {
 				manifestFile(doc, 0, "y")["tolerance"].(map[string]any)["rel"] = 1e-6
 			})
 		}, "manifest.json", `case c0_down_K256_N128: file "y" has tolerance rel 1e-06, the check uses 1e-12`},
+		{"manifest without a projection's theta, re-pinned", func(t *testing.T, m fstest.MapFS) string {
+			return editManifest(t, m, func(doc map[string]any) {
+				pr := doc["cases"].([]any)[2].(map[string]any)["projections"].([]any)[1].(map[string]any)
+				delete(pr["tensors"].(map[string]any), "model.layers.1.self_attn.k_proj.theta")
+			})
+		}, "manifest.json", "case c2_qkv_K256_N256_P3: projection 1 (model.layers.1.self_attn.k_proj.) lists 5 tensors, want the 6"},
 		{"an array of the wrong shape, hash consistent", func(t *testing.T, m fstest.MapFS) string {
 			x := m["c0_down_K256_N128.x.npy"].Data
 			m["c0_down_K256_N128.xr.npy"] = &fstest.MapFile{Data: x}
