@@ -290,6 +290,8 @@ func misreader(mis misreading) paroReading {
 // Each misreading fails the check, on exactly the tensors it touches, in
 // every case, by far more than the tolerance; read correctly, the test's
 // reader passes.
+// (Swapping i and j is the flipped sign in disguise: rotating (j, i) by θ
+// is rotating (i, j) by −θ. Both are listed: a loader can make either.)
 func TestConformanceCatchesMisreadings(t *testing.T) {
 	for _, tc := range []struct {
 		mis   misreading
