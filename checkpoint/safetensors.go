@@ -503,18 +503,38 @@ func OpenDir(path string) (*Dir, error) {
 			return nil, fmt.Errorf("checkpoint: %s: no *.safetensors files", path)
 		}
 	}
-	d := &Dir{Path: path, where: map[string]*File{}}
+	var files []*File
 	for _, p := range paths {
 		f, err := Open(p)
 		if err != nil {
-			d.Close()
+			for _, f := range files {
+				f.Close()
+			}
 			return nil, err
 		}
+		files = append(files, f)
+	}
+	d, err := NewDir(path, files...)
+	if err != nil {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, err
+	}
+	return d, nil
+}
+
+// NewDir indexes files that are already open (Open, or Parse for files held
+// in memory, such as embedded test data) as one checkpoint named name. A
+// tensor name present in two files is an error (the files are then left
+// open, for the caller to close). Closing the Dir closes the files.
+func NewDir(name string, files ...*File) (*Dir, error) {
+	d := &Dir{Path: name, where: map[string]*File{}}
+	for _, f := range files {
 		d.files = append(d.files, f)
 		for _, n := range f.order {
 			if other, dup := d.where[n]; dup {
-				d.Close()
-				return nil, fmt.Errorf("checkpoint: tensor %s is in both %s and %s", n, other.Path, p)
+				return nil, fmt.Errorf("checkpoint: tensor %s is in both %s and %s", n, other.Path, f.Path)
 			}
 			d.where[n] = f
 		}

@@ -170,6 +170,40 @@ func TestDirShards(t *testing.T) {
 	}
 }
 
+// NewDir indexes in-memory files as one checkpoint, as OpenDir does files
+// on disk, and refuses a tensor held twice, naming both files.
+func TestNewDir(t *testing.T) {
+	ts := smallTensors()
+	parse := func(name string, ts []*Tensor) *File {
+		var b bytes.Buffer
+		if err := Encode(&b, ts, nil); err != nil {
+			t.Fatal(err)
+		}
+		f, err := Parse(name, b.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	d, err := NewDir("embedded", parse("a", ts[:2]), parse("b", ts[2:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if got := strings.Join(d.Names(), ","); got != "w.empty,w.f16,w.i32,w.scalar" {
+		t.Errorf("names %s", got)
+	}
+	if x, err := d.Tensor("w.scalar"); err != nil || x.Elements() != 1 {
+		t.Errorf("second file: %v", err)
+	}
+	if _, err := d.Tensor("nope"); err == nil || !strings.Contains(err.Error(), "not in embedded") {
+		t.Errorf("missing: %v", err)
+	}
+	if _, err := NewDir("embedded", parse("a", ts[:2]), parse("c", ts[:1])); err == nil || !strings.Contains(err.Error(), "w.f16 is in both a and c") {
+		t.Errorf("duplicate: %v", err)
+	}
+}
+
 // FuzzParse: no input makes Parse panic; every error is one line; an
 // accepted file's tensors all read back, and re-encoding them parses to the
 // same names and bytes.

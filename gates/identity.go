@@ -29,6 +29,11 @@ import (
 // zeros, the partition split and the checkpoint's tensor layout are all
 // consistent.
 //
+// Both sides are the project's code, so a convention they share cancels
+// out: the gate first runs the conformance check (conformance.go), which
+// compares the same loader, unpack, dequant, rotation and GEMM reference
+// with outputs of ParoQuant's own code on a small embedded checkpoint.
+//
 // Note: the full products would cost N·K rotations of weight rows; the gate
 // takes a few activation rows and a seeded subset of output columns per
 // partition (always including each partition's first and last column), and
@@ -48,10 +53,13 @@ func init() {
 		Name: "identity",
 		Proves: "y = rot(x ⊙ channel_scales)·dequant(Q)ᵀ equals x·W_effᵀ to rel ≤ 1e-12 in fp64 on every W4A8 linear " +
 			"of the TP=1 and TP=2 shapes (synthetic weights; with --checkpoint, the checkpoint's linears at the TP=1 shapes, every partition of a merged linear required): " +
-			"rotation, inverse, channel scales, AWQ unpack, zeros and partitions agree",
-		Suites: Quick | Full,
-		Device: false,
-		Run:    runIdentity,
+			"rotation, inverse, channel scales, AWQ unpack, zeros and partitions agree; " +
+			"and the loader, unpack, dequant, rotation and GEMM reference reproduce ParoQuant's own outputs on the embedded conformance checkpoint " +
+			"(q, z, W_deq exact; xr and y to 1e-12 per row)",
+		Suites:   Quick | Full,
+		Device:   false,
+		Headline: []string{"conformance/worst_rel", "conformance/mismatches"},
+		Run:      runIdentity,
 	})
 }
 
@@ -67,6 +75,7 @@ func runIdentity(t *T) {
 		plan = identityPlan{M: 8, Cols: 256}
 	}
 	start := time.Now()
+	identityConformance(t, paroGoldensFS())
 	if dir := t.Env().Checkpoint; dir != "" {
 		identityCheckpoint(t, dir, plan)
 	} else {

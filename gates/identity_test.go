@@ -22,6 +22,18 @@ func identityGate(t *testing.T) Gate {
 	return Gate{}
 }
 
+// identityRels is the identity's own metrics, without the conformance
+// check's.
+func identityRels(res Result) map[string]float64 {
+	out := map[string]float64{}
+	for name, v := range res.Metrics {
+		if strings.HasPrefix(name, "rel/") {
+			out[name] = v
+		}
+	}
+	return out
+}
+
 func TestIdentityGateSynthetic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("full-size synthetic weights")
@@ -30,13 +42,17 @@ func TestIdentityGateSynthetic(t *testing.T) {
 	if res.Status != Pass {
 		t.Fatalf("status %s: %s %v", res.Status, res.Reason, res.Failures)
 	}
-	if len(res.Metrics) != 12 { // 6 W4A8 linears x 2 TP sets
-		t.Errorf("%d metrics, want 12: %v", len(res.Metrics), res.Metrics)
+	rels := identityRels(res)
+	if len(rels) != 12 { // 6 W4A8 linears x 2 TP sets
+		t.Errorf("%d identity metrics, want 12: %v", len(rels), rels)
 	}
-	for name, rel := range res.Metrics {
+	for name, rel := range rels {
 		if !(rel <= identityTol) || rel == 0 {
 			t.Errorf("%s: rel %g", name, rel)
 		}
+	}
+	if n := len(res.Metrics) - len(rels); n != conformanceMetrics {
+		t.Errorf("%d conformance metrics, want %d: %v", n, conformanceMetrics, res.Metrics)
 	}
 	t.Logf("%.2fs; notes: %s", res.Seconds, strings.Join(res.Notes, " | "))
 }
@@ -103,7 +119,7 @@ func TestIdentityGateCheckpoint(t *testing.T) {
 		"model.language_model.layers.3.self_attn.v_proj.",
 	}, []int{1024, 12288, 1024, 1024})
 	res := RunGate(&Env{Seed: 1, Checkpoint: dir}, identityGate(t))
-	if res.Status != Pass || len(res.Metrics) != 1 || res.Metrics["rel/checkpoint/attn_qkv"] > identityTol {
+	if rels := identityRels(res); res.Status != Pass || len(rels) != 1 || !(rels["rel/checkpoint/attn_qkv"] <= identityTol) {
 		t.Fatalf("status %s %s %v metrics %v", res.Status, res.Reason, res.Failures, res.Metrics)
 	}
 	notes := strings.Join(res.Notes, "\n")
