@@ -557,8 +557,15 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 			t.RequireFilled(name+" "+tag, ws, 0xFF, "the cluster reduce never writes ws (proof it ran)")
 		} else {
 			t.Launch(kern, grid, block, 0, args...) // (also where the backend has no cluster launch)
-			if w := t.Download(ws); S > 1 && bytes.Count(w, []byte{0xFF}) == len(w) {
+			w := t.Download(ws)
+			if S > 1 && bytes.Count(w, []byte{0xFF}) == len(w) {
 				t.Failf("%s %s: the plain split-K launch left ws untouched: its reduce did not go through ws", name, tag)
+			}
+			// ws is sized for the largest S of the case: the launch's own
+			// extent ends earlier, and a write past it (one element is
+			// enough) would be inside the allocation, unseen by canaries.
+			if i := gates.FirstWritten(w, DecWorkspaceBytes(M, N, S)); i >= 0 {
+				t.Failf("%s %s: ws byte %d, past the %d bytes of its S=%d partials, was written", name, tag, i, DecWorkspaceBytes(M, N, S), S)
 			}
 		}
 		if S == law {
