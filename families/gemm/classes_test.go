@@ -180,3 +180,24 @@ func TestSuitesCoverEveryLaunchClass(t *testing.T) {
 		}
 	}
 }
+
+// The workspace is sized for a case's largest S: a launch at a smaller S
+// that writes one fp32 element past its own partials is inside the
+// allocation (canaries cannot see it) and must still fail.
+func TestWorkspaceOverrunOfOneElement(t *testing.T) {
+	const M, N = 5, 128
+	ws := make([]byte, DecWorkspaceBytes(M, N, 8))
+	for i := range ws {
+		ws[i] = 0xFF
+	}
+	for i := 0; i < DecWorkspaceBytes(M, N, 3); i++ {
+		ws[i] = 0
+	}
+	if err := wsPastExtent(ws, M, N, 3); err != nil {
+		t.Fatalf("a launch within its extent fails: %v", err)
+	}
+	ws[DecWorkspaceBytes(M, N, 3)] = 0 // one element past S=3's partials
+	if err := wsPastExtent(ws, M, N, 3); err == nil {
+		t.Fatal("an overrun of one element passes")
+	}
+}

@@ -564,8 +564,8 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 			// ws is sized for the largest S of the case: the launch's own
 			// extent ends earlier, and a write past it (one element is
 			// enough) would be inside the allocation, unseen by canaries.
-			if i := gates.FirstWritten(w, DecWorkspaceBytes(M, N, S)); i >= 0 {
-				t.Failf("%s %s: ws byte %d, past the %d bytes of its S=%d partials, was written", name, tag, i, DecWorkspaceBytes(M, N, S), S)
+			if err := wsPastExtent(w, M, N, S); err != nil {
+				t.Failf("%s %s: %v", name, tag, err)
 			}
 		}
 		if S == law {
@@ -715,6 +715,15 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 // gemmReference computes the fp64 reference (same codes and scales) with its
 // magnitude, and the reference from the unquantized activations, on the
 // case's subset.
+// wsPastExtent checks a poisoned (0xFF) workspace after a plain launch at
+// split S: nothing past its S partials [S, M, N] fp32 may be written.
+func wsPastExtent(ws []byte, M, N, S int) error {
+	if i := gates.FirstWritten(ws, DecWorkspaceBytes(M, N, S)); i >= 0 {
+		return fmt.Errorf("ws byte %d, past the %d bytes of its S=%d partials, was written", i, DecWorkspaceBytes(M, N, S), S)
+	}
+	return nil
+}
+
 // gemmSubset is the part of a case's output the reference computes and
 // the checks compare.
 func gemmSubset(c gemmCase, seed uint64) refimpl.Subset {
