@@ -114,6 +114,9 @@ type Env struct {
 	Full       bool   // running the full suite
 	Checkpoint string // --checkpoint DIR, "" for synthetic weights
 	Log        io.Writer
+	// FailFast stops a gate at its first failure (mutation runs: a killed
+	// mutant needs one failure, not all of them).
+	FailFast bool
 }
 
 // Reporter is what a check reports to: a gate's *T, or a bench's
@@ -184,6 +187,9 @@ func (t *T) Failf(format string, args ...any) {
 		t.res.Failures = append(t.res.Failures, msg)
 	} else if len(t.res.Failures) == maxFailures {
 		t.res.Failures = append(t.res.Failures, "(further failures not listed)")
+	}
+	if t.env != nil && t.env.FailFast {
+		panic(fatalSignal{})
 	}
 }
 

@@ -82,3 +82,12 @@ func TestUnavailableIsError(t *testing.T) {
 		t.Errorf("fail then unavailable: %s", r.Status)
 	}
 }
+
+// FailFast stops a gate at its first failure.
+func TestFailFastStopsAtFirstFailure(t *testing.T) {
+	after := false
+	r := RunGate(&Env{FailFast: true}, Gate{Name: "ff", Run: func(t *T) { t.Failf("first"); after = true; t.Failf("second") }})
+	if r.Status != Fail || after || len(r.Failures) != 1 || r.Reason != "first" {
+		t.Errorf("fail-fast: status %s, ran on %v, failures %v", r.Status, after, r.Failures)
+	}
+}

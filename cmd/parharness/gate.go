@@ -105,6 +105,7 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 	seed := fs.Uint64("seed", 0, "base seed for random inputs (0: derive from the clock; the seed is always recorded)")
 	watchdog := fs.Duration("watchdog", 120*time.Second, "longest wait for the device before declaring a kernel hung (0 disables)")
 	requireDev := fs.Bool("require-device", false, "count a device gate that SKIPs as a failure (use on GPU machines)")
+	failFast := fs.Bool("fail-fast", false, "stop each gate at its first failure (mutation runs)")
 	checkpoint := fs.String("checkpoint", "", "draw weights from this ParoQuant checkpoint directory instead of synthetic ones")
 	devicesArg := fs.String("devices", "", "run the suite on several devices in parallel, one child process each: all, or a list of indices or PCI bus ids")
 	deviceTimeout := fs.Duration("device-timeout", 30*time.Minute, "with --devices: longest one device's run may take before it is killed")
@@ -189,7 +190,7 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 	defer stop()
 
 	env := &gates.Env{Dev: denv.dev, DevErr: denv.devErr, Kernels: denv.loader, BuildDir: *buildDir, Seed: *seed, Full: *full,
-		Checkpoint: *checkpoint, Log: stdout}
+		Checkpoint: *checkpoint, Log: stdout, FailFast: *failFast}
 	var res []gates.Result
 	for _, g := range selected {
 		mu.Lock()
