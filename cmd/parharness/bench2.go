@@ -251,6 +251,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	flagged, _ := doc.FlagAboveRoofline(rooflineSlackPct)
 	printBenchTable(stdout, doc)
+	printPeerTable(stdout, doc, suite.Name)
 	for _, k := range flagged {
 		fmt.Fprintf(stdout, "FLAG above-roofline (cold regime leaked?): %s\n", k)
 	}
@@ -400,4 +401,28 @@ func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout
 		fmt.Fprintf(stdout, "results written to %s\n", jsonPath)
 	}
 	return code, nil
+}
+
+// printPeerTable sets each baseline beside the vendor library's record of
+// the same shape, M and regime: the figure a kernel must beat, per regime.
+func printPeerTable(w io.Writer, doc *results.Document, suite string) {
+	rows := doc.PeerRows(suite)
+	if len(rows) == 0 {
+		return
+	}
+	copyCeil, _ := doc.Ceiling(results.CeilingCopyGBps)
+	copyC := copyCeil.Value
+	fmt.Fprintf(w, "\n%s baselines beside the vendor peer (ratio < 1: faster than the peer):\n", suite)
+	t := newTable(w)
+	t.Header("regime", "shape", "M", "kernel", "us/call", "% copy", "peer", "peer us", "peer % copy", "ratio")
+	pct := func(gbps float64) string {
+		if copyC <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f%%", 100*gbps/copyC)
+	}
+	for _, r := range rows {
+		t.Append(r.Regime, r.Shape, r.M, r.Kernel+" "+r.Variant, fmt.Sprintf("%.2f", r.KernelUS), pct(r.KernelGBps), r.Peer, fmt.Sprintf("%.2f", r.PeerUS), pct(r.PeerGBps), fmt.Sprintf("%.3f", r.Ratio))
+	}
+	t.Render()
 }
