@@ -216,7 +216,7 @@ var commutative = map[string]bool{"__builtin_fmaf": true, "__builtin_fmaxf": tru
 
 // scaleNames are the scale and zero-point variables with numbered
 // siblings (gemm.hip's sc0/sc1, zs0/zs1 for columns n and n+8).
-var scaleNameRE = regexp.MustCompile(`^(sc|zs)([0-9])$`)
+var scaleNameRE = regexp.MustCompile(`^(sc|zs)([0-3])$`)
 
 // scaleArrays are the arrays and pointers of per-group scales, zero points
 // and row sums; groupIndex the identifiers that index their group.
