@@ -205,7 +205,11 @@ func WriteReport(w io.Writer, res *Results, notes []string) error {
 	fmt.Fprintf(&b, "| killed | %d |\n", s.Killed)
 	for _, k := range killedKinds {
 		if n := s.KilledBy[k]; n > 0 {
-			fmt.Fprintf(&b, "| &nbsp;&nbsp;%s | %d |\n", k, n)
+			label := k
+			if k == StatusKilled {
+				label = "killed (a gate FAILed)"
+			}
+			fmt.Fprintf(&b, "| &nbsp;&nbsp;%s | %d |\n", label, n)
 		}
 	}
 	for _, row := range []struct {
