@@ -21,7 +21,7 @@ func sampleResults() *Results {
 		Results: []Result{
 			{ID: "gemm-lt-to-le-0057dc", Operator: "lt-to-le", File: "families/gemm/gemm.hip", Line: 590, Func: "gemm_dec",
 				ChangedEntries: []string{"pq_gemm_dec_v1_m16", "pq_gemm_dec_v1_m32", "pq_gemm_dec_v1_m64", "pq_gemm_dec_v1_m8"},
-				Before: "for (int s = 0; s < 4; s++) {", After: "for (int s = 0; s <= 4; s++) {", Status: StatusKilled, Gate: "gemm",
+				Before:         "for (int s = 0; s < 4; s++) {", After: "for (int s = 0; s <= 4; s++) {", Status: StatusKilled, Gate: "gemm",
 				Failure: "pq_gemm_dec_v1_m8 qkv M=1 S=1 normal: rel 0.3 > 1.5 x floor | 2 NaN\nmore", Exit: exitCode(1), Seconds: 41},
 			{ID: "producers-max-to-min-b5a757", Operator: "max-to-min", File: "families/producers/producers.hip", Line: 61, Func: "warp_max",
 				Before: "v = __builtin_fmaxf(v, x);", After: "v = __builtin_fminf(v, x);", Status: StatusKilledTimeout, Gate: "producers",
