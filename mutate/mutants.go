@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -203,13 +204,22 @@ func stem(path string) string {
 // Generate returns the mutant list of the sources: for each file and
 // operator at most opt.PerOpFile sites, spread across the file's
 // functions (each pick goes to the function with the fewest mutants so
-// far, ties broken by the site's hash), sorted by file, position and
-// operator. The list depends only on the sources and the options.
+// far relative to the square root of its site count, ties broken by the
+// site's hash), sorted by file, position and operator. The list depends
+// only on the sources and the options.
 func Generate(srcs []*Source, opt Options) []Mutant {
 	var out []Mutant
 	for _, s := range srcs {
 		all := sites(s, opt)
 		used := map[string]int{}
+		size := map[string]int{} // sites per function, over every operator
+		for _, c := range all {
+			size[c.m.Func]++
+		}
+		// A function's share grows with the square root of its sites: every
+		// function with a site gets a first mutant before any gets a second,
+		// and a large body (the decode GEMM's) more than a two-line helper.
+		score := func(f string) float64 { return float64(used[f]) / math.Sqrt(float64(size[f])) }
 		for _, op := range Operators {
 			var cands []candidate
 			for _, c := range all {
@@ -224,8 +234,8 @@ func Generate(srcs []*Source, opt Options) []Mutant {
 			for k := 0; k < n; k++ {
 				best := 0
 				for i := 1; i < len(cands); i++ {
-					ui, ub := used[cands[i].m.Func], used[cands[best].m.Func]
-					if ui < ub || ui == ub && cands[i].rank < cands[best].rank {
+					si, sb := score(cands[i].m.Func), score(cands[best].m.Func)
+					if si < sb || si == sb && cands[i].rank < cands[best].rank {
 						best = i
 					}
 				}
