@@ -199,7 +199,7 @@ func WriteReport(w io.Writer, res *Results, notes []string) error {
 		fmt.Fprintf(&b, "\n**Partial run**: %s.\n", res.PartialReason)
 	}
 	if c := res.Control; c != nil {
-		fmt.Fprintf(&b, "\nControl (the unmutated build): %s in %.1f s (%s).\n", c.Status, c.Seconds, gateNames(c.Gates))
+		fmt.Fprintf(&b, "\nControl (the unmutated build): %s in %.1f s (%s).\n", clip(oneLine(c.Status), 400), c.Seconds, gateNames(c.Gates))
 	}
 	b.WriteString("\n## Summary\n\n| outcome | mutants |\n|---|---:|\n")
 	fmt.Fprintf(&b, "| killed | %d |\n", s.Killed)

@@ -167,7 +167,11 @@ type ControlError struct {
 func (e *ControlError) Error() string {
 	var bad []string
 	for _, g := range e.Gates {
-		if g.Status != results.Pass {
+		switch {
+		case g.Status == results.Pass:
+		case g.Reason == e.Reason || strings.HasSuffix(e.Reason, g.Reason):
+			bad = append(bad, g.Gate+" "+g.Status) // its reason is the one above
+		default:
 			bad = append(bad, fmt.Sprintf("%s %s: %s", g.Gate, g.Status, oneLine(g.Reason)))
 		}
 	}
