@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/parharness/parharness/gpu"
@@ -17,12 +18,15 @@ import (
 // selector's behaviour writes (or does not write) the document a real child
 // would, and the calls are recorded.
 type fakeChildren struct {
+	mu    sync.Mutex // the children run concurrently
 	calls [][]string
 	do    map[string]func(ctx context.Context, json string, args []string) (int, string)
 }
 
 func (f *fakeChildren) run(ctx context.Context, args []string) (int, string, error) {
+	f.mu.Lock()
 	f.calls = append(f.calls, args)
+	f.mu.Unlock()
 	sel := args[slices.Index(args, "--device")+1]
 	json := args[slices.Index(args, "--json")+1]
 	code, out := f.do[sel](ctx, json, args)
