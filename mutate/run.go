@@ -52,7 +52,7 @@ type RunConfig struct {
 	Arch    string // the device's code arch: the objects used ("sm_90a")
 	// GateCommand is the gate command's argv before the per-run flags
 	// (--only, --build, --json, --seed, --watchdog), e.g.
-	// [bin/parharness gate --quick --require-device].
+	// [bin/parharness gate --quick --require-device --fail-fast].
 	GateCommand []string
 	Env         []string      // extra environment for the gate processes
 	Jobs        int           // mutants at once

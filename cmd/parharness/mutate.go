@@ -28,7 +28,7 @@ var mutateGateCommand = func() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []string{self, "gate", "--quick", "--require-device"}, nil
+	return []string{self, "gate", "--quick", "--require-device", "--fail-fast"}, nil
 }
 
 func runMutate(args []string, stdout, stderr io.Writer) (int, error) {
