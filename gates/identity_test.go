@@ -103,7 +103,7 @@ func TestIdentityGateCheckpoint(t *testing.T) {
 		"model.language_model.layers.3.self_attn.v_proj.",
 	}, []int{1024, 12288, 1024, 1024})
 	res := RunGate(&Env{Seed: 1, Checkpoint: dir}, identityGate(t))
-	if res.Status != Pass || len(res.Metrics) != 1 || res.Metrics["rel/checkpoint/attn_qkv"] > identityTol {
+	if res.Status != Pass || len(res.Metrics) != 1 || res.Metrics["rel{shape=checkpoint/attn_qkv}"] > identityTol {
 		t.Fatalf("status %s %s %v metrics %v", res.Status, res.Reason, res.Failures, res.Metrics)
 	}
 	notes := strings.Join(res.Notes, "\n")

@@ -210,7 +210,7 @@ func (b *gemmBufs) check(name string, rr gemmRef) *bench.Check {
 				return err
 			}
 			var f gates.Findings
-			checkGEMMOut(&f, fmt.Sprintf("%s copy %d", what, k), got, b.M, b.s.N(), b.refAt(k, rr))
+			checkGEMMOut(&f, fmt.Sprintf("%s copy %d", what, k), gates.Case{}, got, b.M, b.s.N(), b.refAt(k, rr))
 			return f.Err()
 		},
 	}
