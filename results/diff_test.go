@@ -8,8 +8,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	"golang.org/x/perf/benchfmt"
 )
 
 // diffPair returns two runs covering every kind of diff row.
@@ -175,43 +173,6 @@ func TestDiffWarnings(t *testing.T) {
 	all := strings.Join(rep.Warnings, "\n")
 	if !strings.Contains(all, "devices differ") || !strings.Contains(all, "new run is partial (SIGINT)") {
 		t.Errorf("warnings: %q", all)
-	}
-}
-
-func TestBenchfmt(t *testing.T) {
-	doc := synthetic()
-	var buf bytes.Buffer
-	if err := WriteBenchfmt(&buf, doc); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, filepath.Join("testdata", "benchfmt.txt"), buf.Bytes())
-
-	// benchstat's reader accepts every line.
-	rd := benchfmt.NewReader(bytes.NewReader(buf.Bytes()), "run.txt")
-	n := 0
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.Result:
-			n++
-			if rec.GetConfig("device") != "NVIDIA H200 sm_90" {
-				t.Errorf("device config %q", rec.GetConfig("device"))
-			}
-			if _, ok := rec.Value("us/op"); !ok {
-				t.Errorf("%s: no us/op", rec.Name)
-			}
-		case *benchfmt.SyntaxError:
-			t.Errorf("benchfmt: %v", rec)
-		}
-	}
-	if err := rd.Err(); err != nil {
-		t.Fatal(err)
-	}
-	want := 0
-	for _, r := range doc.Records {
-		want += len(r.SamplesUS)
-	}
-	if n != want {
-		t.Errorf("benchfmt read %d results, want one per sample (%d)", n, want)
 	}
 }
 

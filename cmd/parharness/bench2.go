@@ -82,13 +82,19 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	device := deviceFlag(fs)
 	buildDir := fs.String("build", defaultBuildDir(), "code object directory")
 	watchdog := fs.Duration("watchdog", 120*time.Second, "longest wait for the device before declaring a kernel hung")
-	benchfmt := fs.Bool("benchfmt", false, "also print Go benchmark format lines (for benchstat)")
+	benchfmt := fs.Bool("benchfmt", false, "print only Go benchmark format lines on stdout (for benchstat; the tables go to stderr)")
 	shapesArg := fs.String("shapes", "qwen38-27b-tp2", "shapes file, or a built-in set name ("+strings.Join(shapes.Builtins(), ", ")+")")
 	shardArg := fs.String("shard", "", "measure only part I/N of the sweep's points (point k goes to part k mod N); merge the parts with `parharness merge`")
 	devicesArg := fs.String("devices", "", "distribute the points over several devices, one child process each: all, or a list of indices or PCI bus ids")
 	deviceTimeout := fs.Duration("device-timeout", 2*time.Hour, "with --devices: longest one device's part may take before it is killed")
 	if err := parse(fs, args[1:]); err != nil {
 		return ExitUsage, err
+	}
+	// --benchfmt: stdout is for benchstat alone, so everything a person
+	// reads goes to stderr.
+	var benchOut io.Writer
+	if *benchfmt {
+		benchOut, stdout = stdout, stderr
 	}
 	shard, err := parseShard(*shardArg)
 	if err != nil {
@@ -98,7 +104,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		if *device != "" || shard != nil {
 			return ExitUsage, usagef("--devices excludes --device and --shard (it picks both for each device)")
 		}
-		return benchOnDevices(args, *backend, *devicesArg, *jsonPath, *deviceTimeout, stdout)
+		return benchOnDevices(args, *backend, *devicesArg, *jsonPath, *deviceTimeout, stdout, benchOut)
 	}
 	ms, err := parseInts(*mList)
 	if err != nil {
@@ -215,8 +221,10 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	for _, s := range ctx.Skipped {
 		fmt.Fprintf(stdout, "skipped: %s\n", s)
 	}
-	if *benchfmt {
-		results.WriteBenchfmt(stdout, doc)
+	if benchOut != nil {
+		if err := results.WriteBenchfmt(benchOut, doc); err != nil {
+			return ExitFail, fmt.Errorf("writing benchfmt: %v", err)
+		}
 	}
 	stopInterrupt() // the complete document must not be overwritten by a partial one
 	if *jsonPath != "" {
@@ -290,7 +298,8 @@ func loadShapes(arg string) (*shapes.Set, error) {
 // with --device), in parallel, and merges the parts: each record names the
 // device that measured it, each point's control was measured on that
 // device beside it, and each device's ceilings are its run's.
-func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout time.Duration, stdout io.Writer) (int, error) {
+// benchOut, when not nil, gets the merged document in benchfmt.
+func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout time.Duration, stdout, benchOut io.Writer) (int, error) {
 	sels, dir, base, err := onDevices(args, backend, devicesArg, jsonPath)
 	if err != nil {
 		return ExitUsage, err
@@ -347,6 +356,11 @@ func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout
 			return ExitUsage, fmt.Errorf("writing %s: %v", jsonPath, err)
 		}
 		fmt.Fprintf(stdout, "results written to %s\n", jsonPath)
+	}
+	if benchOut != nil {
+		if err := results.WriteBenchfmt(benchOut, doc); err != nil {
+			return ExitFail, fmt.Errorf("writing benchfmt: %v", err)
+		}
 	}
 	return code, nil
 }

@@ -106,7 +106,7 @@ func runDiff(args []string, stdout, stderr io.Writer) (int, error) {
 func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("report", stderr)
 	svg := fs.String("svg", "", "write one SVG plot per (suite, kernel) into this directory")
-	bf := fs.Bool("benchfmt", false, "print Go benchmark format (for benchstat)")
+	bf := fs.Bool("benchfmt", false, "print only Go benchmark format lines (for benchstat), no tables")
 	pos, err := parsePositional(fs, args, 1, reportUsage)
 	if err != nil {
 		return ExitUsage, err
@@ -114,6 +114,14 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	doc, err := results.Read(pos[0])
 	if err != nil {
 		return ExitUsage, err
+	}
+	if *bf {
+		// stdout is for benchstat alone: no tables; the plots' paths, if
+		// any, go to stderr.
+		if err := results.WriteBenchfmt(stdout, doc); err != nil {
+			return ExitUsage, err
+		}
+		return writePlots(doc, *svg, stderr)
 	}
 	if len(doc.Gates) > 0 {
 		fmt.Fprintf(stdout, "gates: %d\n", len(doc.Gates))
@@ -124,19 +132,20 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(doc.Records) > 0 {
 		printBenchTable(stdout, doc)
 	}
-	if *bf {
-		if err := results.WriteBenchfmt(stdout, doc); err != nil {
-			return ExitUsage, err
-		}
+	return writePlots(doc, *svg, stdout)
+}
+
+// writePlots writes doc's plots into dir ("" for none) and lists them on w.
+func writePlots(doc *results.Document, dir string, w io.Writer) (int, error) {
+	if dir == "" {
+		return ExitOK, nil
 	}
-	if *svg != "" {
-		paths, err := results.Plot(doc, *svg)
-		if err != nil {
-			return ExitUsage, err
-		}
-		for _, p := range paths {
-			fmt.Fprintf(stdout, "wrote %s\n", p)
-		}
+	paths, err := results.Plot(doc, dir)
+	if err != nil {
+		return ExitUsage, err
+	}
+	for _, p := range paths {
+		fmt.Fprintf(w, "wrote %s\n", p)
 	}
 	return ExitOK, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parharness/parharness/internal/golden"
 	"github.com/parharness/parharness/results"
 )
 
@@ -64,5 +65,32 @@ func TestSplitArgs(t *testing.T) {
 	pos, flags := splitArgs(fs, []string{"--markdown", "old.json", "--noise", "3", "new.json", "--noise=4"})
 	if strings.Join(pos, " ") != "old.json new.json" || strings.Join(flags, " ") != "--markdown --noise 3 --noise=4" {
 		t.Errorf("pos %q flags %q", pos, flags)
+	}
+}
+
+// report --benchfmt prints benchfmt and nothing else (no table, no gate
+// list): benchstat reads every line as a benchmark, a configuration line
+// (device and suite only) or unit metadata.
+func TestReportBenchfmtOnly(t *testing.T) {
+	dir := t.TempDir()
+	doc := benchDoc(t, 1, results.Pass)
+	doc.Device = &results.Device{Backend: "cuda", Name: "NVIDIA H200", Arch: "sm_90", Driver: "580.159.04"}
+	doc.Seed = 42
+	p := filepath.Join(dir, "r.json")
+	if err := results.Write(p, doc); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "report", p, "--benchfmt")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	golden.Check(t, filepath.Join("testdata", "report-benchfmt.txt"), []byte(out))
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "Benchmark"), strings.HasPrefix(l, "Unit "),
+			strings.HasPrefix(l, "device: "), strings.HasPrefix(l, "suite: "):
+		default:
+			t.Errorf("not a benchfmt line of the allowed kinds: %q", l)
+		}
 	}
 }
