@@ -49,6 +49,10 @@ func TestUsageErrors(t *testing.T) {
 		{"bench2", "dec", "--devices", "0", "--shard", "0/2"},
 		{"bench2", "dec", "--warmup", "-5ms"},
 		{"doctor", "--step-timeout", "0s"},
+		{"diff", "a.json", "b.json", "--fail-on-slower", "NaN"},
+		{"diff", "a.json", "b.json", "--noise", "-1"},
+		{"diff", "a.json", "b.json", "--metric-noise", "-5"},
+		{"diff", "a.json"},
 		{"merge", "out.json"},
 		{"merge", "--frobnicate", "a.json", "b.json"},
 	}

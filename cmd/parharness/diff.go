@@ -4,13 +4,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/parharness/parharness/results"
 )
 
 const (
-	diffUsage   = "diff OLD NEW [--markdown] [--changed] [--noise PCT]"
+	diffUsage   = "diff OLD NEW [--markdown] [--changed] [--noise PCT] [--metric-noise PCT] [--fail-on-slower PCT]"
 	reportUsage = "report RESULTS [--svg DIR] [--benchfmt]"
 )
 
@@ -57,16 +58,32 @@ func isBoolFlag(f *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
-// runDiff prints per-row ratios with noise-aware verdicts. Exit 1 when a
-// gate regressed or rows measured different work; 0 otherwise.
+// runDiff prints per-row ratios and gate metrics with noise-aware
+// verdicts. Exit 1 when a gate regressed (PASS to FAIL; PASS to SKIP or
+// ERROR on the same device), rows measured different work, a new output
+// check failed, or with --fail-on-slower a row got slower beyond the noise
+// by more than PCT; 0 otherwise.
 func runDiff(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("diff", stderr)
 	md := fs.Bool("markdown", false, "print Markdown (for a pull request)")
 	changed := fs.Bool("changed", false, "list only rows whose verdict is not ~")
 	noise := fs.Float64("noise", 2, "least run-to-run noise in percent a difference must exceed (in-run controls only see in-run noise)")
+	metricNoise := fs.Float64("metric-noise", results.DefaultMetricNoisePct, "least change in percent of a gate metric's median per-case ratio that can be a verdict (seeded inputs move it)")
+	failSlower := fs.Float64("fail-on-slower", -1, "exit 1 when a bench row got slower by more than PCT percent, beyond the noise and with Mann-Whitney p < 0.05 (for CI; off when negative)")
 	pos, err := parsePositional(fs, args, 2, diffUsage)
 	if err != nil {
 		return ExitUsage, err
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"noise", *noise}, {"metric-noise", *metricNoise}} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return ExitUsage, usagef("--%s %v: a noise floor is a percentage >= 0", f.name, f.v)
+		}
+	}
+	if math.IsNaN(*failSlower) || math.IsInf(*failSlower, 0) {
+		return ExitUsage, usagef("--fail-on-slower %v: give a percentage such as 3", *failSlower)
 	}
 	oldDoc, err := results.Read(pos[0])
 	if err != nil {
@@ -76,7 +93,7 @@ func runDiff(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return ExitUsage, err
 	}
-	rep, err := results.Diff(oldDoc, newDoc, results.DiffOptions{OnlyChanged: *changed, MinNoisePct: *noise})
+	rep, err := results.Diff(oldDoc, newDoc, results.DiffOptions{OnlyChanged: *changed, MinNoisePct: *noise, MetricNoisePct: max(*metricNoise, 1e-9)})
 	if err != nil {
 		return ExitUsage, err
 	}
@@ -97,6 +114,16 @@ func runDiff(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	for _, g := range rep.GateChanges {
 		if g.Regression() {
+			fmt.Fprintf(stderr, "parharness diff: gate %s regressed: %s -> %s\n", g.Gate, orAbsent(g.Old), orAbsent(g.New))
+			code = ExitFail
+		}
+	}
+	if *failSlower >= 0 {
+		if slow := rep.SlowerThan(*failSlower); len(slow) > 0 {
+			fmt.Fprintf(stderr, "parharness diff: --fail-on-slower %g: %d rows slower by more than %g%%:\n", *failSlower, len(slow), *failSlower)
+			for _, r := range slow {
+				fmt.Fprintf(stderr, "\t%s: %+.2f%% (p=%.3g, noise %.1f%%)\n", r.Key(), 100*(r.Ratio-1), r.PValue, r.NoisePct)
+			}
 			code = ExitFail
 		}
 	}
@@ -148,4 +175,11 @@ func writePlots(doc *results.Document, dir string, w io.Writer) (int, error) {
 		fmt.Fprintf(w, "wrote %s\n", p)
 	}
 	return ExitOK, nil
+}
+
+func orAbsent(s string) string {
+	if s == "" {
+		return "(absent)"
+	}
+	return s
 }

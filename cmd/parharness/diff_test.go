@@ -47,6 +47,23 @@ func TestDiffCommand(t *testing.T) {
 	if code != ExitFail {
 		t.Errorf("PASS -> FAIL gate: exit %d, want %d\n%s", code, ExitFail, out)
 	}
+	skipped := write("skipped.json", benchDoc(t, 1, results.Skip))
+	if code, out, stderr := run(t, "diff", base, skipped); code != ExitFail || !strings.Contains(stderr, "gate e4m3-decode regressed: PASS -> SKIP") {
+		t.Errorf("PASS -> SKIP on the same device: exit %d, want %d\n%s%s", code, ExitFail, out, stderr)
+	}
+	for _, tc := range []struct {
+		pct  string
+		new  string
+		want int
+	}{{"5", slow, ExitFail}, {"20", slow, ExitOK}, {"0", same, ExitOK}} {
+		code, _, stderr := run(t, "diff", base, tc.new, "--fail-on-slower", tc.pct)
+		if code != tc.want {
+			t.Errorf("--fail-on-slower %s against %s: exit %d, want %d\n%s", tc.pct, filepath.Base(tc.new), code, tc.want, stderr)
+		}
+		if code == ExitFail && !strings.Contains(stderr, "copy/copy_v4/shape=64MiB/M=0/variant=copy/regime=cold: +10.00%") {
+			t.Errorf("--fail-on-slower %s: stderr does not name the row:\n%s", tc.pct, stderr)
+		}
+	}
 	if code, _, stderr := run(t, "diff", base, filepath.Join(dir, "missing.json")); code != ExitUsage || stderr == "" {
 		t.Errorf("missing file: exit %d", code)
 	}
