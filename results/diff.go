@@ -109,6 +109,10 @@ type DiffReport struct {
 	MetricNoise float64      // the noise floor the metric verdicts used, in percent
 	Rows        []DiffRow    // in record order
 
+	// Width is the columns WriteText's tables may use (0: as wide as
+	// their cells); the CLI sets it from the terminal.
+	Width int
+
 	Faster, Slower, Same, Unknown int
 	Added, Removed, Mismatched    int
 	Geomean                       float64 // of Ratio over compared rows; 0 when none
@@ -567,7 +571,7 @@ func (d *DiffReport) WriteText(w io.Writer) error {
 	}
 	if len(d.Metrics) > 0 {
 		fmt.Fprintf(&b, "\ngate metrics (median per-case new/old; a verdict needs it beyond %.0f%% and p < %.2f, counts compared exactly):\n", d.MetricNoise, stats.Alpha)
-		if err := renderRows(&b, metricHeader, metricAlign, d.Metrics, (*MetricRow).cells); err != nil {
+		if err := renderRows(&b, metricHeader, metricAlign, d.Metrics, (*MetricRow).cells, d.Width); err != nil {
 			return err
 		}
 	}
@@ -581,7 +585,7 @@ func (d *DiffReport) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	if len(d.Rows) > 0 {
-		if err := renderRows(&b, diffHeader, diffAlign, d.Rows, (*DiffRow).cells); err != nil {
+		if err := renderRows(&b, diffHeader, diffAlign, d.Rows, (*DiffRow).cells, d.Width); err != nil {
 			return err
 		}
 		b.WriteString("\n")
@@ -594,15 +598,18 @@ func (d *DiffReport) WriteText(w io.Writer) error {
 
 var metricAlign = []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft}
 
-func renderRows[R any](buf *bytes.Buffer, header []string, align []tw.Align, rows []R, cells func(*R) []string) error {
-	tb := textutil.NewPlainTable(buf, align)
-	tb.Header(header)
+func renderRows[R any](buf *bytes.Buffer, header []string, align []tw.Align, rows []R, cells func(*R) []string, width int) error {
+	// The note (last column) wraps first; the key columns keep their width.
+	tb := textutil.Table{Header: header, Align: align, Plain: true, Shrink: []int{len(header) - 1}}
 	for i := range rows {
-		if err := tb.Append(cells(&rows[i])); err != nil {
-			return fmt.Errorf("results: %w", err)
+		c := cells(&rows[i])
+		row := make([]any, len(c))
+		for j, v := range c {
+			row[j] = v
 		}
+		tb.Append(row...)
 	}
-	if err := tb.Render(); err != nil {
+	if err := tb.Render(buf, width); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
 	return nil

@@ -9,11 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/olekukonko/tablewriter/tw"
 	"golang.org/x/term"
 
 	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/families/basics"
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/textutil"
 	"github.com/parharness/parharness/results"
 	"github.com/parharness/parharness/shapes"
 )
@@ -216,6 +218,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 			continue
 		}
 		fmt.Fprintf(stdout, "\nselection law %s against the per-cell argmin over %v:\n", law.Name, law.Variants)
+		tab.Width = textutil.Width(stdout)
 		tab.WriteText(stdout)
 	}
 	for _, s := range ctx.Skipped {
@@ -247,22 +250,45 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	return ExitOK, nil
 }
 
+// printBenchTable prints one row per record, fitted to the width of w:
+// borderless, numbers right-aligned, the regime column only when the
+// records' regimes differ (else named above the table), the control's
+// spread without its ratio (the JSON has both).
 func printBenchTable(w io.Writer, doc *results.Document) {
 	copyC, _ := doc.Ceiling(results.CeilingCopyGBps)
-	t := newTable(w)
-	t.Header("kernel", "shape", "M", "regime", "variant", "check", "us/call", "GB/s", "% copy", "TF/s", "control", "verdict")
+	regimes := map[string]bool{}
+	for _, r := range doc.Records {
+		regimes[r.Regime] = true
+	}
+	showRegime := len(regimes) > 1
+	header := []string{"kernel", "shape", "M", "regime", "variant", "check", "µs/call", "GB/s", "%copy", "TF/s", "control", "verdict"}
+	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft,
+		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
+	drop := func(cells []string) []string {
+		if showRegime {
+			return cells
+		}
+		return append(cells[:3:3], cells[4:]...)
+	}
+	t := textutil.Table{Header: drop(header), Plain: true}
+	for i, a := range align {
+		if showRegime || i != 3 {
+			t.Align = append(t.Align, a)
+		}
+	}
+	t.Shrink = []int{len(t.Header) - 1, 0}
 	for _, r := range doc.Records {
 		check := "-"
 		if r.Check != nil {
 			check = r.Check.Status
 		}
 		if r.Failed() {
-			t.Append(r.Kernel, r.Shape, r.M, r.Regime, r.Variant, check, "-", "-", "-", "-", "-", "not timed")
+			t.Append(anys(drop([]string{r.Kernel, r.Shape, fmt.Sprint(r.M), r.Regime, r.Variant, check, "-", "-", "-", "-", "-", "not timed"}))...)
 			continue
 		}
 		ctrl, verdict := "", r.Verdict
 		if r.Control != nil {
-			ctrl = fmt.Sprintf("±%.2f%% (%.4f)", r.Control.SpreadPct, r.Control.Ratio)
+			ctrl = fmt.Sprintf("±%.2f%%", r.Control.SpreadPct)
 			verdict = "baseline"
 		} else if ratio, ok := r.Extra["ratio_vs_baseline"]; ok {
 			verdict = fmt.Sprintf("%s %+.2f%%", r.Verdict, 100*(ratio-1))
@@ -275,9 +301,24 @@ func printBenchTable(w io.Writer, doc *results.Document) {
 		if r.Flops > 0 {
 			tf = fmt.Sprintf("%.1f", r.TFlops)
 		}
-		t.Append(r.Kernel, r.Shape, r.M, r.Regime, r.Variant, check, fmt.Sprintf("%.3f", r.TrimmedMeanUS), fmt.Sprintf("%.0f", r.GBps), pct, tf, ctrl, verdict)
+		t.Append(anys(drop([]string{r.Kernel, r.Shape, fmt.Sprint(r.M), r.Regime, r.Variant, check, fmt.Sprintf("%.3f", r.TrimmedMeanUS), fmt.Sprintf("%.0f", r.GBps), pct, tf, ctrl, verdict}))...)
 	}
-	t.Render()
+	if !showRegime {
+		for reg := range regimes {
+			fmt.Fprintf(w, "every record %s (cache regime)\n", reg)
+		}
+	}
+	if err := t.Render(w, textutil.Width(w)); err != nil {
+		fmt.Fprintf(w, "(table not rendered: %v)\n", err)
+	}
+}
+
+func anys(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
 }
 
 // loadShapes reads a shapes file, or a built-in set when arg names one.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/parharness/parharness/internal/textutil"
 	"github.com/parharness/parharness/results"
 )
 
@@ -97,6 +98,7 @@ func runDiff(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return ExitUsage, err
 	}
+	rep.Width = textutil.Width(stdout)
 	if *md {
 		err = rep.WriteMarkdown(stdout)
 	} else {
