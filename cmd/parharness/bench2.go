@@ -86,11 +86,33 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	watchdog := fs.Duration("watchdog", 120*time.Second, "longest wait for the device before declaring a kernel hung")
 	benchfmt := fs.Bool("benchfmt", false, "print only Go benchmark format lines on stdout (for benchstat; the tables go to stderr)")
 	shapesArg := fs.String("shapes", "qwen38-27b-tp2", "shapes file, or a built-in set name ("+strings.Join(shapes.Builtins(), ", ")+")")
-	shardArg := fs.String("shard", "", "measure only part I/N of the sweep's points (point k goes to part k mod N); merge the parts with `parharness merge`")
+	shardArg := fs.String("shard", "", "measure only part I/N of the sweep's points (point k goes to part k mod N); merge the parts with parharness merge")
 	devicesArg := fs.String("devices", "", "distribute the points over several devices, one child process each: all, or a list of indices or PCI bus ids")
 	deviceTimeout := fs.Duration("device-timeout", 2*time.Hour, "with --devices: longest one device's part may take before it is killed")
+	fs.Usage = func() {
+		o := fs.Output()
+		fmt.Fprintf(o, "usage: parharness bench2 %s [flags]\n%s\n", suite.Name, suite.Doc)
+		if suite.Axes != "" {
+			fmt.Fprintf(o, "axes: %s\n", suite.Axes)
+		}
+		if suite.Variants != nil {
+			fmt.Fprintf(o, "variants (--variants; the baseline always runs): %s\n", bench.VariantList(suite.Variants()))
+		}
+		fmt.Fprintln(o, "flags:")
+		fs.PrintDefaults()
+	}
 	if err := parse(fs, args[1:]); err != nil {
 		return ExitUsage, err
+	}
+	var vs []string
+	if *variants != "" {
+		vs = strings.Split(*variants, ",")
+		for i := range vs {
+			vs[i] = strings.TrimSpace(vs[i])
+		}
+	}
+	if err := suite.CheckVariants(vs); err != nil {
+		return ExitUsage, usagef("--variants: %v", err)
 	}
 	// --benchfmt: stdout is for benchstat alone, so everything a person
 	// reads goes to stderr.
@@ -115,10 +137,6 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	set, err := loadShapes(*shapesArg)
 	if err != nil {
 		return ExitUsage, err
-	}
-	var vs []string
-	if *variants != "" {
-		vs = strings.Split(*variants, ",")
 	}
 	denv := openDevice(*backend, *device, *buildDir)
 	defer denv.close()

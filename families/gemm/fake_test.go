@@ -85,6 +85,11 @@ func TestBenchTimesEveryRegisteredKernel(t *testing.T) {
 				t.Fatalf("%s suite %s: %v", info.Arch, s.Name, err)
 			}
 		}
+		for _, s := range bench.FamilySuites(Family) {
+			if u := faketest.UndeclaredVariants(s, c.Records); len(u) > 0 {
+				t.Errorf("%s: variants the suite runs but does not declare (--variants would refuse them): %v", info.Arch, u)
+			}
+		}
 		if miss := faketest.Missing(faketest.Registered(Family, info), dev.Kernels()); len(miss) > 0 {
 			t.Errorf("%s: registered GEMM kernels no suite timed: %v", info.Arch, miss)
 		}
