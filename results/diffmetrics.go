@@ -93,7 +93,7 @@ func diffMetrics(old, new []GateRecord, noisePct float64) ([]MetricRow, error) {
 			return nil, fmt.Errorf("results: diff: gate %s metric %s: %w", r.Gate, r.Metric, err)
 		}
 		r.N, r.ValuesVerdict, r.Call = len(cases), v, v.Call
-		r.OldMedian, r.NewMedian = medianOf(a), medianOf(b)
+		r.OldMedian, r.NewMedian = stats.Median(a), stats.Median(b)
 		worst := -1.0
 		for i, c := range cases {
 			move := 0.0
@@ -122,15 +122,6 @@ func diffMetrics(old, new []GateRecord, noisePct float64) ([]MetricRow, error) {
 	return rows, nil
 }
 
-func medianOf(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
 
 // fmtValue prints an integral figure exactly and any other to 4
 // significant digits.

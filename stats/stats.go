@@ -1,8 +1,9 @@
 // Package stats holds the arithmetic of the bench protocol: how repeated
 // timings of a kernel become one figure, how much they scatter, and when a
 // difference between two variants is a verdict rather than noise. It knows
-// nothing of GPUs or of the results document; it imports only
-// golang.org/x/perf/benchmath for the Mann-Whitney U test.
+// nothing of GPUs or of the results document; it imports
+// golang.org/x/perf/benchmath for the Mann-Whitney U test and
+// github.com/montanaflynn/stats for means and medians.
 //
 // # The protocol (docs/bench.md)
 //
@@ -43,6 +44,7 @@ import (
 	"math"
 	"slices"
 
+	mstats "github.com/montanaflynn/stats"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -234,21 +236,27 @@ func Summarize(xs []float64) (Summary, error) {
 	}, nil
 }
 
+// mean and median are montanaflynn/stats' (the mean sums in order; the
+// median sorts a copy and averages the two middle values of an even
+// count). They are called on non-empty samples only, so their error
+// (empty input) cannot occur.
 func mean(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
+	m, _ := mstats.Mean(xs)
+	return m
 }
 
-// median of a sorted, non-empty slice.
 func median(s []float64) float64 {
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
+	m, _ := mstats.Median(s)
+	return m
+}
+
+// Median is the median of xs (montanaflynn/stats; xs is not reordered),
+// 0 for no values.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
 	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return median(xs)
 }
 
 // Calls of CompareValues that are not Same.
