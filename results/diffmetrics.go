@@ -122,7 +122,6 @@ func diffMetrics(old, new []GateRecord, noisePct float64) ([]MetricRow, error) {
 	return rows, nil
 }
 
-
 // fmtValue prints an integral figure exactly and any other to 4
 // significant digits.
 func fmtValue(v float64) string {
