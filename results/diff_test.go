@@ -177,45 +177,6 @@ func TestDiffWarnings(t *testing.T) {
 	}
 }
 
-func TestPlot(t *testing.T) {
-	doc := synthetic()
-	for _, m := range []int{1, 2, 5, 8, 16, 40, 64, 128} {
-		doc.Records = append(doc.Records, record("decode", "w4a8_gemm", "mlp_down", m, "v1", Cold, 22_000_000, samples(5, 9+float64(m)/10, 0.01, m)))
-		doc.Records = append(doc.Records, record("decode", "w4a8_gemm", "mlp_down", m, "v1", Hot, 22_000_000, samples(5, 5+float64(m)/10, 0.01, m)))
-	}
-	doc.Records = append(doc.Records, record("decode", "w4a8_gemm", "mlp_down", 64, "v2", Cold, 22_000_000, samples(5, 14, 0.01, 0)))
-	dir := t.TempDir()
-	paths, err := Plot(doc, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) != 2 {
-		t.Fatalf("wrote %v, want one file per (suite, kernel)", paths)
-	}
-	for _, p := range paths {
-		b, err := readFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Contains(b, []byte("<svg")) || !bytes.HasSuffix(bytes.TrimSpace(b), []byte("</svg>")) {
-			t.Errorf("%s is not an SVG document", p)
-		}
-	}
-	if !strings.HasSuffix(paths[1], "decode_w4a8_gemm.svg") {
-		t.Errorf("paths %v", paths)
-	}
-	b, _ := readFile(paths[1])
-	for _, want := range []string{"copy ceiling 4150 GB/s", "v1 (hot)", "v1 (cold)", "mlp_down: bandwidth"} {
-		if !bytes.Contains(b, []byte(want)) {
-			t.Errorf("%s lacks %q", paths[1], want)
-		}
-	}
-	bad := synthetic()
-	bad.Records = append(bad.Records, bad.Records[0])
-	if _, err := Plot(bad, dir); err == nil {
-		t.Error("Plot of an invalid document: no error")
-	}
-}
 
 // A noise floor must only ever raise the threshold: noisy samples (±8%)
 // 6% apart are "~" with or without --noise 2, and a variant without a

@@ -7,13 +7,15 @@ import (
 	"math"
 	"strings"
 
+	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/internal/textutil"
+	"github.com/parharness/parharness/regret"
 	"github.com/parharness/parharness/results"
 )
 
 const (
 	diffUsage   = "diff OLD NEW [--markdown] [--changed] [--noise PCT] [--metric-noise PCT] [--fail-on-slower PCT]"
-	reportUsage = "report RESULTS [--svg DIR] [--benchfmt]"
+	reportUsage = "report RESULTS [--svg DIR] [--png DIR] [--benchfmt]"
 )
 
 func init() {
@@ -134,7 +136,8 @@ func runDiff(args []string, stdout, stderr io.Writer) (int, error) {
 
 func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("report", stderr)
-	svg := fs.String("svg", "", "write one SVG plot per (suite, kernel) into this directory")
+	svg := fs.String("svg", "", "write one SVG plot per suite into this directory")
+	png := fs.String("png", "", "write one PNG plot per suite into this directory")
 	bf := fs.Bool("benchfmt", false, "print only Go benchmark format lines (for benchstat), no tables")
 	pos, err := parsePositional(fs, args, 1, reportUsage)
 	if err != nil {
@@ -150,7 +153,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 		if err := results.WriteBenchfmt(stdout, doc); err != nil {
 			return ExitUsage, err
 		}
-		return writePlots(doc, *svg, stderr)
+		return writePlots(doc, *svg, *png, stderr)
 	}
 	if len(doc.Gates) > 0 {
 		fmt.Fprintf(stdout, "gates: %d\n", len(doc.Gates))
@@ -161,22 +164,61 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(doc.Records) > 0 {
 		printBenchTable(stdout, doc)
 	}
-	return writePlots(doc, *svg, stdout)
+	return writePlots(doc, *svg, *png, stdout)
 }
 
-// writePlots writes doc's plots into dir ("" for none) and lists them on w.
-func writePlots(doc *results.Document, dir string, w io.Writer) (int, error) {
-	if dir == "" {
-		return ExitOK, nil
-	}
-	paths, err := results.Plot(doc, dir)
-	if err != nil {
-		return ExitUsage, err
-	}
-	for _, p := range paths {
-		fmt.Fprintf(w, "wrote %s\n", p)
+// writePlots writes doc's plots as SVG into svgDir and as PNG into pngDir
+// ("" for none) and lists them on w. The suites' selection laws mark their
+// picks.
+func writePlots(doc *results.Document, svgDir, pngDir string, w io.Writer) (int, error) {
+	opts := results.PlotOptions{Pick: lawPicks(doc)}
+	for _, d := range []struct{ dir, format string }{{svgDir, results.SVG}, {pngDir, results.PNG}} {
+		if d.dir == "" {
+			continue
+		}
+		paths, err := results.Plot(doc, d.dir, opts, d.format)
+		if err != nil {
+			return ExitUsage, err
+		}
+		for _, p := range paths {
+			fmt.Fprintf(w, "wrote %s\n", p)
+		}
 	}
 	return ExitOK, nil
+}
+
+// lawPicks is the plots' Pick: what each suite's selection laws
+// (bench.Suite.Laws) pick for their kernel in each (shape, M) of doc.
+func lawPicks(doc *results.Document) func(suite, kernel, shape string, M int) (string, string) {
+	type key struct{ suite, kernel string }
+	laws := map[key]bench.Law{}
+	picks := map[key]regret.Law{}
+	for _, r := range doc.Records {
+		k := key{r.Suite, r.Kernel}
+		if _, done := laws[k]; done {
+			continue
+		}
+		s, ok := bench.LookupSuite(r.Suite)
+		if !ok {
+			continue
+		}
+		for _, l := range s.Laws {
+			if l.Kernel == r.Kernel {
+				laws[k] = l
+				picks[k] = l.Pick
+				if l.PickFrom != nil {
+					picks[k] = l.PickFrom(doc, r.Suite)
+				}
+			}
+		}
+	}
+	return func(suite, kernel, shape string, M int) (string, string) {
+		k := key{suite, kernel}
+		if picks[k] == nil {
+			return "", ""
+		}
+		return picks[k](regret.Cell{Shape: shape, M: M}), laws[k].Name
+	}
 }
 
 func orAbsent(s string) string {
