@@ -177,7 +177,6 @@ func TestDiffWarnings(t *testing.T) {
 	}
 }
 
-
 // A noise floor must only ever raise the threshold: noisy samples (±8%)
 // 6% apart are "~" with or without --noise 2, and a variant without a
 // control of its own is judged against its rung's control.
