@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"sort"
 	"strings"
 
+	"github.com/olekukonko/tablewriter/tw"
 	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/internal/textutil"
 	"github.com/parharness/parharness/regret"
 	"github.com/parharness/parharness/results"
+	"github.com/parharness/parharness/stats"
 )
 
 const (
@@ -155,15 +159,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		return writePlots(doc, *svg, *png, stderr)
 	}
-	if len(doc.Gates) > 0 {
-		fmt.Fprintf(stdout, "gates: %d\n", len(doc.Gates))
-		for _, g := range doc.Gates {
-			fmt.Fprintf(stdout, "  %-4s %s %s\n", g.Status, g.Gate, oneLine(g.Reason))
-		}
-	}
-	if len(doc.Records) > 0 {
-		printBenchTable(stdout, doc)
-	}
+	printReport(stdout, doc)
 	return writePlots(doc, *svg, *png, stdout)
 }
 
@@ -224,6 +220,125 @@ func lawPicks(doc *results.Document) func(suite, kernel, shape string, M int) (s
 func orAbsent(s string) string {
 	if s == "" {
 		return "(absent)"
+	}
+	return s
+}
+
+// printReport renders a results file for a person: the run, its
+// ceilings, the gate table and each gate's metrics (per metric name: the
+// cases and their smallest, median and largest value), the bench table,
+// and the regret table of each suite's selection laws.
+func printReport(w io.Writer, doc *results.Document) {
+	dev := "no device"
+	if d := doc.Device; d != nil {
+		dev = fmt.Sprintf("%s (%s, %s, %s)", d.Name, d.Arch, d.Backend, d.Driver)
+	}
+	fmt.Fprintf(w, "run: %s, commit %s, %s, seed %d\ndevice: %s\n", orDash(doc.Tool), orDash(doc.Commit), orDash(doc.Date), doc.Seed, dev)
+	if doc.Partial {
+		fmt.Fprintf(w, "PARTIAL: %s\n", doc.PartialReason)
+	}
+	if len(doc.Ceilings) > 0 {
+		fmt.Fprintln(w, "\nceilings (measured in this run):")
+		t := newTable(w).Shrink(3).Align(tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft)
+		t.Header("ceiling", "value", "unit", "how")
+		for _, c := range doc.Ceilings {
+			t.Append(c.Name, fmt.Sprintf("%.0f", c.Value), c.Unit, c.How)
+		}
+		t.Render()
+	}
+	if len(doc.Gates) > 0 {
+		fmt.Fprintf(w, "\ngates: %d\n", len(doc.Gates))
+		printGateTable(w, doc.Gates, "")
+		printGateMetrics(w, doc.Gates)
+	}
+	if len(doc.Records) > 0 {
+		fmt.Fprintln(w)
+		printBenchTable(w, doc)
+		printRegret(w, doc)
+	}
+}
+
+// metricsShown bounds the metric names listed per gate.
+const metricsShown = 12
+
+// printGateMetrics lists each gate's metrics by name: how many cases, and
+// the smallest, median and largest value over them.
+func printGateMetrics(w io.Writer, gs []results.GateRecord) {
+	t := newTable(w).Align(tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
+	t.Header("gate", "metric", "cases", "min", "median", "max")
+	for _, g := range gs {
+		byName := map[string][]float64{}
+		var names []string
+		for _, k := range sortedKeys(g.Metrics) {
+			name, _, err := results.ParseMetricKey(k)
+			if err != nil {
+				name = k
+			}
+			if byName[name] == nil {
+				names = append(names, name)
+			}
+			byName[name] = append(byName[name], g.Metrics[k])
+		}
+		for i, n := range names {
+			if i == metricsShown {
+				t.Append(g.Gate, fmt.Sprintf("(+%d more metrics in the JSON)", len(names)-metricsShown), "", "", "", "")
+				break
+			}
+			vs := byName[n]
+			lo, hi := vs[0], vs[0]
+			for _, v := range vs {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			t.Append(g.Gate, n, len(vs), formatMetric(lo), formatMetric(stats.Median(vs)), formatMetric(hi))
+		}
+	}
+	if t.t.Rows() > 0 {
+		fmt.Fprintln(w, "\ngate metrics:")
+		t.Render()
+	}
+}
+
+func sortedKeys(m map[string]float64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// printRegret writes the regret table of every selection law of the
+// document's suites (bench.Suite.Laws) that its records can score.
+func printRegret(w io.Writer, doc *results.Document) {
+	var suites []string
+	for _, r := range doc.Records {
+		if !slices.Contains(suites, r.Suite) {
+			suites = append(suites, r.Suite)
+		}
+	}
+	for _, name := range suites {
+		s, ok := bench.LookupSuite(name)
+		if !ok {
+			continue
+		}
+		for _, law := range s.Laws {
+			tab, err := law.Regret(doc, name)
+			if err != nil {
+				fmt.Fprintf(w, "\nregret of %s: %v\n", law.Name, err)
+				continue
+			}
+			fmt.Fprintf(w, "\nselection law %s against the per-cell argmin over %s:\n", law.Name, bench.VariantList(law.Variants))
+			tab.Width = textutil.Width(w)
+			if err := tab.WriteText(w); err != nil {
+				fmt.Fprintf(w, "(regret table not written: %v)\n", err)
+			}
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
 	}
 	return s
 }

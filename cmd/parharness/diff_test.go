@@ -111,3 +111,42 @@ func TestReportBenchfmtOnly(t *testing.T) {
 		}
 	}
 }
+
+// report shows the run, its ceilings, the gate table with each gate's
+// metrics summarised by name, the bench table and the regret table of the
+// suite's selection law (the H200 dec run, with gate results added), in
+// 100 columns.
+func TestReportGolden(t *testing.T) {
+	t.Setenv("COLUMNS", "")
+	doc, err := results.Read(filepath.Join("..", "..", "results", "h200-2026-12-01", "dec.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]float64{"cases": 3, "worst_rel_over_floor": 0.92}
+	for i, M := range []int{1, 9, 64} {
+		c := results.NewCase("shape", "qkv", "mode", "decode", "M", M)
+		m[c.Key("rel")] = 1e-3 * float64(i+1)
+		m[c.Key("elem_margin")] = 0.1 * float64(i+2)
+	}
+	doc.Gates = []results.GateRecord{{Gate: "gemm", Status: results.Pass, Seconds: 40, Metrics: m},
+		{Gate: "ptxas-sm90a", Status: results.Skip, Reason: "ptxas is neither on PATH nor at /usr/local/cuda/bin/ptxas: the CUDA toolkit's ptxas is needed"}}
+	p := filepath.Join(t.TempDir(), "r.json")
+	if err := results.Write(p, doc); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "report", p)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	golden.Check(t, filepath.Join("testdata", "report-dec.txt"), []byte(out))
+	for _, w := range []string{"ceilings (measured in this run)", "gate metrics:", "elem_margin", "selection law gemm.DecSplitK", "time-weighted regret"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("report lacks %q", w)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > 100 {
+			t.Errorf("%d columns: %q", n, l)
+		}
+	}
+}
