@@ -1,9 +1,13 @@
 # Build the kernels (clang-19, no vendor SDK) and the harness (CGO_ENABLED=0).
 #   make kernels   families/*/*.hip -> build/sm_90a/*.ptx and build/gfx1201/*.co
 #   make bin       bin/parharness
-#   make test      kernels, go test ./..., then the quick suite (no GPU needed)
+#   make test      kernels, gofmt, vet, staticcheck, go mod tidy -diff, go test ./...,
+#                  then the quick suite (no GPU needed)
 CLANG   ?= clang++-19
 GO      ?= go
+# staticcheck, fetched and built by `go run` from the module proxy (CI
+# reaches it), pinned so every run checks the same rules.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 SRC     := $(wildcard families/*/*.hip)
 HDR     := $(wildcard hipsrc/*/*.h)
 PTX     := $(foreach s,$(SRC),build/sm_90a/$(basename $(notdir $(s))).ptx)
@@ -33,6 +37,7 @@ bin:
 test: kernels
 	@out=$$("$$($(GO) env GOROOT)/bin/gofmt" -l .) && if [ -n "$$out" ]; then echo "gofmt -l lists:"; echo "$$out"; exit 1; fi
 	CGO_ENABLED=0 $(GO) vet ./...
+	CGO_ENABLED=0 $(GO) run $(STATICCHECK) ./...
 	$(GO) mod tidy -diff
 	CGO_ENABLED=0 $(GO) test ./...
 	scripts/run.sh --quick

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/parharness/parharness/gpu"
@@ -33,6 +36,74 @@ type Suite struct {
 	// Isolated suites time their cold points in the isolated regime too,
 	// by default (bench2 --regimes).
 	Isolated bool
+	// Variants lists every variant name the suite may run on some device,
+	// the experimental ones (run only when named) included: what
+	// --variants accepts, checked before any device work. An entry may be
+	// a path.Match pattern ("blocks=*") for names that depend on the
+	// device. The family's fake-device tests check that every record's
+	// variant is listed.
+	Variants func() []string
+	// Axes says what the suite sweeps, for `help bench2 SUITE`.
+	Axes string
+}
+
+// ErrUnknownVariant is wrapped by CheckVariants' error.
+var ErrUnknownVariant = errors.New("unknown variant")
+
+// VariantKnown reports whether name is one of the suite's variants.
+func (s Suite) VariantKnown(name string) bool {
+	if s.Variants == nil {
+		return true
+	}
+	for _, p := range s.Variants() {
+		if ok, _ := path.Match(p, name); ok || p == name {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckVariants returns an error wrapping ErrUnknownVariant that lists the
+// suite's variants if any name is not one of them.
+func (s Suite) CheckVariants(names []string) error {
+	for _, n := range names {
+		if !s.VariantKnown(n) {
+			return fmt.Errorf("%w %q for suite %s; its variants: %s", ErrUnknownVariant, n, s.Name, VariantList(s.Variants()))
+		}
+	}
+	return nil
+}
+
+// VariantList joins variant names for a person, a run of names that
+// differ only in a consecutive number written as one range: "S1..S64".
+func VariantList(names []string) string {
+	split := func(n string) (string, int, bool) {
+		i := len(n)
+		for i > 0 && n[i-1] >= '0' && n[i-1] <= '9' {
+			i--
+		}
+		v, err := strconv.Atoi(n[i:])
+		return n[:i], v, err == nil && i > 0 && (n[i:] == "0" || n[i] != '0')
+	}
+	var out []string
+	for i := 0; i < len(names); {
+		p, v, ok := split(names[i])
+		j := i + 1
+		for ok && j < len(names) {
+			q, w, ok2 := split(names[j])
+			if !ok2 || q != p || w != v+(j-i) {
+				break
+			}
+			j++
+		}
+		if j-i >= 3 {
+			out = append(out, names[i]+".."+names[j-1])
+		} else {
+			out = append(out, names[i:j]...)
+		}
+		i = j
+	}
+	return strings.Join(out, ", ")
 }
 
 // Law is a selection law over one variant axis of a suite's kernel: Pick

@@ -37,6 +37,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"golang.org/x/exp/mmap"
 )
 
 // DType is a safetensors dtype name.
@@ -174,24 +176,29 @@ type File struct {
 	order     []string // by offset
 }
 
-// Open opens a safetensors file and validates its header against the file
-// size. Close it when done.
+// Open maps a safetensors file into memory (golang.org/x/exp/mmap) and
+// validates its header against the file size. Nothing is read until a
+// tensor is asked for: Tensor copies that tensor's bytes out of the
+// mapping (the page cache's pages, shared with every other reader), never
+// the shard, so a 27B checkpoint's multi-GiB shards cost only the tensors
+// a gate uses. Close it when done.
 func Open(path string) (*File, error) {
-	fh, err := os.Open(path)
+	if st, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	} else if st.Size() == 0 {
+		// An empty file cannot be mapped; it is a truncated header.
+		return parse(path, bytes.NewReader(nil), 0)
+	}
+	m, err := mmap.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	st, err := fh.Stat()
+	f, err := parse(path, m, int64(m.Len()))
 	if err != nil {
-		fh.Close()
-		return nil, fmt.Errorf("checkpoint: %w", err)
-	}
-	f, err := parse(path, fh, st.Size())
-	if err != nil {
-		fh.Close()
+		m.Close()
 		return nil, err
 	}
-	f.closer = fh
+	f.closer = m
 	return f, nil
 }
 

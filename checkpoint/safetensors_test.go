@@ -252,3 +252,48 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Open maps the file: every tensor reads back as written, a tensor's bytes
+// outlive Close (they are copied out of the mapping), and an empty or
+// truncated file is an error naming it.
+func TestOpenMapped(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "m.safetensors")
+	ts := smallTensors()
+	if err := Write(p, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*Tensor
+	for _, want := range ts {
+		x, err := f.Tensor(want.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, x)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range ts {
+		if !bytes.Equal(got[i].Data, want.Data) || got[i].DType != want.DType {
+			t.Errorf("%s: read back %v %x, wrote %v %x", want.Name, got[i].DType, got[i].Data, want.DType, want.Data)
+		}
+	}
+	b, _ := os.ReadFile(p)
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{{"empty", nil}, {"truncated", b[:len(b)-1]}} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := filepath.Join(dir, tc.name+".safetensors")
+			os.WriteFile(q, tc.data, 0o644)
+			if _, err := Open(q); err == nil || !strings.Contains(err.Error(), q) {
+				t.Errorf("Open = %v, want an error naming %s", err, q)
+			}
+		})
+	}
+}

@@ -234,11 +234,25 @@ func (t *T) Logf(format string, args ...any) {
 	}
 }
 
-// Metric records a named figure in the gate's result.
+// Case names a gate's case by what it is (results.Case): a per-case
+// metric's key is Case.Key(metric), the same in every run.
+type Case = results.Case
+
+// NewCase returns a case of alternating label names and values.
+func NewCase(kv ...any) Case { return results.NewCase(kv...) }
+
+// Metric records a named figure in the gate's result. A per-case figure is
+// named by its case (Case.Key), never by its seed: a key that fails
+// results.CheckMetricKey (a seed in it, a label that does not read back)
+// fails the gate, since two runs' results would share none of it.
 // A value that is not finite (a NaN from an unwritten, poisoned output)
 // cannot go into the results JSON, which must stay readable: it is logged
 // instead, and the check that saw it fails the gate.
 func (t *T) Metric(name string, v float64) {
+	if err := results.CheckMetricKey(name); err != nil {
+		t.Failf("gate bug: metric not recorded: %v", err)
+		return
+	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		t.Logf("metric %s = %v: not finite, left out of the results", name, v)
 		return
@@ -247,6 +261,15 @@ func (t *T) Metric(name string, v float64) {
 		t.res.Metrics = map[string]float64{}
 	}
 	t.res.Metrics[name] = v
+}
+
+// CaseSeed records the seed case c drew its inputs from (the results'
+// CaseSeeds): a value, so the case's metric keys stay the same across runs.
+func (t *T) CaseSeed(c Case, seed uint64) {
+	if t.res.CaseSeeds == nil {
+		t.res.CaseSeeds = map[string]uint64{}
+	}
+	t.res.CaseSeeds[c.String()] = seed
 }
 
 // Seed is this gate's seed: the run seed mixed with the gate name, so each

@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ func TestRunGateOutcomes(t *testing.T) {
 		{Gate{Name: "fail", Run: func(t *T) { t.Failf("bad %d", 1); t.Failf("bad %d", 2) }}, Fail, "bad 1"},
 		{Gate{Name: "skip", Run: func(t *T) { t.Skipf("no thing") }}, Skip, "no thing"},
 		{Gate{Name: "fail-then-skip", Run: func(t *T) { t.Failf("first"); t.Skipf("later") }}, Fail, "first"},
-		{Gate{Name: "panic", Run: func(t *T) { var m map[string]int; m["x"] = 1 }}, Fail, "panic"},
+		{Gate{Name: "panic", Run: func(t *T) { panic(errors.New("deliberate")) }}, Fail, "panic: deliberate"},
 		{Gate{Name: "device", Device: true, Run: func(t *T) { t.Failf("must not run") }}, Skip, "no GPU device"},
 	}
 	for _, c := range cases {

@@ -107,12 +107,14 @@ func identitySynthetic(t *T, plan identityPlan) {
 // identityCase checks one (merged) linear and records its rel.
 func identityCase(t *T, label string, parts []*checkpoint.Linear, plan identityPlan) {
 	seed := SeedFor(t.Seed(), label)
+	c := NewCase("shape", label)
+	t.CaseSeed(c, seed)
 	rel, err := identityRel(parts, plan, seed)
 	if err != nil {
 		t.Failf("%s: %v", label, err)
 		return
 	}
-	t.Metric("rel/"+label, rel)
+	t.Metric(c.Key("rel"), rel)
 	if !(rel <= identityTol) { // NaN fails too
 		t.Failf("%s: rel %.3g > %g (seed %#x, M=%d, K=%d, N=%s)", label, rel, identityTol, seed, plan.M, parts[0].K, widthsString(parts))
 	}

@@ -27,7 +27,7 @@ func identityGate(t *testing.T) Gate {
 func identityRels(res Result) map[string]float64 {
 	out := map[string]float64{}
 	for name, v := range res.Metrics {
-		if strings.HasPrefix(name, "rel/") {
+		if strings.HasPrefix(name, "rel{") {
 			out[name] = v
 		}
 	}
@@ -119,7 +119,7 @@ func TestIdentityGateCheckpoint(t *testing.T) {
 		"model.language_model.layers.3.self_attn.v_proj.",
 	}, []int{1024, 12288, 1024, 1024})
 	res := RunGate(&Env{Seed: 1, Checkpoint: dir}, identityGate(t))
-	if rels := identityRels(res); res.Status != Pass || len(rels) != 1 || !(rels["rel/checkpoint/attn_qkv"] <= identityTol) {
+	if rels := identityRels(res); res.Status != Pass || len(rels) != 1 || !(rels["rel{shape=checkpoint/attn_qkv}"] <= identityTol) {
 		t.Fatalf("status %s %s %v metrics %v", res.Status, res.Reason, res.Failures, res.Metrics)
 	}
 	notes := strings.Join(res.Notes, "\n")

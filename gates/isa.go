@@ -416,10 +416,11 @@ type matrixMetrics struct{ count, loop, op, where string }
 // matrix op is inside a loop.
 func checkMatrixSymbol(t *T, s Symbol, stem, tag string, m matrixMetrics) {
 	rep := AnalyzeMatrixLoops(s, stem)
-	t.Metric(s.Name+"."+m.count, float64(rep.Matrix))
+	kc := NewCase("kernel", s.Name)
+	t.Metric(kc.Key(m.count), float64(rep.Matrix))
 	if rep.Hot != nil {
-		t.Metric(s.Name+"."+m.loop+"insts", float64(rep.Hot.Insts))
-		t.Metric(s.Name+"."+m.loop+m.op, float64(rep.Hot.Matrix))
+		t.Metric(kc.Key(m.loop+"insts"), float64(rep.Hot.Insts))
+		t.Metric(kc.Key(m.loop+m.op), float64(rep.Hot.Matrix))
 		t.Logf("%s: %d %s; the innermost loop holding one (head at %s %#x, back edge from %#x) has %d instructions, %d of them %s",
 			s.Name, rep.Matrix, stem, m.where, rep.Hot.Head-s.Start, rep.Hot.Branch-s.Start, rep.Hot.Insts, rep.Hot.Matrix, stem)
 	}

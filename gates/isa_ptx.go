@@ -93,7 +93,7 @@ func gateResourcesPTX(t *T) {
 				t.Failf("%s (sm_90a): no .entry %s in %s", k.Name, k.Name, path)
 				continue
 			}
-			t.Metric(k.Name+".ptx_local_bytes", float64(s.LocalBytes))
+			t.Metric(NewCase("kernel", k.Name).Key("ptx_local_bytes"), float64(s.LocalBytes))
 			for _, p := range ptxResourceProblems(k, s) {
 				t.Failf("%s (sm_90a, %s): %s", k.Name, filepath.Base(path), p)
 			}

@@ -214,7 +214,7 @@ func gatePtxas(t *T) {
 				t.Failf("%s (%s): %s", filepath.Base(path), ptxas, p)
 			}
 			if f := funcs[k.Name]; f != nil {
-				t.Metric(k.Name+".regs", float64(f.Regs))
+				t.Metric(NewCase("kernel", k.Name).Key("regs"), float64(f.Regs))
 			}
 			checked++
 		}

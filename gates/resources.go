@@ -75,8 +75,8 @@ func gateResourcesGfx1201(t *T) {
 		t.Failf("%s", p)
 	}
 	for _, k := range rows {
-		t.Metric(k.Name+".vgpr", float64(k.VGPRCount))
-		t.Metric(k.Name+".lds", float64(k.LDSBytes))
+		t.Metric(NewCase("kernel", k.Name).Key("vgpr"), float64(k.VGPRCount))
+		t.Metric(NewCase("kernel", k.Name).Key("lds"), float64(k.LDSBytes))
 	}
 	t.Logf("%d kernels checked", len(rows))
 }
@@ -97,7 +97,7 @@ func gateResourcesDevice(t *T) {
 			t.Failf("%s: reading attributes: %v", reg.Name, err)
 			continue
 		}
-		t.Metric(reg.Name+".regs", float64(a.Regs))
+		t.Metric(NewCase("kernel", reg.Name).Key("regs"), float64(a.Regs))
 		if a.LocalBytes > 0 && reg.AllowScratch == "" {
 			t.Failf("%s: %d bytes of local memory per thread (spills or stack) on %s", reg.Name, a.LocalBytes, t.Env().Dev.Info().Arch)
 		}

@@ -171,7 +171,7 @@ func cString(p uintptr) string {
 
 // libCandidates lists what to dlopen, in order: the path in env (if set),
 // the plain names, then every match of each glob (newest version first by
-// versionLess, so "cuda-12.10" comes before "cuda-12.9" and a bare ".so"
+// versionCompare, so "cuda-12.10" comes before "cuda-12.9" and a bare ".so"
 // link last), without repeats; and a "PATTERN: no match" note for each
 // glob that matched nothing, so an error can name it too.
 func libCandidates(env string, names, globs []string) (cands []string, noMatch []string) {

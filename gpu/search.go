@@ -38,12 +38,10 @@ func realPath(p string) string {
 	return p
 }
 
-// versionLess orders names with embedded version numbers: runs of digits
-// compare as numbers ("12.10" after "12.9", "python3.12" after
+// versionCompare orders names with embedded version numbers: runs of
+// digits compare as numbers ("12.10" after "12.9", "python3.12" after
 // "python3.9"), everything else byte-wise, and a name that is a prefix of
 // another comes first ("libx.so" before "libx.so.1").
-func versionLess(a, b string) bool { return versionCompare(a, b) < 0 }
-
 func versionCompare(a, b string) int {
 	for a != "" && b != "" {
 		ra, restA := splitRun(a)
@@ -84,7 +82,7 @@ func compareRun(a, b string) int {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// newestFirst sorts names by versionLess, highest first.
+// newestFirst sorts names by versionCompare, highest first.
 func newestFirst(names []string) {
 	slices.SortStableFunc(names, func(a, b string) int { return versionCompare(b, a) })
 }

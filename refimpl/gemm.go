@@ -9,8 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
 )
 
 // Subset selects the rows and columns of an output a reference computes.
@@ -173,7 +172,7 @@ const gemmBlock = 256
 // giving the partition widths along N (nil: one partition). It computes the
 // rows and columns of sel and returns them row-major [len(rows), len(cols)].
 //
-// The dense products run through gonum's Dgemm on blocks of 256 columns,
+// The dense products run through gonum/mat's Dense.Mul (its Dgemm) on blocks of 256 columns,
 // with one block per worker (GOMAXPROCS workers). The result is exact up to
 // float64 summation roundoff (relative ~1e-16·√K), far below any tolerance
 // of a float32-accumulating kernel.
@@ -304,27 +303,18 @@ func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bo
 				}
 				d.decode(w, ns, wk, wm)
 				c := cb[:R*it.nb]
-				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-					blas64.General{Rows: R, Cols: K, Stride: K, Data: ap[it.p]},
-					blas64.General{Rows: K, Cols: it.nb, Stride: it.nb, Data: wk},
-					0, blas64.General{Rows: R, Cols: it.nb, Stride: it.nb, Data: c})
+				mulInto(c, R, K, it.nb, ap[it.p], wk)
 				for r := 0; r < R; r++ {
 					copy(out[r*C+it.ci:r*C+it.ci+it.nb], c[r*it.nb:(r+1)*it.nb])
 				}
 				if !withMag {
 					continue
 				}
-				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-					blas64.General{Rows: R, Cols: K + G, Stride: K + G, Data: aa[it.p]},
-					blas64.General{Rows: K + G, Cols: it.nb, Stride: it.nb, Data: wm},
-					0, blas64.General{Rows: R, Cols: it.nb, Stride: it.nb, Data: c})
+				mulInto(c, R, K+G, it.nb, aa[it.p], wm)
 				for r := 0; r < R; r++ {
 					copy(mag[r*C+it.ci:r*C+it.ci+it.nb], c[r*it.nb:(r+1)*it.nb])
 				}
-				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-					blas64.General{Rows: R, Cols: G, Stride: G, Data: ad[it.p]},
-					blas64.General{Rows: G, Cols: it.nb, Stride: it.nb, Data: wm[K*it.nb:]},
-					0, blas64.General{Rows: R, Cols: it.nb, Stride: it.nb, Data: c})
+				mulInto(c, R, G, it.nb, ad[it.p], wm[K*it.nb:(K+G)*it.nb])
 				for r := 0; r < R; r++ {
 					for j := 0; j < it.nb; j++ {
 						magAbs[r*C+it.ci+j] = mag[r*C+it.ci+j] + c[r*it.nb+j]
@@ -493,4 +483,14 @@ func FormatBad(got, want []float64, tol float64, max int) (string, int) {
 		}
 	}
 	return strings.TrimSuffix(b.String(), ";"), n
+}
+
+// mulInto sets c ([r, n], row-major) to a ([r, k]) times b ([k, n]) in
+// fp64, through gonum/mat over the slices as they are (no copies).
+func mulInto(c []float64, r, k, n int, a, b []float64) {
+	if r == 0 || k == 0 || n == 0 {
+		clear(c[:r*n])
+		return
+	}
+	mat.NewDense(r, n, c[:r*n]).Mul(mat.NewDense(r, k, a[:r*k]), mat.NewDense(k, n, b[:k*n]))
 }

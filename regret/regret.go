@@ -63,6 +63,9 @@ type Table struct {
 	Mean     float64 // mean of Row.Regret
 	Worst    int     // index in Rows of the largest regret (the first one on a tie)
 	Hits     int     // cells where the law's pick ran as fast as the best
+	// Width is the columns WriteText's table may use (0: as wide as its
+	// cells).
+	Width int
 }
 
 // Compute scores law (named name) against the measured times:
@@ -173,14 +176,16 @@ func (t *Table) summary() []string {
 func (t *Table) WriteText(w io.Writer) error {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "regret of law %s\n\n", t.Law)
-	tb := textutil.NewPlainTable(&buf, align)
-	tb.Header(header)
+	tb := textutil.Table{Header: header, Align: align, Plain: true}
 	for _, r := range t.Rows {
-		if err := tb.Append(t.cells(r)); err != nil {
-			return fmt.Errorf("regret: %w", err)
+		c := t.cells(r)
+		row := make([]any, len(c))
+		for i, v := range c {
+			row[i] = v
 		}
+		tb.Append(row...)
 	}
-	if err := tb.Render(); err != nil {
+	if err := tb.Render(&buf, t.Width); err != nil {
 		return fmt.Errorf("regret: %w", err)
 	}
 	buf.WriteString("\n")

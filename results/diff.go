@@ -40,7 +40,20 @@ type DiffOptions struct {
 	// `parharness bench2 copy` twice back to back on identical code: rows
 	// differed by up to 1.7% with in-run controls of 0.2-0.4%).
 	MinNoisePct float64
+	// MetricNoisePct is the least change of a gate metric's median
+	// per-case ratio that can be a verdict (stats.CompareValues); 0 means
+	// DefaultMetricNoisePct.
+	MetricNoisePct float64
 }
+
+// DefaultMetricNoisePct is the noise floor of gate metrics. Their values
+// come from seeded random inputs and move with the seed: between the two
+// H200 quick runs of 2026-11-29 and 2026-12-01 (different seeds), the
+// GEMM gate's per-case rel and floor ratios had a median of 0.999 and a
+// 10th-90th percentile range of 0.99-1.02, rel_exact 0.91-1.07; 10% keeps
+// that scatter out of the verdicts and still calls a kernel whose errors
+// grew by a third.
+const DefaultMetricNoisePct = 10
 
 // DiffSide summarises one of the two documents.
 type DiffSide struct {
@@ -54,12 +67,17 @@ type GateChange struct {
 	Gate     string
 	Old, New string
 	Reason   string // the new run's reason (or the old one's, for a removed gate)
+	// SameDevice: both runs name the same device (or both none), so a gate
+	// that passed there and now skips or cannot run lost something.
+	SameDevice bool
 }
 
 // Regression reports whether the change is a gate that passed (or did not
-// exist) and now fails, or passed and now could not run.
+// exist) and now fails, or that passed and now skips or could not run on
+// the same device. On another device (the old run on a GPU, the new on a
+// machine without one) a SKIP or ERROR says what that device lacks.
 func (g GateChange) Regression() bool {
-	return g.New == Fail && g.Old != Fail || g.New == Error && g.Old == Pass
+	return g.New == Fail && g.Old != Fail || g.Old == Pass && (g.New == Skip || g.New == Error) && g.SameDevice
 }
 
 // DiffRow is one record compared across the runs.
@@ -87,7 +105,13 @@ type DiffReport struct {
 	Old, New    DiffSide
 	Warnings    []string     // devices differ, partial runs, ...
 	GateChanges []GateChange // regressions (-> FAIL) first, then by name
+	Metrics     []MetricRow  // gate metrics by gate and metric name
+	MetricNoise float64      // the noise floor the metric verdicts used, in percent
 	Rows        []DiffRow    // in record order
+
+	// Width is the columns WriteText's tables may use (0: as wide as
+	// their cells); the CLI sets it from the terminal.
+	Width int
 
 	Faster, Slower, Same, Unknown int
 	Added, Removed, Mismatched    int
@@ -161,7 +185,18 @@ func Diff(old, new *Document, opts DiffOptions) (*DiffReport, error) {
 		}
 	}
 
-	rep.GateChanges = diffGates(old.Gates, new.Gates)
+	if so, sn := suitesOf(old), suitesOf(new); so != sn {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("suites differ: old %s, new %s; rows of one have no twin in the other", so, sn))
+	}
+	rep.GateChanges = diffGates(old.Gates, new.Gates, rep.Old.Device == rep.New.Device)
+	rep.MetricNoise = opts.MetricNoisePct
+	if rep.MetricNoise <= 0 {
+		rep.MetricNoise = DefaultMetricNoisePct
+	}
+	metrics, err := diffMetrics(old.Gates, new.Gates, rep.MetricNoise)
+	if err != nil {
+		return nil, err
+	}
 	rep.Rows = diffRecords(old.Records, new.Records, opts.MinNoisePct)
 
 	logSum, n := 0.0, 0
@@ -192,13 +227,37 @@ func Diff(old, new *Document, opts DiffOptions) (*DiffReport, error) {
 		}
 	}
 	rep.Rows = kept
+	for _, m := range metrics {
+		if !opts.OnlyChanged || m.Call != stats.Same {
+			rep.Metrics = append(rep.Metrics, m)
+		}
+	}
 	if n > 0 {
 		rep.Geomean = math.Exp(logSum / float64(n))
 	}
 	return rep, nil
 }
 
-func diffGates(old, new []GateRecord) []GateChange {
+// suitesOf names what a document measured: its bench suites, "gates"
+// when it has gate results, in order ("nothing" for neither).
+func suitesOf(d *Document) string {
+	var out []string
+	if len(d.Gates) > 0 {
+		out = append(out, "gates")
+	}
+	for _, r := range d.Records {
+		if !slices.Contains(out, r.Suite) {
+			out = append(out, r.Suite)
+		}
+	}
+	if len(out) == 0 {
+		return "nothing"
+	}
+	slices.Sort(out)
+	return strings.Join(out, "+")
+}
+
+func diffGates(old, new []GateRecord, sameDevice bool) []GateChange {
 	o := map[string]GateRecord{}
 	for _, g := range old {
 		o[g.Gate] = g
@@ -211,7 +270,7 @@ func diffGates(old, new []GateRecord) []GateChange {
 		if ok && og.Status == g.Status {
 			continue
 		}
-		c := GateChange{Gate: g.Gate, New: g.Status, Reason: g.Reason}
+		c := GateChange{Gate: g.Gate, New: g.Status, Reason: g.Reason, SameDevice: sameDevice}
 		if ok {
 			c.Old = og.Status
 		}
@@ -219,7 +278,7 @@ func diffGates(old, new []GateRecord) []GateChange {
 	}
 	for _, g := range old {
 		if !seen[g.Gate] {
-			out = append(out, GateChange{Gate: g.Gate, Old: g.Status, Reason: g.Reason})
+			out = append(out, GateChange{Gate: g.Gate, Old: g.Status, Reason: g.Reason, SameDevice: sameDevice})
 		}
 	}
 	slices.SortFunc(out, func(a, b GateChange) int {
@@ -469,7 +528,7 @@ func (d *DiffReport) summary() string {
 	add(d.Removed, "removed")
 	add(d.Mismatched, "MISMATCH")
 	if len(parts) == 0 {
-		parts = append(parts, "no rows")
+		parts = append(parts, "no bench rows")
 	}
 	s := strings.Join(parts, ", ")
 	if d.Geomean > 0 {
@@ -501,10 +560,19 @@ func (d *DiffReport) WriteText(w io.Writer) error {
 		b.WriteString("\ngate status changes:\n")
 		for _, g := range d.GateChanges {
 			fmt.Fprintf(&b, "  %s: %s -> %s", g.Gate, gateStatus(g.Old), gateStatus(g.New))
+			if g.Regression() {
+				b.WriteString(" (regression)")
+			}
 			if g.Reason != "" {
 				fmt.Fprintf(&b, ": %s", g.Reason)
 			}
 			b.WriteString("\n")
+		}
+	}
+	if len(d.Metrics) > 0 {
+		fmt.Fprintf(&b, "\ngate metrics (median per-case new/old; a verdict needs it beyond %.0f%% and p < %.2f, counts compared exactly):\n", d.MetricNoise, stats.Alpha)
+		if err := renderRows(&b, metricHeader, metricAlign, d.Metrics, (*MetricRow).cells, d.Width); err != nil {
+			return err
 		}
 	}
 	if d.Mismatched > 0 {
@@ -517,7 +585,7 @@ func (d *DiffReport) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	if len(d.Rows) > 0 {
-		if err := renderTable(&b, diffHeader, diffAlign, d.Rows); err != nil {
+		if err := renderRows(&b, diffHeader, diffAlign, d.Rows, (*DiffRow).cells, d.Width); err != nil {
 			return err
 		}
 		b.WriteString("\n")
@@ -528,15 +596,20 @@ func (d *DiffReport) WriteText(w io.Writer) error {
 	return err
 }
 
-func renderTable(buf *bytes.Buffer, header []string, align []tw.Align, rows []DiffRow) error {
-	tb := textutil.NewPlainTable(buf, align)
-	tb.Header(header)
+var metricAlign = []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft}
+
+func renderRows[R any](buf *bytes.Buffer, header []string, align []tw.Align, rows []R, cells func(*R) []string, width int) error {
+	// The note (last column) wraps first; the key columns keep their width.
+	tb := textutil.Table{Header: header, Align: align, Plain: true, Shrink: []int{len(header) - 1}}
 	for i := range rows {
-		if err := tb.Append(rows[i].cells()); err != nil {
-			return fmt.Errorf("results: %w", err)
+		c := cells(&rows[i])
+		row := make([]any, len(c))
+		for j, v := range c {
+			row[j] = v
 		}
+		tb.Append(row...)
 	}
-	if err := tb.Render(); err != nil {
+	if err := tb.Render(buf, width); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
 	return nil
@@ -570,6 +643,13 @@ func (d *DiffReport) WriteMarkdown(w io.Writer) error {
 			b.WriteString("\n")
 		}
 	}
+	if len(d.Metrics) > 0 {
+		fmt.Fprintf(&b, "\n**Gate metrics** (median per-case new/old; a verdict needs it beyond %.0f%% and p < %.2f, counts compared exactly)\n\n", d.MetricNoise, stats.Alpha)
+		writeMarkdownTable(&b, metricHeader, metricAlign, len(d.Metrics), func(i int) ([]string, bool) {
+			m := &d.Metrics[i]
+			return m.cells(), m.Call != stats.Same
+		}, 7)
+	}
 	if d.Mismatched > 0 {
 		fmt.Fprintf(&b, "\n**MISMATCH: %d rows %s**\n\n", d.Mismatched, mismatchWhy)
 		for _, r := range d.Rows {
@@ -579,30 +659,42 @@ func (d *DiffReport) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	if len(d.Rows) > 0 {
-		b.WriteString("\n| " + strings.Join(diffHeader, " | ") + " |\n|")
-		for _, a := range diffAlign {
-			if a == tw.AlignRight {
-				b.WriteString("--:|")
-			} else {
-				b.WriteString("---|")
-			}
-		}
 		b.WriteString("\n")
-		for i := range d.Rows {
+		writeMarkdownTable(&b, diffHeader, diffAlign, len(d.Rows), func(i int) ([]string, bool) {
 			r := &d.Rows[i]
-			c := r.cells()
-			for j := range c {
-				c[j] = mdEscape(c[j])
-			}
 			switch r.Verdict {
 			case VerdictSlower, VerdictFaster, VerdictMismatch:
-				c[10] = "**" + c[10] + "**"
+				return r.cells(), true
 			}
-			b.WriteString("| " + strings.Join(c, " | ") + " |\n")
-		}
+			return r.cells(), false
+		}, 10)
 	}
 	fmt.Fprintf(&b, "\n%s\n\n", d.summary())
 	b.WriteString("<sub>faster/slower only when |new/old−1| exceeds the noise (identical-code control spread, else sample spread) and Mann-Whitney p < 0.05; otherwise ~.</sub>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeMarkdownTable writes a Markdown table of n rows; row(i) returns a
+// row's cells and whether its cell at column bold is set in bold.
+func writeMarkdownTable(b *strings.Builder, header []string, align []tw.Align, n int, row func(int) ([]string, bool), bold int) {
+	b.WriteString("| " + strings.Join(header, " | ") + " |\n|")
+	for _, a := range align {
+		if a == tw.AlignRight {
+			b.WriteString("--:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	for i := 0; i < n; i++ {
+		c, strong := row(i)
+		for j := range c {
+			c[j] = mdEscape(c[j])
+		}
+		if strong {
+			c[bold] = "**" + c[bold] + "**"
+		}
+		b.WriteString("| " + strings.Join(c, " | ") + " |\n")
+	}
 }

@@ -1,15 +1,14 @@
 package results
 
 import (
-	"path/filepath"
-
-	"github.com/parharness/parharness/internal/golden"
-
 	"bytes"
+	"fmt"
+	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
-	"golang.org/x/perf/benchfmt"
+	"github.com/parharness/parharness/internal/golden"
 )
 
 // diffPair returns two runs covering every kind of diff row.
@@ -178,83 +177,6 @@ func TestDiffWarnings(t *testing.T) {
 	}
 }
 
-func TestBenchfmt(t *testing.T) {
-	doc := synthetic()
-	var buf bytes.Buffer
-	if err := WriteBenchfmt(&buf, doc); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, filepath.Join("testdata", "benchfmt.txt"), buf.Bytes())
-
-	// benchstat's reader accepts every line.
-	rd := benchfmt.NewReader(bytes.NewReader(buf.Bytes()), "run.txt")
-	n := 0
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.Result:
-			n++
-			if rec.GetConfig("device") != "NVIDIA H200 sm_90" {
-				t.Errorf("device config %q", rec.GetConfig("device"))
-			}
-			if _, ok := rec.Value("us/op"); !ok {
-				t.Errorf("%s: no us/op", rec.Name)
-			}
-		case *benchfmt.SyntaxError:
-			t.Errorf("benchfmt: %v", rec)
-		}
-	}
-	if err := rd.Err(); err != nil {
-		t.Fatal(err)
-	}
-	want := 0
-	for _, r := range doc.Records {
-		want += len(r.SamplesUS)
-	}
-	if n != want {
-		t.Errorf("benchfmt read %d results, want one per sample (%d)", n, want)
-	}
-}
-
-func TestPlot(t *testing.T) {
-	doc := synthetic()
-	for _, m := range []int{1, 2, 5, 8, 16, 40, 64, 128} {
-		doc.Records = append(doc.Records, record("decode", "w4a8_gemm", "mlp_down", m, "v1", Cold, 22_000_000, samples(5, 9+float64(m)/10, 0.01, m)))
-		doc.Records = append(doc.Records, record("decode", "w4a8_gemm", "mlp_down", m, "v1", Hot, 22_000_000, samples(5, 5+float64(m)/10, 0.01, m)))
-	}
-	doc.Records = append(doc.Records, record("decode", "w4a8_gemm", "mlp_down", 64, "v2", Cold, 22_000_000, samples(5, 14, 0.01, 0)))
-	dir := t.TempDir()
-	paths, err := Plot(doc, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) != 2 {
-		t.Fatalf("wrote %v, want one file per (suite, kernel)", paths)
-	}
-	for _, p := range paths {
-		b, err := readFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Contains(b, []byte("<svg")) || !bytes.HasSuffix(bytes.TrimSpace(b), []byte("</svg>")) {
-			t.Errorf("%s is not an SVG document", p)
-		}
-	}
-	if !strings.HasSuffix(paths[1], "decode_w4a8_gemm.svg") {
-		t.Errorf("paths %v", paths)
-	}
-	b, _ := readFile(paths[1])
-	for _, want := range []string{"copy ceiling 4150 GB/s", "v1 (hot)", "v1 (cold)", "mlp_down: bandwidth"} {
-		if !bytes.Contains(b, []byte(want)) {
-			t.Errorf("%s lacks %q", paths[1], want)
-		}
-	}
-	bad := synthetic()
-	bad.Records = append(bad.Records, bad.Records[0])
-	if _, err := Plot(bad, dir); err == nil {
-		t.Error("Plot of an invalid document: no error")
-	}
-}
-
 // A noise floor must only ever raise the threshold: noisy samples (±8%)
 // 6% apart are "~" with or without --noise 2, and a variant without a
 // control of its own is judged against its rung's control.
@@ -283,5 +205,157 @@ func TestDiffNoiseFloorNeverLowers(t *testing.T) {
 		if (r.Variant == "other" || r.Variant == "hot") && r.Verdict != VerdictSame {
 			t.Errorf("variant %s without its own control: verdict %q, want %q (the rung's control spread 4%%)", r.Variant, r.Verdict, VerdictSame)
 		}
+	}
+}
+
+// A gate that passed and now skips or cannot run is a regression on the
+// same device, not on another (a GPU run against a CPU-only one).
+func TestGateChangeRegression(t *testing.T) {
+	for _, tc := range []struct {
+		old, new string
+		same     bool
+		want     bool
+	}{
+		{Pass, Fail, false, true},
+		{"", Fail, true, true},
+		{Pass, Skip, true, true},
+		{Pass, Skip, false, false},
+		{Pass, Error, true, true},
+		{Pass, Error, false, false},
+		{Skip, Pass, true, false},
+		{Skip, Error, true, false},
+		{Fail, Fail, true, false},
+		{Pass, "", true, false}, // not run this time (--only)
+	} {
+		t.Run(fmt.Sprintf("%s->%s/same=%v", gateStatus(tc.old), gateStatus(tc.new), tc.same), func(t *testing.T) {
+			if got := (GateChange{Old: tc.old, New: tc.new, SameDevice: tc.same}).Regression(); got != tc.want {
+				t.Errorf("Regression() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// Diff sets SameDevice from the runs' devices.
+	old, new := diffPair()
+	old.Gates = []GateRecord{{Gate: "gemm", Status: Pass}}
+	new.Gates = []GateRecord{{Gate: "gemm", Status: Skip, Reason: "no device"}}
+	for _, same := range []bool{true, false} {
+		if !same {
+			new.Device = &Device{Name: "AMD Radeon AI PRO R9700", Arch: "gfx1201"}
+		}
+		rep, err := Diff(old, new, DiffOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.GateChanges) != 1 || rep.GateChanges[0].Regression() != same {
+			t.Errorf("same device %v: %+v", same, rep.GateChanges)
+		}
+	}
+}
+
+// A copy file against a dec file, or gates against a bench, warns.
+func TestDiffWarnsSuitesDiffer(t *testing.T) {
+	old, new := diffPair()
+	for i := range new.Records {
+		new.Records[i].Suite = "copy"
+	}
+	rep, err := Diff(old, new, DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all := strings.Join(rep.Warnings, "\n"); !strings.Contains(all, "suites differ: old decode+gates, new copy+gates") {
+		t.Errorf("warnings %q", all)
+	}
+	old, _ = diffPair()
+	rep, _ = Diff(old, old, DiffOptions{})
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "suites differ") {
+			t.Errorf("a run against itself: %s", w)
+		}
+	}
+}
+
+// SlowerThan lists the rows slower beyond the noise by more than pct.
+func TestSlowerThan(t *testing.T) {
+	old, new := diffPair()
+	rep, err := Diff(old, new, DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.SlowerThan(3); len(got) != 1 || got[0].Shape != "mlp_down" || got[0].M != 8 {
+		t.Errorf("SlowerThan(3) = %v, want the 5%% slower mlp_down M=8 row", got)
+	}
+	if got := rep.SlowerThan(6); len(got) != 0 {
+		t.Errorf("SlowerThan(6) = %v, want none", got)
+	}
+}
+
+// gateMetricPair is two gate runs whose metrics move in every way a diff
+// tells apart: reseeded scatter (~), errors up by a third (higher), a
+// count that changed, a metric only in one run, cases only in one run.
+func gateMetricPair() (old, new *Document) {
+	old, new = diffPair()
+	old.Records, new.Records = nil, nil
+	gate := func(phase int, relScale, marginScale float64, regs float64, extra bool) []GateRecord {
+		m := map[string]float64{"cases": 40, "worst_rel_over_floor": 1.1 * relScale}
+		for i := 0; i < 40; i++ {
+			c := NewCase("shape", "qkv", "M", i+1, "dist", []string{"normal", "outlier"}[i%2])
+			jitter := 1 + 0.03*math.Sin(float64(7*i+phase))
+			m[c.Key("rel")] = 1e-3 * relScale * jitter
+			m[c.Key("elem_margin")] = 0.4 * marginScale * jitter
+		}
+		n := 3
+		if extra {
+			n = 4
+		}
+		for i := 0; i < n; i++ {
+			m[NewCase("kernel", fmt.Sprintf("k%d", i)).Key("regs")] = 128
+		}
+		m[NewCase("kernel", "k1").Key("regs")] = regs
+		if extra {
+			m[NewCase("kernel", "k0").Key("spills")] = 0
+		} else {
+			m["sweep_ms"] = 12.5
+		}
+		return []GateRecord{{Gate: "gemm", Status: Pass, Metrics: m}}
+	}
+	old.Gates = gate(0, 1, 1, 128, false)
+	new.Gates = gate(3, 1, 1.35, 140, true)
+	return old, new
+}
+
+func TestDiffGateMetrics(t *testing.T) {
+	old, new := gateMetricPair()
+	rep, err := Diff(old, new, DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"cases": "~", "elem_margin": "higher", "regs": "changed", "rel": "~", "spills": "added", "sweep_ms": "removed", "worst_rel_over_floor": "~"}
+	got := map[string]string{}
+	for _, m := range rep.Metrics {
+		got[m.Metric] = m.Call
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("metric verdicts %v, want %v", got, want)
+	}
+	var txt, md bytes.Buffer
+	if err := rep.WriteText(&txt); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "diff-metrics.txt"), txt.Bytes())
+	golden.Check(t, filepath.Join("testdata", "diff-metrics.md"), md.Bytes())
+
+	// --changed keeps only the metrics that moved.
+	rep, _ = Diff(old, new, DiffOptions{OnlyChanged: true})
+	for _, m := range rep.Metrics {
+		if m.Call == "~" {
+			t.Errorf("OnlyChanged kept metric %s", m.Metric)
+		}
+	}
+	// A key that does not parse is an error naming the gate.
+	new.Gates[0].Metrics["rel{shape=qkv"] = 1
+	if _, err := Diff(old, new, DiffOptions{}); err == nil || !strings.Contains(err.Error(), "gate gemm") {
+		t.Errorf("unparsable key: err = %v", err)
 	}
 }

@@ -2,73 +2,56 @@ package results
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Plot writes one SVG per (suite, kernel) of doc into dir and returns the
-// paths written, in record order. Each file has one row per shape and two
-// panels per row: the trimmed-mean time (µs) against M and the effective
-// GB/s against M, one line per variant (per variant and regime when the
-// kernel was measured in both), with the run's copy ceiling as a dashed
-// horizontal line on the GB/s panel. M is on a log axis when every M is
-// positive. Records without a trimmed mean are left out.
-func Plot(doc *Document, dir string) ([]string, error) {
+// Plot formats.
+const (
+	SVG = "svg"
+	PNG = "png"
+)
+
+// Plot writes one file per suite of doc (Figures) into dir in each of the
+// formats (SVG, PNG; none: SVG) and returns the paths written.
+func Plot(doc *Document, dir string, opts PlotOptions, formats ...string) ([]string, error) {
 	if doc == nil {
 		return nil, errors.New("results: plot: nil document")
 	}
 	if err := doc.Validate(); err != nil {
 		return nil, fmt.Errorf("results: plot: %w", err)
 	}
-	d := *doc
-	d.Records = slices.Clone(doc.Records)
-	d.Sort()
-	ceiling := 0.0
-	if c, ok := d.Ceiling(CeilingCopyGBps); ok {
-		ceiling = c.Value
-	}
-
-	type kernelKey struct{ suite, kernel string }
-	var order []kernelKey
-	groups := map[kernelKey][]Record{}
-	for _, r := range d.Records {
-		if r.TrimmedMeanUS <= 0 {
-			continue
-		}
-		k := kernelKey{r.Suite, r.Kernel}
-		if groups[k] == nil {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], r)
+	if len(formats) == 0 {
+		formats = []string{SVG}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("results: plot: %w", err)
 	}
 	var paths []string
-	for _, k := range order {
-		title := k.suite + "/" + k.kernel
-		svg, err := plotKernel(title, groups[k], ceiling, newSVG)
-		if err != nil {
-			return paths, fmt.Errorf("results: plot %s: %w", title, err)
+	for _, f := range Figures(doc, opts) {
+		for _, format := range formats {
+			b, err := RenderFigure(f, format)
+			if err != nil {
+				return paths, fmt.Errorf("results: plot %s: %w", f.Suite, err)
+			}
+			path := filepath.Join(dir, fileName(f.Suite)+"."+format)
+			if err := writeAtomic(path, b); err != nil {
+				return paths, err
+			}
+			paths = append(paths, path)
 		}
-		path := filepath.Join(dir, fileName(k.suite)+"_"+fileName(k.kernel)+".svg")
-		if err := writeAtomic(path, svg); err != nil {
-			return paths, err
-		}
-		paths = append(paths, path)
 	}
 	return paths, nil
 }
@@ -82,120 +65,118 @@ func fileName(s string) string {
 	}, s)
 }
 
-func newSVG(w, h vg.Length) vg.CanvasWriterTo { return vgsvg.New(w, h) }
+// palette is the Okabe-Ito colour-blind-safe qualitative palette (Okabe &
+// Ito, "Color Universal Design", 2008) without its black, which marks the
+// vendor peer, its yellow darkened to read on white, and a brown and a grey
+// for suites with more variants.
+var palette = []color.Color{
+	color.RGBA{0xE6, 0x9F, 0x00, 0xff}, // orange
+	color.RGBA{0x56, 0xB4, 0xE9, 0xff}, // sky blue
+	color.RGBA{0x00, 0x9E, 0x73, 0xff}, // bluish green
+	color.RGBA{0x00, 0x72, 0xB2, 0xff}, // blue
+	color.RGBA{0xD5, 0x5E, 0x00, 0xff}, // vermillion
+	color.RGBA{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
+	color.RGBA{0x99, 0x88, 0x00, 0xff}, // yellow, darkened
+	color.RGBA{0x8C, 0x56, 0x4B, 0xff}, // brown (added)
+	color.RGBA{0x80, 0x80, 0x80, 0xff}, // grey (added)
+}
 
-// plotKernel draws one kernel's records on a canvas from newCanvas (SVG for
-// Plot; tests may ask for PNG to look at).
-func plotKernel(title string, recs []Record, ceiling float64, newCanvas func(w, h vg.Length) vg.CanvasWriterTo) ([]byte, error) {
-	var shapes []string
-	regimes := map[string]bool{}
-	logX := true
-	for _, r := range recs {
-		if !slices.Contains(shapes, r.Shape) {
-			shapes = append(shapes, r.Shape)
-		}
-		regimes[r.Regime] = true
-		if r.M <= 0 {
-			logX = false
-		}
-	}
-	// One color per series name across the whole file.
-	var names []string
-	series := func(r Record) string {
-		if len(regimes) > 1 {
-			return r.Variant + " (" + r.Regime + ")"
-		}
-		return r.Variant
-	}
-	for _, r := range recs {
-		if n := series(r); !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
+// dashes give series past the palette's length a second look.
+var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}}
 
-	rows := make([][]*plot.Plot, len(shapes))
-	for i, shape := range shapes {
-		byName := map[string][]Record{}
-		for _, r := range recs {
-			if r.Shape == shape {
-				byName[series(r)] = append(byName[series(r)], r)
-			}
-		}
-		timeP, bwP := plot.New(), plot.New()
-		timeP.Title.Text = title + "  " + shape + ": time"
-		timeP.Y.Label.Text = "µs (trimmed mean)"
-		bwP.Title.Text = title + "  " + shape + ": bandwidth"
-		bwP.Y.Label.Text = "GB/s"
-		minM, maxM := 0.0, 0.0
-		for ci, name := range names {
-			rs := byName[name]
-			if len(rs) == 0 {
-				continue
-			}
-			slices.SortFunc(rs, func(a, b Record) int { return cmp.Compare(a.M, b.M) })
-			tp := make(plotter.XYs, len(rs))
-			bp := make(plotter.XYs, len(rs))
-			for j, r := range rs {
-				tp[j] = plotter.XY{X: float64(r.M), Y: r.TrimmedMeanUS}
-				bp[j] = plotter.XY{X: float64(r.M), Y: r.GBps}
-				if minM == 0 && maxM == 0 || float64(r.M) < minM {
-					minM = float64(r.M)
-				}
-				maxM = max(maxM, float64(r.M))
-			}
-			for _, p := range []struct {
-				plt *plot.Plot
-				xys plotter.XYs
-			}{{timeP, tp}, {bwP, bp}} {
-				l, s, err := plotter.NewLinePoints(p.xys)
-				if err != nil {
-					return nil, err
-				}
-				l.Color, s.Color = plotutil.Color(ci), plotutil.Color(ci)
-				s.Shape = plotutil.Shape(ci)
-				p.plt.Add(l, s)
-				p.plt.Legend.Add(name, l, s)
-			}
-		}
-		if ceiling > 0 {
-			l, err := plotter.NewLine(plotter.XYs{{X: minM, Y: ceiling}, {X: maxM, Y: ceiling}})
-			if err != nil {
-				return nil, err
-			}
-			l.Color = color.Gray{Y: 0x60}
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			bwP.Add(l)
-			bwP.Legend.Add(fmt.Sprintf("copy ceiling %.0f GB/s", ceiling), l)
-			bwP.Y.Max = max(bwP.Y.Max, ceiling*1.05)
-		}
-		for _, p := range []*plot.Plot{timeP, bwP} {
-			p.X.Label.Text = "M"
-			p.Y.Min = 0
-			// Headroom above the data for the legend in the top right.
-			p.Y.Max *= 1 + 0.07*float64(len(byName)+2)
-			p.Legend.Top = true
-			p.Add(plotter.NewGrid())
-			if logX && maxM > minM {
-				p.X.Scale = plot.LogScale{}
-				p.X.Tick.Marker = pow2Ticks{}
-				p.X.Min, p.X.Max = minM/1.25, maxM*1.25
-			}
-		}
-		rows[i] = []*plot.Plot{timeP, bwP}
-	}
+// shapes are the markers, one per series in turn.
+var markers = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PlusGlyph{}, draw.CrossGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
 
-	w, h := 2*14*vg.Centimeter, vg.Length(len(shapes))*10*vg.Centimeter
-	c := newCanvas(w, h)
+// seriesStyle is series i's line and marker; the peer is black and thick.
+func seriesStyle(i int, peer bool) (draw.LineStyle, draw.GlyphStyle) {
+	ls := draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(1.5), Dashes: dashes[(i/len(palette))%len(dashes)]}
+	gs := draw.GlyphStyle{Color: ls.Color, Radius: vg.Points(3), Shape: markers[i%len(markers)]}
+	if peer {
+		ls = draw.LineStyle{Color: color.Black, Width: vg.Points(2.5), Dashes: []vg.Length{vg.Points(8), vg.Points(3)}}
+		gs = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(3.5), Shape: draw.BoxGlyph{}}
+	}
+	return ls, gs
+}
+
+var (
+	ceilingStyle = draw.LineStyle{Color: color.Gray{Y: 0x50}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(3)}}
+	pickStyle    = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
+	tickFont     = vg.Points(9)
+	labelFont    = vg.Points(10)
+)
+
+// RenderFigure draws f: its panels in a grid (two columns), the legend in
+// a column of its own to their right, so it never covers data.
+func RenderFigure(f Figure, format string) ([]byte, error) {
+	cols := min(2, len(f.Panels))
+	rows := (len(f.Panels) + cols - 1) / cols
+	panelW, panelH, legendW := 13*vg.Centimeter, 9*vg.Centimeter, 6*vg.Centimeter
+	titleH := vg.Centimeter
+	w, h := vg.Length(cols)*panelW+legendW, vg.Length(rows)*panelH+titleH
+	var c vg.CanvasWriterTo
+	switch format {
+	case SVG:
+		c = vgsvg.New(w, h)
+	case PNG:
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(110), vgimg.UseBackgroundColor(color.White))}
+	default:
+		return nil, fmt.Errorf("unknown plot format %q (svg, png)", format)
+	}
 	dc := draw.New(c)
-	t := draw.Tiles{Rows: len(shapes), Cols: 2, PadX: vg.Centimeter, PadY: vg.Centimeter,
-		PadTop: vg.Millimeter * 3, PadBottom: vg.Millimeter * 3, PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 3}
-	canvases := plot.Align(rows, t, dc)
-	for i := range rows {
-		for j := range rows[i] {
-			rows[i][j].Draw(canvases[i][j])
+
+	// The figure's title across the top.
+	title := plot.New()
+	title.HideAxes()
+	title.Title.Text = f.Title
+	title.Title.TextStyle.Font.Size = vg.Points(13)
+	title.Draw(draw.Crop(dc, 0, 0, h-titleH, 0))
+
+	grid := make([][]*plot.Plot, rows)
+	for i := range grid {
+		grid[i] = make([]*plot.Plot, cols)
+	}
+	for i, p := range f.Panels {
+		pl, err := panelPlot(f, p)
+		if err != nil {
+			return nil, err
+		}
+		grid[i/cols][i%cols] = pl
+	}
+	area := draw.Crop(dc, 0, -legendW, 0, -titleH)
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: 5 * vg.Millimeter, PadY: 5 * vg.Millimeter,
+		PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 2 * vg.Millimeter}
+	canvases := plot.Align(grid, tiles, area)
+	for i := range grid {
+		for j := range grid[i] {
+			if grid[i][j] != nil {
+				grid[i][j].Draw(canvases[i][j])
+			}
 		}
 	}
+
+	// The legend: one entry per series (same colour and marker in every
+	// panel), the ceiling, the law's picks.
+	lg := plot.NewLegend()
+	lg.Top, lg.Left = true, true
+	lg.TextStyle.Font.Size = labelFont
+	lg.ThumbnailWidth = vg.Points(28)
+	lg.Padding = vg.Points(3)
+	for i, n := range f.Names {
+		ls, gs := seriesStyle(i, peerName(f, n))
+		l := &plotter.Line{LineStyle: ls}
+		lg.Add(n, l, &plotter.Scatter{GlyphStyle: gs})
+	}
+	if f.Ceiling != nil {
+		lg.Add(fmt.Sprintf("%s %s %s", ceilingName(f.Ceiling.Name), fmtValue(math.Round(f.Ceiling.Value)), f.Ceiling.Unit), &plotter.Line{LineStyle: ceilingStyle})
+		if off := offScale(f); off != "" {
+			lg.Add("  (above the scale: "+off+")", &plotter.Line{})
+		}
+	}
+	if f.PickLabel != "" {
+		lg.Add(f.PickLabel, &plotter.Scatter{GlyphStyle: pickStyle})
+	}
+	lg.Draw(draw.Crop(dc, w-legendW+4*vg.Millimeter, 0, 0, -titleH-4*vg.Millimeter))
+
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, err
@@ -203,19 +184,186 @@ func plotKernel(title string, recs []Record, ceiling float64, newCanvas func(w, 
 	return buf.Bytes(), nil
 }
 
-// pow2Ticks marks a log M axis at powers of two, the spacing of the M
-// ladders, with minor ticks at the odd multiples in between.
-type pow2Ticks struct{}
-
-func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
-	for v := 1.0; v <= hi; v *= 2 {
-		if v >= lo {
-			ts = append(ts, plot.Tick{Value: v, Label: fmt.Sprint(v)})
-		}
-		if m := v * 1.5; v >= 2 && m >= lo && m <= hi {
-			ts = append(ts, plot.Tick{Value: m})
+func peerName(f Figure, name string) bool {
+	for _, p := range f.Panels {
+		for _, s := range p.Series {
+			if s.Name == name {
+				return s.Peer
+			}
 		}
 	}
+	return false
+}
+
+// offScale lists the panels whose ceiling is above their y axis.
+func offScale(f Figure) string {
+	var out []string
+	for _, p := range f.Panels {
+		if !p.CeilingOnScale {
+			out = append(out, p.Shape)
+		}
+	}
+	if len(out) == len(f.Panels) {
+		return "every panel"
+	}
+	return strings.Join(out, ", ")
+}
+
+func panelPlot(f Figure, p Panel) (*plot.Plot, error) {
+	pl := plot.New()
+	pl.Title.Text = p.Shape
+	pl.Title.TextStyle.Font.Size = labelFont
+	pl.X.Label.Text, pl.Y.Label.Text = f.XLabel, f.YLabel
+	for _, a := range []*plot.Axis{&pl.X, &pl.Y} {
+		a.Label.TextStyle.Font.Size = labelFont
+		a.Tick.Label.Font.Size = tickFont
+	}
+	pl.Add(plotter.NewGrid())
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range p.Series {
+		for _, pt := range s.Points {
+			lo, hi = min(lo, pt.X), max(hi, pt.X)
+		}
+	}
+	if lo > hi {
+		lo, hi = 0, 1
+	}
+	for _, s := range p.Series {
+		i := indexOf(f.Names, s.Name)
+		ls, gs := seriesStyle(i, s.Peer)
+		xys := make(plotter.XYs, len(s.Points))
+		for j, pt := range s.Points {
+			xys[j] = plotter.XY{X: pt.X, Y: pt.Y}
+		}
+		if len(xys) > 1 {
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				return nil, err
+			}
+			l.LineStyle = ls
+			pl.Add(l)
+		}
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = gs
+		pl.Add(sc)
+	}
+	if p.CeilingOnScale && f.Ceiling != nil {
+		l, err := plotter.NewLine(plotter.XYs{{X: xLo(f, lo, hi), Y: f.Ceiling.Value}, {X: xHi(f, lo, hi), Y: f.Ceiling.Value}})
+		if err != nil {
+			return nil, err
+		}
+		l.LineStyle = ceilingStyle
+		pl.Add(l)
+	}
+	if len(p.Picks) > 0 {
+		xys := make(plotter.XYs, len(p.Picks))
+		for j, pt := range p.Picks {
+			xys[j] = plotter.XY{X: pt.X, Y: pt.Y}
+		}
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = pickStyle
+		pl.Add(sc)
+	}
+	pl.Y.Min, pl.Y.Max = 0, p.YMax
+	pl.X.Min, pl.X.Max = xLo(f, lo, hi), xHi(f, lo, hi)
+	switch f.XKind {
+	case "M", "bytes":
+		if lo > 0 {
+			pl.X.Scale = plot.LogScale{}
+			pl.X.Tick.Marker = pow2Ticks{bytes: f.XKind == "bytes"}
+		}
+	case "blocks":
+		pl.X.Tick.Marker = pointTicks(p)
+	}
+	return pl, nil
+}
+
+// xLo and xHi pad the x range: a factor on the log axes, a tenth of the
+// span (at least one unit) on the linear one.
+func xLo(f Figure, lo, hi float64) float64 {
+	if f.XKind != "blocks" && lo > 0 {
+		return lo / 1.4
+	}
+	return lo - max(1, (hi-lo)/10)
+}
+
+func xHi(f Figure, lo, hi float64) float64 {
+	if f.XKind != "blocks" && lo > 0 {
+		return hi * 1.4
+	}
+	return hi + max(1, (hi-lo)/10)
+}
+
+func indexOf(names []string, n string) int {
+	for i, v := range names {
+		if v == n {
+			return i
+		}
+	}
+	return 0
+}
+
+// pow2Ticks marks a log2 axis at powers of two, labelled as integers (M)
+// or binary sizes (bytes), with unlabelled minor ticks between labels
+// when the labels skip powers.
+type pow2Ticks struct{ bytes bool }
+
+func (t pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
+	var all []float64
+	for v := 1.0; v <= hi*1.0001; v *= 2 {
+		if v >= lo*0.9999 {
+			all = append(all, v)
+		}
+	}
+	step := 1 // label every power, or every second one when there are many
+	if len(all) > 8 {
+		step = 2
+	}
+	var ts []plot.Tick
+	for i, v := range all {
+		tk := plot.Tick{Value: v}
+		if i%step == 0 {
+			tk.Label = t.label(v)
+		}
+		ts = append(ts, tk)
+	}
 	return ts
+}
+
+func (t pow2Ticks) label(v float64) string {
+	if !t.bytes {
+		return fmtValue(v)
+	}
+	for _, u := range []struct {
+		name string
+		size float64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if v >= u.size {
+			return fmtValue(v/u.size) + " " + u.name
+		}
+	}
+	return fmtValue(v) + " B"
+}
+
+// pointTicks labels a linear axis at the panel's x values.
+func pointTicks(p Panel) plot.TickerFunc {
+	return func(lo, hi float64) []plot.Tick {
+		var ts []plot.Tick
+		seen := map[float64]bool{}
+		for _, s := range p.Series {
+			for _, pt := range s.Points {
+				if !seen[pt.X] && pt.X >= lo && pt.X <= hi {
+					seen[pt.X] = true
+					ts = append(ts, plot.Tick{Value: pt.X, Label: fmtValue(pt.X)})
+				}
+			}
+		}
+		return ts
+	}
 }

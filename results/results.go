@@ -221,14 +221,19 @@ type Ceiling struct {
 
 // GateRecord is one gate's outcome (gates.Result is this type).
 type GateRecord struct {
-	Gate     string             `json:"gate"`
-	Status   string             `json:"status"`           // Pass, Fail, Skip or Error (could not run)
-	Reason   string             `json:"reason,omitempty"` // SKIP reason or first failure
-	Failures []string           `json:"failures,omitempty"`
-	Notes    []string           `json:"notes,omitempty"`
-	Metrics  map[string]float64 `json:"metrics,omitempty"`
-	Seed     uint64             `json:"seed"`
-	Seconds  float64            `json:"seconds"`
+	Gate     string   `json:"gate"`
+	Status   string   `json:"status"`           // Pass, Fail, Skip or Error (could not run)
+	Reason   string   `json:"reason,omitempty"` // SKIP reason or first failure
+	Failures []string `json:"failures,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+	// Metrics are the gate's figures; a per-case figure's key names its
+	// case (Case.Key), never its seed, so runs share their keys.
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// CaseSeeds are the seeds each case drew its inputs from, by
+	// Case.String(): the values that let one case be replayed.
+	CaseSeeds map[string]uint64 `json:"case_seeds,omitempty"`
+	Seed      uint64            `json:"seed"`
+	Seconds   float64           `json:"seconds"`
 }
 
 // Record is one measured point: a kernel variant at one shape, M and cache

@@ -128,9 +128,7 @@ var errForm = regexp.MustCompile(`^[^:]+(:[0-9]+)?: [A-Za-z0-9_]+: .+`)
 
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.txt"))
-	for _, name := range []string{"qwen38-27b-tp1.txt", "qwen38-27b-tp2.txt"} {
-		files = append(files, name)
-	}
+	files = append(files, "qwen38-27b-tp1.txt", "qwen38-27b-tp2.txt")
 	for _, p := range files {
 		b, err := os.ReadFile(p)
 		if err != nil {

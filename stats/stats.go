@@ -1,8 +1,9 @@
 // Package stats holds the arithmetic of the bench protocol: how repeated
 // timings of a kernel become one figure, how much they scatter, and when a
 // difference between two variants is a verdict rather than noise. It knows
-// nothing of GPUs or of the results document; it imports only
-// golang.org/x/perf/benchmath for the Mann-Whitney U test.
+// nothing of GPUs or of the results document; it imports
+// golang.org/x/perf/benchmath for the Mann-Whitney U test and
+// github.com/montanaflynn/stats for means and medians.
 //
 // # The protocol (docs/bench.md)
 //
@@ -43,6 +44,7 @@ import (
 	"math"
 	"slices"
 
+	mstats "github.com/montanaflynn/stats"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -234,19 +236,116 @@ func Summarize(xs []float64) (Summary, error) {
 	}, nil
 }
 
+// mean and median are montanaflynn/stats' (the mean sums in order; the
+// median sorts a copy and averages the two middle values of an even
+// count). They are called on non-empty samples only, so their error
+// (empty input) cannot occur.
 func mean(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
+	m, _ := mstats.Mean(xs)
+	return m
 }
 
-// median of a sorted, non-empty slice.
 func median(s []float64) float64 {
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
+	m, _ := mstats.Median(s)
+	return m
+}
+
+// Median is the median of xs (montanaflynn/stats; xs is not reordered),
+// 0 for no values.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
 	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return median(xs)
+}
+
+// Calls of CompareValues that are not Same.
+const (
+	Higher  = "higher"  // b's values are above a's beyond the noise, p < Alpha
+	Lower   = "lower"   // below
+	Changed = "changed" // exact counts that differ
+	Unknown = "?"       // beyond the noise, but too few values for the U test
+)
+
+// ValuesVerdict is the outcome of CompareValues.
+type ValuesVerdict struct {
+	N        int     // pairs compared
+	Ratio    float64 // median of b[i]/a[i] over the pairs with a[i] > 0; 0 when none
+	PValue   float64 // two-sided Mann-Whitney U test of a against b; 1 when it could not run
+	NoisePct float64 // the threshold |Ratio-1| had to exceed, in percent
+	Exact    bool    // every value is an integer: compared exactly, pair by pair
+	Differ   int     // Exact: pairs whose values differ
+	Call     string  // Same, Higher, Lower, Changed or Unknown
+}
+
+// CompareValues compares two runs' values of one figure over the same
+// cases: a[i] and b[i] belong to case i. It serves gate metrics, which are
+// not times: they may be zero, and each case has one value per run.
+//
+// Counts (every value an integer: cases, mismatches, registers) do not
+// scatter between runs, so they are compared exactly: Changed when any
+// pair differs. Any other figure (an error drawn from seeded random
+// inputs) scatters with the seed, and is called Higher or Lower only
+// when the median of the per-case ratios is beyond noisePct AND the U test
+// on the two sets of values gives p < Alpha; with fewer than MinSamples
+// pairs there is no test, and a ratio beyond the noise is Unknown; so is
+// a change from all-zero old values, which have no ratio.
+func CompareValues(a, b []float64, noisePct float64) (ValuesVerdict, error) {
+	if len(a) != len(b) {
+		return ValuesVerdict{}, fmt.Errorf("stats: compare values: %d against %d values; they must be paired by case", len(a), len(b))
+	}
+	if len(a) == 0 {
+		return ValuesVerdict{}, errors.New("stats: compare values: no values")
+	}
+	v := ValuesVerdict{N: len(a), PValue: 1, NoisePct: noisePct, Call: Same, Exact: true}
+	var ratios []float64
+	for i := range a {
+		for _, x := range []float64{a[i], b[i]} {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return ValuesVerdict{}, fmt.Errorf("stats: compare values: value %d is %v; figures must be finite", i, x)
+			}
+			if x != math.Trunc(x) {
+				v.Exact = false
+			}
+		}
+		if a[i] != b[i] {
+			v.Differ++
+		}
+		if a[i] > 0 {
+			ratios = append(ratios, b[i]/a[i])
+		}
+	}
+	if len(ratios) > 0 {
+		slices.Sort(ratios)
+		v.Ratio = median(ratios)
+	}
+	if v.Exact {
+		if v.Differ > 0 {
+			v.Call = Changed
+		}
+		return v, nil
+	}
+	if v.Ratio == 0 { // every old value 0: no ratio to judge
+		if v.Differ > 0 {
+			v.Call = Unknown
+		}
+		return v, nil
+	}
+	if math.Abs(100*(v.Ratio-1)) <= noisePct {
+		return v, nil
+	}
+	if v.N < MinSamples {
+		v.Call = Unknown
+		return v, nil
+	}
+	th := benchmath.DefaultThresholds
+	th.CompareAlpha = Alpha
+	c := benchmath.AssumeNothing.Compare(
+		benchmath.NewSample(slices.Clone(a), &th),
+		benchmath.NewSample(slices.Clone(b), &th))
+	v.PValue = c.P
+	if c.P < Alpha {
+		v.Call = map[bool]string{true: Higher, false: Lower}[v.Ratio > 1]
+	}
+	return v, nil
 }

@@ -9,11 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/olekukonko/tablewriter/tw"
 	"golang.org/x/term"
 
 	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/families/basics"
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/textutil"
 	"github.com/parharness/parharness/results"
 	"github.com/parharness/parharness/shapes"
 )
@@ -82,16 +84,44 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	device := deviceFlag(fs)
 	buildDir := fs.String("build", defaultBuildDir(), "code object directory")
 	watchdog := fs.Duration("watchdog", 120*time.Second, "longest wait for the device before declaring a kernel hung")
-	benchfmt := fs.Bool("benchfmt", false, "also print Go benchmark format lines (for benchstat)")
+	benchfmt := fs.Bool("benchfmt", false, "print only Go benchmark format lines on stdout (for benchstat; the tables go to stderr)")
 	shapesArg := fs.String("shapes", "qwen38-27b-tp2", "shapes file, or a built-in set name ("+strings.Join(shapes.Builtins(), ", ")+")")
-	shardArg := fs.String("shard", "", "measure only part I/N of the sweep's points (point k goes to part k mod N); merge the parts with `parharness merge`")
+	shardArg := fs.String("shard", "", "measure only part I/N of the sweep's points (point k goes to part k mod N); merge the parts with parharness merge")
 	devicesArg := fs.String("devices", "", "distribute the points over several devices, one child process each: all, or a list of indices or PCI bus ids")
 	deviceTimeout := fs.Duration("device-timeout", 2*time.Hour, "with --devices: longest one device's part may take before it is killed")
 	regimes := fs.String("regimes", "auto", "timing regimes of cold points: stream (graph replays through a rotation of 3x the last-level cache), stream,isolated (also each call alone after a cache scrub), or auto (the suite's default: both for dec and the producer suites)")
 	isoReps := fs.Int("isolated-reps", 30, "single timed launches per variant in the isolated regime")
 	allowProfiler := fs.Bool("allow-profiler", false, "time even under a profiler or sanitizer (every record is flagged under-profiler)")
+	fs.Usage = func() {
+		o := fs.Output()
+		fmt.Fprintf(o, "usage: parharness bench2 %s [flags]\n%s\n", suite.Name, suite.Doc)
+		if suite.Axes != "" {
+			fmt.Fprintf(o, "axes: %s\n", suite.Axes)
+		}
+		if suite.Variants != nil {
+			fmt.Fprintf(o, "variants (--variants; the baseline always runs): %s\n", bench.VariantList(suite.Variants()))
+		}
+		fmt.Fprintln(o, "flags:")
+		fs.PrintDefaults()
+	}
 	if err := parse(fs, args[1:]); err != nil {
 		return ExitUsage, err
+	}
+	var vs []string
+	if *variants != "" {
+		vs = strings.Split(*variants, ",")
+		for i := range vs {
+			vs[i] = strings.TrimSpace(vs[i])
+		}
+	}
+	if err := suite.CheckVariants(vs); err != nil {
+		return ExitUsage, usagef("--variants: %v", err)
+	}
+	// --benchfmt: stdout is for benchstat alone, so everything a person
+	// reads goes to stderr.
+	var benchOut io.Writer
+	if *benchfmt {
+		benchOut, stdout = stdout, stderr
 	}
 	var isolated bool
 	switch *regimes {
@@ -118,7 +148,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		if *device != "" || shard != nil {
 			return ExitUsage, usagef("--devices excludes --device and --shard (it picks both for each device)")
 		}
-		return benchOnDevices(args, *backend, *devicesArg, *jsonPath, *deviceTimeout, stdout)
+		return benchOnDevices(args, *backend, *devicesArg, *jsonPath, *deviceTimeout, stdout, benchOut)
 	}
 	ms, err := parseInts(*mList)
 	if err != nil {
@@ -127,10 +157,6 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	set, err := loadShapes(*shapesArg)
 	if err != nil {
 		return ExitUsage, err
-	}
-	var vs []string
-	if *variants != "" {
-		vs = strings.Split(*variants, ",")
 	}
 	denv := openDevice(*backend, *device, *buildDir)
 	defer denv.close()
@@ -262,13 +288,16 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 			continue
 		}
 		fmt.Fprintf(stdout, "\nselection law %s against the per-cell argmin over %v:\n", law.Name, law.Variants)
+		tab.Width = textutil.Width(stdout)
 		tab.WriteText(stdout)
 	}
 	for _, s := range ctx.Skipped {
 		fmt.Fprintf(stdout, "skipped: %s\n", s)
 	}
-	if *benchfmt {
-		results.WriteBenchfmt(stdout, doc)
+	if benchOut != nil {
+		if err := results.WriteBenchfmt(benchOut, doc); err != nil {
+			return ExitFail, fmt.Errorf("writing benchfmt: %v", err)
+		}
 	}
 	stopInterrupt() // the complete document must not be overwritten by a partial one
 	if *jsonPath != "" {
@@ -291,22 +320,45 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	return ExitOK, nil
 }
 
+// printBenchTable prints one row per record, fitted to the width of w:
+// borderless, numbers right-aligned, the regime column only when the
+// records' regimes differ (else named above the table), the control's
+// spread without its ratio (the JSON has both).
 func printBenchTable(w io.Writer, doc *results.Document) {
 	copyC, _ := doc.Ceiling(results.CeilingCopyGBps)
-	t := newTable(w)
-	t.Header("kernel", "shape", "M", "regime", "variant", "check", "us/call", "GB/s", "% copy", "TF/s", "control", "verdict")
+	regimes := map[string]bool{}
+	for _, r := range doc.Records {
+		regimes[r.Regime] = true
+	}
+	showRegime := len(regimes) > 1
+	header := []string{"kernel", "shape", "M", "regime", "variant", "check", "µs/call", "GB/s", "%copy", "TF/s", "control", "verdict"}
+	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft,
+		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
+	drop := func(cells []string) []string {
+		if showRegime {
+			return cells
+		}
+		return append(cells[:3:3], cells[4:]...)
+	}
+	t := textutil.Table{Header: drop(header), Plain: true}
+	for i, a := range align {
+		if showRegime || i != 3 {
+			t.Align = append(t.Align, a)
+		}
+	}
+	t.Shrink = []int{len(t.Header) - 1, 0}
 	for _, r := range doc.Records {
 		check := "-"
 		if r.Check != nil {
 			check = r.Check.Status
 		}
 		if r.Failed() {
-			t.Append(r.Kernel, r.Shape, r.M, r.Regime, r.Variant, check, "-", "-", "-", "-", "-", "not timed")
+			t.Append(anys(drop([]string{r.Kernel, r.Shape, fmt.Sprint(r.M), r.Regime, r.Variant, check, "-", "-", "-", "-", "-", "not timed"}))...)
 			continue
 		}
 		ctrl, verdict := "", r.Verdict
 		if r.Control != nil {
-			ctrl = fmt.Sprintf("±%.2f%% (%.4f)", r.Control.SpreadPct, r.Control.Ratio)
+			ctrl = fmt.Sprintf("±%.2f%%", r.Control.SpreadPct)
 			verdict = "baseline"
 		} else if ratio, ok := r.Extra["ratio_vs_baseline"]; ok {
 			verdict = fmt.Sprintf("%s %+.2f%%", r.Verdict, 100*(ratio-1))
@@ -319,9 +371,24 @@ func printBenchTable(w io.Writer, doc *results.Document) {
 		if r.Flops > 0 {
 			tf = fmt.Sprintf("%.1f", r.TFlops)
 		}
-		t.Append(r.Kernel, r.Shape, r.M, r.Regime, r.Variant, check, fmt.Sprintf("%.3f", r.TrimmedMeanUS), fmt.Sprintf("%.0f", r.GBps), pct, tf, ctrl, verdict)
+		t.Append(anys(drop([]string{r.Kernel, r.Shape, fmt.Sprint(r.M), r.Regime, r.Variant, check, fmt.Sprintf("%.3f", r.TrimmedMeanUS), fmt.Sprintf("%.0f", r.GBps), pct, tf, ctrl, verdict}))...)
 	}
-	t.Render()
+	if !showRegime {
+		for reg := range regimes {
+			fmt.Fprintf(w, "every record %s (cache regime)\n", reg)
+		}
+	}
+	if err := t.Render(w, textutil.Width(w)); err != nil {
+		fmt.Fprintf(w, "(table not rendered: %v)\n", err)
+	}
+}
+
+func anys(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
 }
 
 // loadShapes reads a shapes file, or a built-in set when arg names one.
@@ -342,7 +409,8 @@ func loadShapes(arg string) (*shapes.Set, error) {
 // with --device), in parallel, and merges the parts: each record names the
 // device that measured it, each point's control was measured on that
 // device beside it, and each device's ceilings are its run's.
-func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout time.Duration, stdout io.Writer) (int, error) {
+// benchOut, when not nil, gets the merged document in benchfmt.
+func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout time.Duration, stdout, benchOut io.Writer) (int, error) {
 	sels, dir, base, err := onDevices(args, backend, devicesArg, jsonPath)
 	if err != nil {
 		return ExitUsage, err
@@ -399,6 +467,11 @@ func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout
 			return ExitUsage, fmt.Errorf("writing %s: %v", jsonPath, err)
 		}
 		fmt.Fprintf(stdout, "results written to %s\n", jsonPath)
+	}
+	if benchOut != nil {
+		if err := results.WriteBenchfmt(benchOut, doc); err != nil {
+			return ExitFail, fmt.Errorf("writing benchfmt: %v", err)
+		}
 	}
 	return code, nil
 }

@@ -26,8 +26,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/parharness/parharness/internal/textutil"
 )
 
 // Exit codes.
@@ -235,10 +236,36 @@ func defaultBuildDir() string {
 	return "build"
 }
 
-// newTable is a person-readable table with the headers as written (the
-// library's default upper-cases and splits them: "VGPRs" became "VGP RS").
-func newTable(w io.Writer) *tablewriter.Table {
-	return tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+// table is a person-readable boxed table that fits the width of w
+// (textutil.Width: the terminal's, at most 100 columns into a pipe or a
+// file), headers as written.
+type table struct {
+	w io.Writer
+	t textutil.Table
+}
+
+func newTable(w io.Writer) *table { return &table{w: w} }
+
+// Header sets the column names.
+func (t *table) Header(names ...string) { t.t.Header = names }
+
+// Append adds a row.
+func (t *table) Append(cells ...any) { t.t.Append(cells...) }
+
+// Shrink names the free-text columns, narrowed (wrapped) first.
+func (t *table) Shrink(cols ...int) *table { t.t.Shrink = cols; return t }
+
+// Lines caps the lines a wrapped cell takes (negative: no cap).
+func (t *table) Lines(n int) *table { t.t.MaxLines = n; return t }
+
+// Align sets the columns' alignment.
+func (t *table) Align(a ...tw.Align) *table { t.t.Align = a; return t }
+
+// Render writes the table to its writer, fitted to its width.
+func (t *table) Render() {
+	if err := t.t.Render(t.w, textutil.Width(t.w)); err != nil {
+		fmt.Fprintf(t.w, "(table not rendered: %v)\n", err)
+	}
 }
 
 // onInterrupt runs save when SIGINT or SIGTERM arrives (Ctrl-C, a

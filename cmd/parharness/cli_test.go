@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/internal/golden"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -44,11 +45,17 @@ func TestUsageErrors(t *testing.T) {
 		{"gate", "--devices", "0", "--device", "1"},
 		{"bench2", "dec", "--reps", "3"},
 		{"bench2", "dec", "--m", "1,1"},
+		{"bench2", "dec", "--variants", "pld"},
+		{"bench2", "grpq", "--variants", "group-hot,"},
 		{"bench2", "dec", "--m", "0"},
 		{"bench2", "dec", "--shard", "4/4"},
 		{"bench2", "dec", "--devices", "0", "--shard", "0/2"},
 		{"bench2", "dec", "--warmup", "-5ms"},
 		{"doctor", "--step-timeout", "0s"},
+		{"diff", "a.json", "b.json", "--fail-on-slower", "NaN"},
+		{"diff", "a.json", "b.json", "--noise", "-1"},
+		{"diff", "a.json", "b.json", "--metric-noise", "-5"},
+		{"diff", "a.json"},
 		{"merge", "out.json"},
 		{"merge", "--frobnicate", "a.json", "b.json"},
 	}
@@ -243,5 +250,43 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 	if code, _, _ := run(t, "help", "nosuchcommand"); code != ExitUsage {
 		t.Errorf("help of an unknown command: exit %d", code)
+	}
+}
+
+// An unknown --variants name is one line that lists the suite's variants,
+// exit 2, before any device is opened (the "none" backend would fail later
+// with another message); a listed name passes the check.
+func TestBench2UnknownVariant(t *testing.T) {
+	code, out, stderr := run(t, "bench2", "dec", "--variants", "pdl,pld", "--backend", "none")
+	if code != ExitUsage || out != "" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	want := `parharness bench2: --variants: unknown variant "pld" for suite dec; its variants: S1..S64, pdl, ws, dec, v1, memonly, cublaslt, hipblaslt` + "\n"
+	if stderr != want {
+		t.Errorf("stderr\n%q\nwant\n%q", stderr, want)
+	}
+	code, _, stderr = run(t, "bench2", "dec", "--variants", "pdl,v1", "--backend", "none")
+	if code != ExitUsage || !strings.Contains(stderr, "a bench needs a GPU") {
+		t.Errorf("known variants: exit %d, stderr %q: want the no-device error, not a variant error", code, stderr)
+	}
+}
+
+// help bench2 SUITE prints the suite's doc, axes, variants and flags.
+func TestHelpBench2Suite(t *testing.T) {
+	for _, s := range []string{"dec", "grpq", "copy"} {
+		t.Run(s, func(t *testing.T) {
+			code, out, _ := run(t, "help", "bench2", s)
+			if code != ExitOK {
+				t.Fatalf("exit %d", code)
+			}
+			if s == "dec" {
+				golden.Check(t, filepath.Join("testdata", "help-bench2-dec.txt"), []byte(out))
+			}
+			for _, w := range []string{"axes: ", "variants (--variants", "-variants string"} {
+				if !strings.Contains(out, w) {
+					t.Errorf("lacks %q:\n%s", w, out)
+				}
+			}
+		})
 	}
 }

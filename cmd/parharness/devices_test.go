@@ -115,7 +115,7 @@ func TestBenchOnDevices(t *testing.T) {
 		childRunner = f.run
 		out := filepath.Join(t.TempDir(), "dec.json")
 		var stdout bytes.Buffer
-		code, err := benchOnDevices([]string{"dec", "--m", "1,8", "--devices", "0,1", "--json", out}, "none", "0,1", out, 200e6, &stdout)
+		code, err := benchOnDevices([]string{"dec", "--m", "1,8", "--devices", "0,1", "--json", out}, "none", "0,1", out, 200e6, &stdout, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parharness/parharness/internal/golden"
 	"github.com/parharness/parharness/results"
 )
 
@@ -46,6 +47,23 @@ func TestDiffCommand(t *testing.T) {
 	if code != ExitFail {
 		t.Errorf("PASS -> FAIL gate: exit %d, want %d\n%s", code, ExitFail, out)
 	}
+	skipped := write("skipped.json", benchDoc(t, 1, results.Skip))
+	if code, out, stderr := run(t, "diff", base, skipped); code != ExitFail || !strings.Contains(stderr, "gate e4m3-decode regressed: PASS -> SKIP") {
+		t.Errorf("PASS -> SKIP on the same device: exit %d, want %d\n%s%s", code, ExitFail, out, stderr)
+	}
+	for _, tc := range []struct {
+		pct  string
+		new  string
+		want int
+	}{{"5", slow, ExitFail}, {"20", slow, ExitOK}, {"0", same, ExitOK}} {
+		code, _, stderr := run(t, "diff", base, tc.new, "--fail-on-slower", tc.pct)
+		if code != tc.want {
+			t.Errorf("--fail-on-slower %s against %s: exit %d, want %d\n%s", tc.pct, filepath.Base(tc.new), code, tc.want, stderr)
+		}
+		if code == ExitFail && !strings.Contains(stderr, "copy/copy_v4/shape=64MiB/M=0/variant=copy/regime=cold: +10.00%") {
+			t.Errorf("--fail-on-slower %s: stderr does not name the row:\n%s", tc.pct, stderr)
+		}
+	}
 	if code, _, stderr := run(t, "diff", base, filepath.Join(dir, "missing.json")); code != ExitUsage || stderr == "" {
 		t.Errorf("missing file: exit %d", code)
 	}
@@ -64,5 +82,71 @@ func TestSplitArgs(t *testing.T) {
 	pos, flags := splitArgs(fs, []string{"--markdown", "old.json", "--noise", "3", "new.json", "--noise=4"})
 	if strings.Join(pos, " ") != "old.json new.json" || strings.Join(flags, " ") != "--markdown --noise 3 --noise=4" {
 		t.Errorf("pos %q flags %q", pos, flags)
+	}
+}
+
+// report --benchfmt prints benchfmt and nothing else (no table, no gate
+// list): benchstat reads every line as a benchmark, a configuration line
+// (device and suite only) or unit metadata.
+func TestReportBenchfmtOnly(t *testing.T) {
+	dir := t.TempDir()
+	doc := benchDoc(t, 1, results.Pass)
+	doc.Device = &results.Device{Backend: "cuda", Name: "NVIDIA H200", Arch: "sm_90", Driver: "580.159.04"}
+	doc.Seed = 42
+	p := filepath.Join(dir, "r.json")
+	if err := results.Write(p, doc); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "report", p, "--benchfmt")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	golden.Check(t, filepath.Join("testdata", "report-benchfmt.txt"), []byte(out))
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "Benchmark"), strings.HasPrefix(l, "Unit "),
+			strings.HasPrefix(l, "device: "), strings.HasPrefix(l, "suite: "):
+		default:
+			t.Errorf("not a benchfmt line of the allowed kinds: %q", l)
+		}
+	}
+}
+
+// report shows the run, its ceilings, the gate table with each gate's
+// metrics summarised by name, the bench table and the regret table of the
+// suite's selection law (the H200 dec run, with gate results added), in
+// 100 columns.
+func TestReportGolden(t *testing.T) {
+	t.Setenv("COLUMNS", "")
+	doc, err := results.Read(filepath.Join("..", "..", "results", "h200-2026-12-01", "dec.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]float64{"cases": 3, "worst_rel_over_floor": 0.92}
+	for i, M := range []int{1, 9, 64} {
+		c := results.NewCase("shape", "qkv", "mode", "decode", "M", M)
+		m[c.Key("rel")] = 1e-3 * float64(i+1)
+		m[c.Key("elem_margin")] = 0.1 * float64(i+2)
+	}
+	doc.Gates = []results.GateRecord{{Gate: "gemm", Status: results.Pass, Seconds: 40, Metrics: m},
+		{Gate: "ptxas-sm90a", Status: results.Skip, Reason: "ptxas is neither on PATH nor at /usr/local/cuda/bin/ptxas: the CUDA toolkit's ptxas is needed"}}
+	p := filepath.Join(t.TempDir(), "r.json")
+	if err := results.Write(p, doc); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "report", p)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	golden.Check(t, filepath.Join("testdata", "report-dec.txt"), []byte(out))
+	for _, w := range []string{"ceilings (measured in this run)", "gate metrics:", "elem_margin", "selection law gemm.DecSplitK", "time-weighted regret"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("report lacks %q", w)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > 100 {
+			t.Errorf("%d columns: %q", n, l)
+		}
 	}
 }

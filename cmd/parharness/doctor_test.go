@@ -72,7 +72,7 @@ func TestDoctorRunsEveryStepPastFailures(t *testing.T) {
 	if !slices.Equal(order, want) {
 		t.Errorf("steps ran %v, want %v", order, want)
 	}
-	o := out.String()
+	o := unwrapTables(out.String())
 	for _, w := range []string{"FAIL", "HUNG", "first thing to fix: producers: FAIL producers", "fake R9700", "64 CUs (the driver reports 32)",
 		"gfx1036 is not gfx1201", "libamdhip64.so.6, version 6.4.1"} {
 		if !strings.Contains(o, w) {

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/olekukonko/tablewriter/tw"
+
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/kernels"
@@ -261,14 +263,14 @@ func oneLine(s string) string {
 }
 
 func printGateTable(w io.Writer, rs []gates.Result, noDevice string) {
-	t := newTable(w)
+	t := newTable(w).Shrink(3, 4).Align(tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft)
 	t.Header("gate", "status", "seconds", "key figures", "reason / first failure")
 	headline := map[string][]string{}
 	for _, g := range gates.All() {
 		headline[g.Name] = g.Headline
 	}
 	for _, r := range rs {
-		t.Append(r.Gate, r.Status, fmt.Sprintf("%.2f", r.Seconds), metricsLine(r.Metrics, headline[r.Gate]), clip(oneLine(shortReason(r.Reason, noDevice)), 90))
+		t.Append(r.Gate, r.Status, fmt.Sprintf("%.2f", r.Seconds), metricsLine(r.Metrics, headline[r.Gate]), oneLine(shortReason(r.Reason, noDevice)))
 	}
 	t.Render()
 	for _, r := range rs {
@@ -281,27 +283,63 @@ func printGateTable(w io.Writer, rs []gates.Result, noDevice string) {
 	}
 }
 
-// metricsLine shows a gate's metrics, its headline ones first, integers
-// exactly.
+// figuresShown is how many figures the gate table shows per gate; the
+// rest are counted (the results JSON has them all).
+const figuresShown = 6
+
+// metricsLine shows a gate's figures, its headline ones first, then by
+// name, at most figuresShown of them, integers exactly. A metric measured
+// per case (results.Case keys) shows as its largest value, the worst
+// case of an error or margin, with the number of cases:
+// "rel max=4.9e-15 (12 cases)".
 func metricsLine(m map[string]float64, headline []string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		if !slices.Contains(headline, k) {
-			keys = append(keys, k)
+	type figure struct {
+		max   float64
+		cases int // 0: a plain metric
+	}
+	figs := map[string]*figure{}
+	for k, v := range m {
+		name, c, err := results.ParseMetricKey(k)
+		if err != nil || len(c.Labels()) == 0 {
+			name = k
+		}
+		f := figs[name]
+		if f == nil {
+			f = &figure{max: v}
+			figs[name] = f
+		}
+		f.max = max(f.max, v)
+		if err == nil && len(c.Labels()) > 0 {
+			f.cases++
 		}
 	}
-	sort.Strings(keys)
-	var first []string
-	for _, k := range headline {
-		if _, ok := m[k]; ok {
-			first = append(first, k)
+	var names []string
+	for _, h := range headline {
+		if _, ok := figs[h]; ok {
+			names = append(names, h)
 		}
 	}
+	rest := make([]string, 0, len(figs))
+	for n := range figs {
+		if !slices.Contains(names, n) {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	names = append(names, rest...)
 	var parts []string
-	for _, k := range append(first, keys...) {
-		parts = append(parts, k+"="+formatMetric(m[k]))
+	for _, n := range names[:min(len(names), figuresShown)] {
+		f := figs[n]
+		if f.cases > 0 {
+			parts = append(parts, fmt.Sprintf("%s max=%s (%d cases)", n, formatMetric(f.max), f.cases))
+		} else {
+			parts = append(parts, n+"="+formatMetric(f.max))
+		}
 	}
-	return clip(strings.Join(parts, " "), 70)
+	if more := len(names) - figuresShown; more > 0 {
+		parts = append(parts, fmt.Sprintf("(+%d more)", more))
+	}
+	return strings.Join(parts, " ")
 }
 
 // formatMetric prints an integral value exactly (4294967296, not
@@ -320,13 +358,6 @@ func shortReason(reason, noDevice string) string {
 		return strings.Replace(reason, noDevice, "no device (see the device line above)", 1)
 	}
 	return reason
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n-3] + "..."
-	}
-	return s
 }
 
 // childRunner runs a multi-device command's children (a test's fake).

@@ -19,7 +19,7 @@ func runList(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := parse(fs, args); err != nil {
 		return ExitUsage, err
 	}
-	t := newTable(stdout)
+	t := newTable(stdout).Shrink(3).Lines(-1)
 	t.Header("gate", "suites", "device", "proves")
 	for _, g := range gates.All() {
 		var s []string
@@ -36,10 +36,16 @@ func runList(args []string, stdout, stderr io.Writer) (int, error) {
 		t.Append(g.Name, strings.Join(s, ","), dev, g.Proves)
 	}
 	t.Render()
-	k := newTable(stdout)
-	k.Header("kernel", "family/op", "role", "M", "targets", "caps", "status", "what it does")
+	// Four columns, so the registry fits 100 columns: the registry row's
+	// facts share one cell.
+	k := newTable(stdout).Shrink(3, 2, 1).Lines(-1)
+	k.Header("kernel", "family/op (tag), role, M, status, caps", "targets (matrix op)", "what it does")
 	for _, kn := range kernels.All() {
-		k.Append(kn.Name, kn.Family+"/"+kn.Op+" ("+kn.Tag+")", kn.Role.String(), kernelMRange(kn), kernelTargets(kn), kn.Caps.String(), kn.Status.String(), kn.Doc)
+		row := fmt.Sprintf("%s/%s (%s), %s, M %s, %s", kn.Family, kn.Op, kn.Tag, kn.Role, kernelMRange(kn), kn.Status)
+		if c := kn.Caps.String(); c != "" {
+			row += ", " + c
+		}
+		k.Append(kn.Name, row, kernelTargets(kn), kn.Doc)
 	}
 	k.Render()
 	return ExitOK, nil

@@ -17,11 +17,15 @@ import (
 // slower; the identical-code control must read "~".
 
 func init() {
-	bench.RegisterSuite(bench.Suite{Family: Family, Name: "copy", Doc: "device copy at 4 MiB..1 GiB, cold: the bandwidth ceiling, an identical variant the A/B protocol must call ~, and a 5%-more-traffic variant it must call slower", Run: runCopySuite})
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: "copy", Doc: "device copy at 4 MiB..1 GiB, cold: the bandwidth ceiling, an identical variant the A/B protocol must call ~, and a 5%-more-traffic variant it must call slower", Run: runCopySuite,
+		Variants: func() []string { return []string{"copy", "copy-identical", "copy+*"} },
+		Axes:     "size: 4 MiB..1 GiB (one point per size; M is 0); regime cold"})
 }
 
 func init() {
-	bench.RegisterSuite(bench.Suite{Family: Family, Name: "launch", Doc: "an empty kernel (1 and 132 blocks) in a graph: the floor under every small kernel's time", Run: runLaunchSuiteTaken})
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: "launch", Doc: "an empty kernel (1 and 132 blocks) in a graph: the floor under every small kernel's time", Run: runLaunchSuiteTaken,
+		Variants: func() []string { return []string{"blocks=*"} },
+		Axes:     "one point (shape empty, M 0); blocks: 1 and one per SM; regime hot"})
 }
 
 // runLaunchSuite times selftest_empty: what a graph node costs by itself.

@@ -49,6 +49,11 @@ func TestBasicsRunEveryKernel(t *testing.T) {
 				t.Errorf("%s %s: check %+v, want %s", info.Arch, r.Key(), r.Check, want)
 			}
 		}
+		for _, s := range bench.FamilySuites(Family) {
+			if u := faketest.UndeclaredVariants(s, c.Records); len(u) > 0 {
+				t.Errorf("%s: variants the suite runs but does not declare (--variants would refuse them): %v", info.Arch, u)
+			}
+		}
 		got := append(dev.Kernels(), cdev.Kernels()...)
 		var want []string
 		for _, k := range faketest.Registered(Family, info) {

@@ -54,8 +54,28 @@ func init() {
 		}
 		return func(c regret.Cell) string { return picks[c] }
 	}}
-	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: []bench.Law{law}})
-	bench.RegisterSuite(bench.Suite{Family: Family, Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite})
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: []bench.Law{law},
+		Variants: func() []string { return slices.Concat(names, []string{"pdl", "ws"}, registryTags(OpDec), vendorPeers) },
+		Axes:     "shape: gate_up, qkv, down, in_proj of --shapes; M: --m, default 1, 2, 5, 8, 16, 40, 48, 64; regime cold"})
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite,
+		Variants: func() []string { return slices.Concat(registryTags(OpPre), vendorPeers) },
+		Axes:     "shape: every --shapes linear; M: --m, default 2048, 8192; regime cold"})
+}
+
+// vendorPeers are the variant names of the vendor fp8 GEMM rows
+// (bench.MeasurePeerGEMM: the library's name, lower case).
+var vendorPeers = []string{"cublaslt", "hipblaslt"}
+
+// registryTags are the variant names of op's registered kernels (their
+// tags) on any target, experimental ones included.
+func registryTags(op string) []string {
+	var out []string
+	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: op, Full: true}) {
+		if !slices.Contains(out, k.Tag) {
+			out = append(out, k.Tag)
+		}
+	}
+	return out
 }
 
 // DecFixedS are the fixed split-K counts the dec suite times beside the law.
@@ -210,7 +230,7 @@ func (b *gemmBufs) check(name string, rr gemmRef) *bench.Check {
 				return err
 			}
 			var f gates.Findings
-			checkGEMMOut(&f, fmt.Sprintf("%s copy %d", what, k), got, b.M, b.s.N(), b.refAt(k, rr))
+			checkGEMMOut(&f, fmt.Sprintf("%s copy %d", what, k), gates.Case{}, got, b.M, b.s.N(), b.refAt(k, rr))
 			return f.Err()
 		},
 	}

@@ -108,7 +108,7 @@ func TestGEMMChecksCatchDoubleRoundingAndOneWrongTile(t *testing.T) {
 		rr := gemmReference(c, 1, w, xs, []*refimpl.QuantAct{q})
 		check := func(got []byte) gates.Result {
 			return gates.RunGate(&gates.Env{}, gates.Gate{Name: "gemm-cpu", Run: func(tt *gates.T) {
-				checkGEMMOut(tt, dist, got, M, N, rr)
+				checkGEMMOut(tt, dist, gates.NewCase("dist", dist), got, M, N, rr)
 			}})
 		}
 		t.Run(dist+"/single-rounding", func(t *testing.T) {

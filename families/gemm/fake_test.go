@@ -1,13 +1,17 @@
 package gemm
 
 import (
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/families/internal/faketest"
 	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/fakegpu"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 	"github.com/parharness/parharness/results"
@@ -79,6 +83,11 @@ func TestBenchTimesEveryRegisteredKernel(t *testing.T) {
 		for _, s := range bench.FamilySuites(Family) {
 			if err := s.Run(c); err != nil {
 				t.Fatalf("%s suite %s: %v", info.Arch, s.Name, err)
+			}
+		}
+		for _, s := range bench.FamilySuites(Family) {
+			if u := faketest.UndeclaredVariants(s, c.Records); len(u) > 0 {
+				t.Errorf("%s: variants the suite runs but does not declare (--variants would refuse them): %v", info.Arch, u)
 			}
 		}
 		if miss := faketest.Missing(faketest.Registered(Family, info), dev.Kernels()); len(miss) > 0 {
@@ -198,5 +207,90 @@ func TestBenchCheckCatchesWrongOutputs(t *testing.T) {
 			}
 		}
 		c.FreeAll()
+	}
+}
+
+// zeroGEMM is a fake device's stand-in for every GEMM kernel: it writes
+// zeros to the M×N output (argument 5 of the decode and prefill launches;
+// M and N are the first two uint32 arguments after it), so every check
+// computes finite figures and records its metrics.
+func zeroGEMM(d *fakegpu.Device, l fakegpu.Launch) error {
+	if len(l.Args) < 8 {
+		return nil
+	}
+	out, ok := l.Args[5].(gpu.Ptr)
+	if !ok {
+		return nil
+	}
+	var dims []int
+	for _, a := range l.Args[6:] {
+		if v, ok := a.(uint32); ok {
+			dims = append(dims, int(v))
+		}
+	}
+	if len(dims) < 2 {
+		return nil
+	}
+	mem, err := d.Mem(out, 2*dims[0]*dims[1])
+	if err != nil {
+		return err
+	}
+	clear(mem)
+	return nil
+}
+
+// Two gate runs with different seeds record the same metric keys and the
+// same case names: a key names its case (shape, mode, M, distribution,
+// kernel, split, launch), the seed is a value (CaseSeeds). A seed in a
+// key would make two results files share none of their keys.
+func TestGateMetricKeysIndependentOfSeed(t *testing.T) {
+	sh := GemmShape{K: 384, Parts: []int{256, 128}}
+	cases := []gemmCase{{"fake/dec", sh, 9, "normal", false}, {"fake/dec", sh, 33, "outlier", false}, {"fake/pre", sh, 200, "subnormal", true}}
+	run := func(seed uint64) gates.Result {
+		env, dev := faketest.Env(t, fakeTargets[0])
+		dev.Exec = zeroGEMM
+		env.Seed = seed
+		return gates.RunGate(env, gates.Gate{Name: "gemm-keys", Device: true, Run: func(t *gates.T) {
+			w := gemmWeights(rand.New(rand.NewPCG(t.Seed(), 4)), sh.K, sh.N())
+			p, err := refimpl.RepackW4(w)
+			t.Check(err, "repack")
+			for i, c := range cases {
+				runGEMMCase(t, c, t.Seed()+uint64(i), w, p)
+				t.Release()
+			}
+		}})
+	}
+	a, b := run(1), run(2)
+	for _, r := range []gates.Result{a, b} {
+		for _, f := range append([]string{r.Reason}, r.Failures...) {
+			if strings.Contains(f, "metric not recorded") {
+				t.Errorf("seed %d: %s", r.Seed, f)
+			}
+		}
+	}
+	keys := func(m map[string]float64) []string { return slices.Sorted(maps.Keys(m)) }
+	ka, kb := keys(a.Metrics), keys(b.Metrics)
+	if !slices.Equal(ka, kb) {
+		t.Errorf("metric keys differ between seeds:\n%v\n%v", ka, kb)
+	}
+	for _, want := range []string{
+		"rel{shape=fake/dec,mode=decode,M=9,dist=normal,kernel=pq_gemm_dec_m16,S=2,launch=cluster}",
+		"prefill_kernels{shape=fake/pre,mode=prefill,M=200,dist=subnormal}",
+	} {
+		if !slices.Contains(ka, want) {
+			t.Errorf("no metric %s among %d keys (first %v)", want, len(ka), ka[:min(5, len(ka))])
+		}
+	}
+	if len(ka) < 20 {
+		t.Errorf("only %d metric keys: %v", len(ka), ka)
+	}
+	sa, sb := slices.Sorted(maps.Keys(a.CaseSeeds)), slices.Sorted(maps.Keys(b.CaseSeeds))
+	if !slices.Equal(sa, sb) || len(sa) != len(cases) {
+		t.Errorf("case seeds: %v vs %v, want %d cases each", a.CaseSeeds, b.CaseSeeds, len(cases))
+	}
+	for k, v := range a.CaseSeeds {
+		if b.CaseSeeds[k] == v {
+			t.Errorf("case %s: the same seed %d in both runs", k, v)
+		}
 	}
 }

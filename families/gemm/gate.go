@@ -438,6 +438,11 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 	K, N, M, G := c.shape.K, c.shape.N(), c.M, c.shape.G()
 	mode := map[bool]string{false: "decode", true: "prefill"}[c.prefill]
 	name := fmt.Sprintf("%s %s M=%d %s seed=%d", c.label, mode, M, c.dist, seed)
+	// The case's metric keys name it by shape, mode, M and distribution
+	// (and each launch by kernel, split and launch kind); its seed is a
+	// value (CaseSeeds), so two runs' keys are the same.
+	ck := gates.NewCase("shape", c.label, "mode", mode, "M", M, "dist", c.dist)
+	t.CaseSeed(ck, seed)
 
 	d := newGemmCaseData(c, seed, w)
 	rr, codes, rowCodes, scales, rsums := d.rr, d.codes, d.rowCodes, d.scales, d.rsums
@@ -456,9 +461,9 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 	t.Upload(brs, gates.F32Bytes(rsums))
 
 	worst := 0.0
-	check := func(variant string, S int) {
+	check := func(variant string, key gates.Case, S int) {
 		got := t.Download(out)
-		worst = max(worst, checkGEMMOut(t, name+" "+variant, got, M, N, rr.withSplits(S)))
+		worst = max(worst, checkGEMMOut(t, name+" "+variant, key, got, M, N, rr.withSplits(S)))
 	}
 	if c.prefill {
 		// Every prefill kernel the device has, each on a freshly poisoned
@@ -482,10 +487,10 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 			t.Check(err, name)
 			t.Launch(kern, grid, block, shared, args...)
 			rk := preRef(rr, k)
-			worst = max(worst, checkGEMMOut(t, name+" "+kern, t.Download(out), M, N, rk))
+			worst = max(worst, checkGEMMOut(t, name+" "+kern, ck.With("kernel", kern), t.Download(out), M, N, rk))
 			ran++
 		}
-		t.Metric("prefill_kernels."+name, float64(ran)) // every registered prefill kernel the device has
+		t.Metric(ck.Key("prefill_kernels"), float64(ran)) // every registered prefill kernel the device has
 		if ran == 0 {
 			t.Failf("%s: no prefill kernel exists for this device: nothing was checked", name)
 		}
@@ -551,6 +556,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 		t.Check(err, name)
 		tag := fmt.Sprintf("%s S=%d", kern, S)
 		clustered := r.cluster && t.LaunchEx(kern, grid, block, 0, DecLaunchOpts(S), args...)
+		key := ck.With("kernel", kern).With("S", S).With("launch", launchKind(clustered, false))
 		if clustered {
 			clusterLaunches++
 			tag += " cluster"
@@ -571,7 +577,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 		if S == law {
 			tag += " (law)"
 		}
-		check(tag, S)
+		check(tag, key, S)
 		if r.kern == baseK.Name {
 			bitsAt[launchKey{S, clustered}] = t.Download(out)
 			if S == law {
@@ -602,7 +608,8 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 			}
 			bits[i] = t.Download(out)
 			what := fmt.Sprintf("%s %s S=%d %v", name, kern, cs, opts)
-			worst = max(worst, checkGEMMOut(t, what, bits[i], M, N, rr.withSplits(cs)))
+			key := ck.With("kernel", kern).With("S", cs).With("launch", launchKind(i == 1, false))
+			worst = max(worst, checkGEMMOut(t, what, key, bits[i], M, N, rr.withSplits(cs)))
 			if w := t.Download(ws); i == 0 && bytes.Count(w, []byte{0xFF}) == len(w) {
 				t.Failf("%s: the plain launch left ws untouched: its split-K reduce did not go through ws", what)
 			}
@@ -675,7 +682,8 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 			}
 			tag := fmt.Sprintf("%s S=%d PDL pair %v", kern, pr.S, pr.opts)
 			got1, got2 := t.Download(out), t.Download(out2)
-			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (first)", got1, M, N, rr.withSplits(pr.S)))
+			key := ck.With("kernel", kern).With("S", pr.S).With("launch", launchKind(pr.opts != (gpu.LaunchOpts{}), true))
+			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (first)", key, got1, M, N, rr.withSplits(pr.S)))
 			bad, first := 0, ""
 			for i := 0; i < M*N; i++ {
 				b1 := uint16(got1[2*i]) | uint16(got1[2*i+1])<<8
@@ -707,9 +715,20 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 	for _, r := range experimental {
 		runOne(r)
 	}
-	t.Metric("pdl_pairs."+name, float64(pdlPairs))
-	t.Metric("cluster_launches."+name, float64(clusterLaunches))
+	t.Metric(ck.Key("pdl_pairs"), float64(pdlPairs))
+	t.Metric(ck.Key("cluster_launches"), float64(clusterLaunches))
 	return worst
+}
+
+// launchKind is a decode launch's "launch" label in metric keys: plain
+// (split-K through ws), cluster (the distributed-shared-memory reduce), or
+// the first output of a PDL pair launched either way.
+func launchKind(cluster, pdlPair bool) string {
+	k := map[bool]string{false: "plain", true: "cluster"}[cluster]
+	if pdlPair {
+		k = "pdl-pair-" + k
+	}
+	return k
 }
 
 // gemmReference computes the fp64 reference (same codes and scales) with its
@@ -841,8 +860,9 @@ const wgmmaFP8Acc = 0x1p-11
 
 // checkGEMMOut checks one downloaded output ([M + gemmRowsPast, N] bf16):
 // rows past M untouched, no NaN (unwritten) element in rows < M, rel on the
-// subset within the bound. It returns rel / floor.
-func checkGEMMOut(t gates.Reporter, what string, got []byte, M, N int, rr gemmRef) float64 {
+// subset within the bound. It returns rel / floor. what names the output in
+// messages (with its seed); key names its metrics (gates.Case: no seed).
+func checkGEMMOut(t gates.Reporter, what string, key gates.Case, got []byte, M, N int, rr gemmRef) float64 {
 	if i := gates.FirstWritten(got, 2*M*N); i >= 0 {
 		t.Failf("%s: row %d (past M=%d) was written at column %d", what, i/(2*N), M, (i%(2*N))/2)
 	}
@@ -889,9 +909,9 @@ func checkGEMMOut(t gates.Reporter, what string, got []byte, M, N int, rr gemmRe
 	rel := refimpl.RelErr(g, rr.ref)
 	relx := refimpl.RelErr(g, rr.refExact)
 	ratio := rel / rr.floor
-	t.Metric("rel."+what, rel)
-	t.Metric("floor."+what, rr.floor)
-	t.Metric("rel_exact."+what, relx)
+	t.Metric(key.Key("rel"), rel)
+	t.Metric(key.Key("floor"), rr.floor)
+	t.Metric(key.Key("rel_exact"), relx)
 	t.Logf("%s: rel %.3e floor %.3e (%.3fx), rel vs unquantized %.3e; %s", what, rel, rr.floor, ratio, relx, rr.sel.Describe(M, N))
 	if !(rel <= gemmTolFactor*rr.floor) {
 		bad, n := refimpl.FormatBad(g, rr.ref, 8*rr.floor, 3)
@@ -936,7 +956,7 @@ func checkGEMMOut(t gates.Reporter, what string, got []byte, M, N int, rr gemmRe
 	if badRows > 0 {
 		t.Failf("%s: %d of %d sampled rows exceed %.2f x their own bf16 floor (first: %s)", what, badRows, len(rows), gemmTolFactor, firstRow)
 	}
-	t.Metric("elem_margin."+what, margin)
+	t.Metric(key.Key("elem_margin"), margin)
 	if badElems > 0 {
 		t.Failf("%s: %d of %d sampled elements off by more than half a bf16 ulp + ((128+G+S+8) x 2^-24 + %g) x mag, G=%d S=%d (first: %s)", what, badElems, len(g), rr.opAcc, rr.G, rr.splits, firstElem)
 	}

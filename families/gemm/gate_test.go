@@ -126,7 +126,7 @@ func TestGEMMCheckOutFP32Kernel(t *testing.T) {
 		t.Logf("%s: min mag/|ref| %.3g, mag %.3g..%.3g", dist, minRatio, minOf(rr.mag), maxOf(rr.mag))
 		check := func(got []byte) gates.Result {
 			return gates.RunGate(&gates.Env{}, gates.Gate{Name: "gemm-cpu", Run: func(tt *gates.T) {
-				checkGEMMOut(tt, dist, got, M, N, rr)
+				checkGEMMOut(tt, dist, gates.NewCase("dist", dist), got, M, N, rr)
 			}})
 		}
 		good := kernelFP32(w, q, M, func(g, n int) float64 { return w.Scales[g*N+n] })

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/gates"
@@ -36,9 +39,46 @@ type producerSuite struct {
 	// rotation records (their footprint counts them), the shuffle-routed
 	// records (built only then), pass A's outputs (written in every copy).
 	needs needs
+	// names are the variant names besides the op's kernels' tags
+	// (opTags), for Suite.Variants.
+	names func() []string
 }
 
 type needs struct{ records, shuffle, passA bool }
+
+// opTags are the variant names of op's registered kernels (tagOf, every
+// layout), on any target, experimental ones included.
+func opTags(op string) []string {
+	var out []string
+	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: op, Full: true, Roles: []kernels.Role{kernels.Baseline, kernels.Variant}}) {
+		for _, tiled := range layouts(op) {
+			if t := tagOf(k, tiled); !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// twoPassNames are the tokq/tokqt sequences' names: each pass-A kernel
+// then the pass-C baseline in the layout (bench.Sequence joins with "+").
+func twoPassNames(tiled bool) []string {
+	var out []string
+	for _, c := range kernels.Select(kernels.Query{Family: Family, Op: OpPassC, Roles: []kernels.Role{kernels.Baseline}}) {
+		for _, a := range opTags(OpPassA) {
+			out = append(out, a+"+"+tagOf(c, tiled))
+		}
+	}
+	return out
+}
+
+// suiteVariants is a producer suite's Suite.Variants.
+func (s producerSuite) suiteVariants() []string {
+	if s.names == nil {
+		return opTags(s.op)
+	}
+	return slices.Concat(opTags(s.op), s.names())
+}
 
 func init() {
 	G := func(K int) int64 { return int64(K / Group) }
@@ -54,6 +94,7 @@ func init() {
 				}
 				return vs
 			},
+			names: func() []string { return []string{"group-hot-records", "group-hot", "group-pdl"} },
 			bytes: func(M, K, P int) int64 {
 				return int64(M*K*2) + int64(P*M*K) + 2*int64(P*M)*G(K)*4
 			},
@@ -74,14 +115,17 @@ func init() {
 		{name: "tokq", kernel: "fused-row", op: OpToken, doc: "fused per-token producer, row-major codes, against every pass-A kernel + pass C",
 			Ms:       bench.PrefillMs,
 			variants: func(b *producerBufs) []bench.Variant { return b.tokenVariants(false) },
+			names:    func() []string { return twoPassNames(false) },
 			bytes:    tokBytes, needs: needs{records: true, shuffle: true}},
 		{name: "tokqt", kernel: "fused-tiled", op: OpToken, doc: "fused per-token producer, fragment-tiled codes, against every pass-A kernel + pass C tiled",
 			Ms:       bench.PrefillMs,
 			variants: func(b *producerBufs) []bench.Variant { return b.tokenVariants(true) },
+			names:    func() []string { return twoPassNames(true) },
 			bytes:    tokBytes, needs: needs{records: true, shuffle: true}},
 	} {
 		s := s
-		bench.RegisterSuite(bench.Suite{Family: Family, Name: s.name, Isolated: true, Doc: s.doc, Run: func(c *bench.Ctx) error { return runProducerSuite(c, s) }})
+		bench.RegisterSuite(bench.Suite{Family: Family, Name: s.name, Isolated: true, Doc: s.doc, Run: func(c *bench.Ctx) error { return runProducerSuite(c, s) },
+			Variants: s.suiteVariants, Axes: s.axes()})
 	}
 }
 
@@ -107,7 +151,17 @@ func init() {
 			return vs
 		},
 		bytes: passABytes, needs: needs{records: true}}
-	bench.RegisterSuite(bench.Suite{Family: Family, Name: s.name, Isolated: true, Doc: s.doc, Run: func(c *bench.Ctx) error { return runProducerSuite(c, s) }, Laws: []bench.Law{law}})
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: s.name, Isolated: true, Doc: s.doc, Run: func(c *bench.Ctx) error { return runProducerSuite(c, s) }, Laws: []bench.Law{law},
+		Variants: func() []string { return names }, Axes: s.axes()})
+}
+
+// axes says what a producer suite sweeps (Suite.Axes).
+func (s producerSuite) axes() string {
+	ms := make([]string, len(s.Ms))
+	for i, m := range s.Ms {
+		ms[i] = strconv.Itoa(m)
+	}
+	return "shape: the deployed (K, P) of --shapes (KxP); M: --m, default " + strings.Join(ms, ", ") + "; regime cold (hot for the attribution variants)"
 }
 
 // passABytes is pass A's traffic: bf16 rows in, P rotated bf16 rows and

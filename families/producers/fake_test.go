@@ -83,6 +83,11 @@ func TestBenchTimesEveryRegisteredKernel(t *testing.T) {
 					t.Fatalf("%s suite %s: %v", info.Arch, s.Name, err)
 				}
 			}
+			for _, s := range bench.FamilySuites(Family) {
+				if u := faketest.UndeclaredVariants(s, c.Records); len(u) > 0 {
+					t.Errorf("%s: variants the suite runs but does not declare (--variants would refuse them): %v", info.Arch, u)
+				}
+			}
 			if miss := faketest.Missing(want, dev.Kernels()); len(miss) > 0 {
 				t.Errorf("%s (experimental %v): registered producer kernels no suite timed: %v", info.Arch, experimental, miss)
 			}

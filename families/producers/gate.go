@@ -613,7 +613,7 @@ func gateProducerSemantics(t *gates.T) {
 				}
 			}
 		}
-		t.Metric(fmt.Sprintf("worst_err_over_tol.K%d", c.K), worst)
+		t.Metric(gates.NewCase("K", c.K).Key("worst_err_over_tol"), worst)
 	}
 }
 

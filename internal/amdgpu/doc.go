@@ -45,8 +45,9 @@
 // to allow scratch (Kernel.Problems), and checks that gfx12 kernels run in
 // wave32, the mode the project's kernels are written for.
 //
-// The package is pure Go: debug/elf for the container and a small strict
-// MessagePack decoder (msgpack.go) for the note, so no LLVM tool is needed
+// The package is pure Go: debug/elf for the container and
+// github.com/vmihailenco/msgpack/v5, walked strictly (msgpack.go), for the
+// note, so no LLVM tool is needed
 // at gate time. Any panic from parsing hostile input is recovered and
 // returned as an error.
 package amdgpu

@@ -1,235 +1,196 @@
 package amdgpu
 
 import (
-	"encoding/binary"
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math"
+
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
-// This file holds a small, strict MessagePack decoder (the subset of the
-// format spec at github.com/msgpack/msgpack/blob/master/spec.md that a
-// decoder into interface values needs). It decodes to the same Go shapes as
-// github.com/vmihailenco/msgpack/v5's Unmarshal into map[string]any:
-// map[string]any, []any, string, []byte, bool, nil, float32/float64, and
-// int64/uint64 for integers (asInt accepts every Go integer type, so a switch
-// to that library would need no change outside decodeMsgpack).
-//
-// It is its own code rather than that library because go.mod does not carry
-// the library and this package may not edit go.mod. It also bounds its work
-// on hostile input: every length is checked against the bytes left before
-// anything is allocated, and nesting is limited to maxMsgpackDepth.
+// decodeMsgpack decodes the NT_AMDGPU_METADATA note's MessagePack with
+// github.com/vmihailenco/msgpack/v5: the library reads every type byte,
+// length and value (the format spec is github.com/msgpack/msgpack,
+// spec.md). This file walks the structure with the library's Decoder so
+// that it can be strict where the note is hostile input: each length is
+// checked against the bytes left before anything is allocated, map keys
+// must be strings and unique, nesting stops at maxMsgpackDepth, and an
+// error says what was truncated or wrong at which offset. Values come out
+// as map[string]any, []any, string, []byte (bin and ext payloads), bool,
+// nil, float32/float64, int64 for signed and uint64 for unsigned integers.
 
 const maxMsgpackDepth = 32
 
 // decodeMsgpack decodes exactly one MessagePack value from b. Trailing NUL
 // bytes (note padding) are allowed; any other trailing data is an error.
 func decodeMsgpack(b []byte) (any, error) {
-	d := &mpDecoder{b: b}
-	v, err := d.value(0)
+	r := bytes.NewReader(b)
+	w := &mpWalker{d: msgpack.NewDecoder(r), r: r, n: len(b)}
+	v, err := w.value(0)
 	if err != nil {
 		return nil, err
 	}
-	for i := d.off; i < len(b); i++ {
+	off := w.off()
+	for i := off; i < len(b); i++ {
 		if b[i] != 0 {
-			return nil, fmt.Errorf("%d trailing bytes after the top-level value, at offset %d", len(b)-d.off, d.off)
+			return nil, fmt.Errorf("%d trailing bytes after the top-level value, at offset %d", len(b)-off, off)
 		}
 	}
 	return v, nil
 }
 
-type mpDecoder struct {
-	b   []byte
-	off int
+// mpWalker reads one value at a time through the library's Decoder; r is
+// the decoder's reader (a bytes.Reader, which it reads unbuffered), so the
+// offset is what r has consumed.
+type mpWalker struct {
+	d *msgpack.Decoder
+	r *bytes.Reader
+	n int
 }
 
-func (d *mpDecoder) need(n uint64, what string) error {
-	if left := uint64(len(d.b) - d.off); n > left {
-		return fmt.Errorf("truncated %s at offset %d: need %d bytes, %d left", what, d.off, n, left)
+func (w *mpWalker) off() int  { return w.n - w.r.Len() }
+func (w *mpWalker) left() int { return w.r.Len() }
+
+// fail turns a library error into one that names what was being read and
+// where: a short read is "truncated".
+func (w *mpWalker) fail(what string, at int, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("truncated %s at offset %d", what, at)
+	}
+	return fmt.Errorf("%s at offset %d: %v", what, at, err)
+}
+
+// need fails unless n bytes are left for a payload of that length.
+func (w *mpWalker) need(n int, what string, at int) error {
+	if n < 0 || n > w.left() {
+		return fmt.Errorf("truncated %s at offset %d: need %d bytes, %d left", what, at, n, w.left())
 	}
 	return nil
 }
 
-func (d *mpDecoder) take(n uint64, what string) ([]byte, error) {
-	if err := d.need(n, what); err != nil {
-		return nil, err
-	}
-	s := d.b[d.off : d.off+int(n)]
-	d.off += int(n)
-	return s, nil
-}
-
-// uintN reads a big-endian unsigned integer of size bytes (1, 2, 4 or 8).
-func (d *mpDecoder) uintN(size int, what string) (uint64, error) {
-	s, err := d.take(uint64(size), what)
-	if err != nil {
-		return 0, err
-	}
-	switch size {
-	case 1:
-		return uint64(s[0]), nil
-	case 2:
-		return uint64(binary.BigEndian.Uint16(s)), nil
-	case 4:
-		return uint64(binary.BigEndian.Uint32(s)), nil
-	default:
-		return binary.BigEndian.Uint64(s), nil
-	}
-}
-
-func (d *mpDecoder) value(depth int) (any, error) {
+func (w *mpWalker) value(depth int) (any, error) {
+	at := w.off()
 	if depth > maxMsgpackDepth {
-		return nil, fmt.Errorf("nesting deeper than %d at offset %d", maxMsgpackDepth, d.off)
+		return nil, fmt.Errorf("nesting deeper than %d at offset %d", maxMsgpackDepth, at)
 	}
-	start := d.off
-	tb, err := d.take(1, "type byte")
+	c, err := w.d.PeekCode()
 	if err != nil {
-		return nil, err
+		return nil, w.fail("type byte", at, err)
 	}
-	t := tb[0]
 	switch {
-	case t <= 0x7f: // positive fixint
-		return int64(t), nil
-	case t >= 0xe0: // negative fixint
-		return int64(int8(t)), nil
-	case t >= 0x80 && t <= 0x8f:
-		return d.mapBody(uint64(t&0x0f), depth)
-	case t >= 0x90 && t <= 0x9f:
-		return d.arrayBody(uint64(t&0x0f), depth)
-	case t >= 0xa0 && t <= 0xbf:
-		return d.str(uint64(t & 0x1f))
+	case c == msgpcode.Nil:
+		return nil, w.d.DecodeNil()
+	case c == msgpcode.False || c == msgpcode.True:
+		v, err := w.d.DecodeBool()
+		return v, err
+	case msgpcode.IsFixedNum(c) || c >= msgpcode.Int8 && c <= msgpcode.Int64:
+		v, err := w.d.DecodeInt64()
+		if err != nil {
+			return nil, w.fail("int", at, err)
+		}
+		return v, nil
+	case c >= msgpcode.Uint8 && c <= msgpcode.Uint64:
+		v, err := w.d.DecodeUint64()
+		if err != nil {
+			return nil, w.fail("uint", at, err)
+		}
+		return v, nil
+	case c == msgpcode.Float:
+		v, err := w.d.DecodeFloat32()
+		if err != nil {
+			return nil, w.fail("float", at, err)
+		}
+		return v, nil
+	case c == msgpcode.Double:
+		v, err := w.d.DecodeFloat64()
+		if err != nil {
+			return nil, w.fail("float", at, err)
+		}
+		return v, nil
+	case msgpcode.IsString(c):
+		b, err := w.payload("string", at)
+		return string(b), err
+	case msgpcode.IsBin(c):
+		return w.payload("binary", at)
+	case msgpcode.IsExt(c):
+		_, n, err := w.d.DecodeExtHeader()
+		if err != nil {
+			return nil, w.fail("ext", at, err)
+		}
+		return w.read(n, "ext", at)
+	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
+		n, err := w.d.DecodeArrayLen()
+		if err != nil {
+			return nil, w.fail("array", at, err)
+		}
+		if err := w.need(n, "array", at); err != nil { // every element takes a byte
+			return nil, err
+		}
+		out := make([]any, n)
+		for i := range out {
+			if out[i], err = w.value(depth + 1); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
+		n, err := w.d.DecodeMapLen()
+		if err != nil {
+			return nil, w.fail("map", at, err)
+		}
+		if n > 0 && (n > w.left()/2) { // every entry takes two bytes
+			return nil, fmt.Errorf("truncated map at offset %d: %d entries, %d bytes left", at, n, w.left())
+		}
+		out := make(map[string]any, max(n, 0))
+		for range n {
+			keyAt := w.off()
+			k, err := w.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			ks, ok := k.(string)
+			if !ok {
+				return nil, fmt.Errorf("map key at offset %d is %s, want string", keyAt, typeName(k))
+			}
+			if _, dup := out[ks]; dup {
+				return nil, fmt.Errorf("duplicate map key %q at offset %d", ks, keyAt)
+			}
+			if out[ks], err = w.value(depth + 1); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
 	}
-	switch t {
-	case 0xc0:
-		return nil, nil
-	case 0xc2:
-		return false, nil
-	case 0xc3:
-		return true, nil
-	case 0xc4, 0xc5, 0xc6: // bin 8/16/32
-		n, err := d.uintN(1<<(t-0xc4), "bin length")
-		if err != nil {
-			return nil, err
-		}
-		s, err := d.take(n, "bin data")
-		if err != nil {
-			return nil, err
-		}
-		return append([]byte(nil), s...), nil
-	case 0xc7, 0xc8, 0xc9: // ext 8/16/32
-		n, err := d.uintN(1<<(t-0xc7), "ext length")
-		if err != nil {
-			return nil, err
-		}
-		return d.ext(n)
-	case 0xca:
-		u, err := d.uintN(4, "float32")
-		if err != nil {
-			return nil, err
-		}
-		return math.Float32frombits(uint32(u)), nil
-	case 0xcb:
-		u, err := d.uintN(8, "float64")
-		if err != nil {
-			return nil, err
-		}
-		return math.Float64frombits(u), nil
-	case 0xcc, 0xcd, 0xce, 0xcf: // uint 8/16/32/64
-		return d.uintN(1<<(t-0xcc), "uint")
-	case 0xd0, 0xd1, 0xd2, 0xd3: // int 8/16/32/64
-		size := 1 << (t - 0xd0)
-		u, err := d.uintN(size, "int")
-		if err != nil {
-			return nil, err
-		}
-		shift := 64 - 8*size // sign-extend
-		return int64(u<<shift) >> shift, nil
-	case 0xd4, 0xd5, 0xd6, 0xd7, 0xd8: // fixext 1/2/4/8/16
-		return d.ext(1 << (t - 0xd4))
-	case 0xd9, 0xda, 0xdb: // str 8/16/32
-		n, err := d.uintN(1<<(t-0xd9), "str length")
-		if err != nil {
-			return nil, err
-		}
-		return d.str(n)
-	case 0xdc, 0xdd: // array 16/32
-		n, err := d.uintN(2<<(t-0xdc), "array length")
-		if err != nil {
-			return nil, err
-		}
-		return d.arrayBody(n, depth)
-	case 0xde, 0xdf: // map 16/32
-		n, err := d.uintN(2<<(t-0xde), "map length")
-		if err != nil {
-			return nil, err
-		}
-		return d.mapBody(n, depth)
-	}
-	return nil, fmt.Errorf("invalid type byte 0x%02x at offset %d", t, start)
+	return nil, fmt.Errorf("invalid type byte 0x%02x at offset %d", c, at)
 }
 
-func (d *mpDecoder) str(n uint64) (string, error) {
-	s, err := d.take(n, "string")
+// payload reads a string's or a bin's length with the library, checks it
+// against the bytes left, then reads the bytes.
+func (w *mpWalker) payload(what string, at int) ([]byte, error) {
+	n, err := w.d.DecodeBytesLen()
 	if err != nil {
-		return "", err
+		return nil, w.fail(what, at, err)
 	}
-	return string(s), nil
+	return w.read(max(n, 0), what, at)
 }
 
-// ext values do not occur in AMDGPU metadata; they are skipped as opaque.
-func (d *mpDecoder) ext(n uint64) (any, error) {
-	s, err := d.take(1+n, "ext data")
-	if err != nil {
+func (w *mpWalker) read(n int, what string, at int) ([]byte, error) {
+	if err := w.need(n, what, at); err != nil {
 		return nil, err
 	}
-	return append([]byte(nil), s[1:]...), nil
+	b := make([]byte, n)
+	if err := w.d.ReadFull(b); err != nil {
+		return nil, w.fail(what, at, err)
+	}
+	return b, nil
 }
 
-func (d *mpDecoder) arrayBody(n uint64, depth int) ([]any, error) {
-	// Every element takes at least one byte: reject impossible counts before
-	// allocating.
-	if err := d.need(n, "array"); err != nil {
-		return nil, err
-	}
-	a := make([]any, 0, n)
-	for i := uint64(0); i < n; i++ {
-		v, err := d.value(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		a = append(a, v)
-	}
-	return a, nil
-}
-
-func (d *mpDecoder) mapBody(n uint64, depth int) (map[string]any, error) {
-	if err := d.need(2*n, "map"); err != nil {
-		return nil, err
-	}
-	m := make(map[string]any, n)
-	for i := uint64(0); i < n; i++ {
-		keyAt := d.off
-		k, err := d.value(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		ks, ok := k.(string)
-		if !ok {
-			return nil, fmt.Errorf("map key at offset %d is %s, want string", keyAt, typeName(k))
-		}
-		if _, dup := m[ks]; dup {
-			return nil, fmt.Errorf("duplicate map key %q at offset %d", ks, keyAt)
-		}
-		v, err := d.value(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		m[ks] = v
-	}
-	return m, nil
-}
-
-// asInt normalises any Go integer value (the decoders in use produce int64
-// and uint64; other MessagePack libraries produce int8 ... uint64) to int64.
+// asInt normalises any Go integer value (decodeMsgpack produces int64 and
+// uint64; the library's own interface decoding produces int8 ... uint64) to
+// int64.
 func asInt(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int:

@@ -6,6 +6,7 @@ package faketest
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/fakegpu"
 	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/results"
 	"github.com/parharness/parharness/shapes"
 )
 
@@ -86,6 +88,25 @@ func Missing(want, got []string) []string {
 	for _, w := range want {
 		if !have[w] {
 			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// UndeclaredVariants are the variants of records of suite s that the
+// suite's Variants does not list ("suite: variant"): names --variants
+// would refuse although the suite runs them.
+func UndeclaredVariants(s bench.Suite, recs []results.Record) []string {
+	var out []string
+	for _, r := range recs {
+		if r.Suite != s.Name {
+			continue
+		}
+		if s.Variants == nil {
+			return []string{s.Name + ": declares no Variants"}
+		}
+		if k := s.Name + ": " + r.Variant; !s.VariantKnown(r.Variant) && !slices.Contains(out, k) {
+			out = append(out, k)
 		}
 	}
 	return out
