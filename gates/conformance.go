@@ -286,7 +286,7 @@ func (m *paroManifest) validate() error {
 func (c *paroCase) validate() error {
 	if c.K <= 0 || c.K%refimpl.GroupSize != 0 || c.M <= 0 || c.P != len(c.Projections) || c.P == 0 ||
 		len(c.PartitionSizes) != c.P || len(c.PartitionColumns) != c.P {
-		return fmt.Errorf("K=%d M=%d P=%d with %d projections, %d partition sizes, %d column ranges: inconsistent",
+		return fmt.Errorf("case K=%d M=%d P=%d with %d projections, %d partition sizes, %d column ranges: inconsistent",
 			c.K, c.M, c.P, len(c.Projections), len(c.PartitionSizes), len(c.PartitionColumns))
 	}
 	G := c.K / refimpl.GroupSize

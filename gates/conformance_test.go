@@ -619,7 +619,7 @@ func f64Bytes(v ...float64) []byte {
 }
 
 func TestReadNPY(t *testing.T) {
-	vals := []float64{1, -2.5, math.Pi, 0, math.SmallestNonzeroFloat64, -0.0}
+	vals := []float64{1, -2.5, math.Pi, 0, math.SmallestNonzeroFloat64, math.Copysign(0, -1)}
 	good := npyFile(1, 0, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", f64Bytes(vals...))
 	shape, data, err := readNPY[float64]("good.npy", good)
 	if err != nil || !slices.Equal(shape, []int{2, 3}) || len(data) != 6 {
