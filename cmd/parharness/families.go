@@ -7,4 +7,5 @@ import (
 	_ "github.com/parharness/parharness/families/e4m3"
 	_ "github.com/parharness/parharness/families/gemm"
 	_ "github.com/parharness/parharness/families/producers"
+	_ "github.com/parharness/parharness/families/skinny"
 )

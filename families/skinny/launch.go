@@ -1,0 +1,200 @@
+// Package skinny is the skinny bf16 GEMM family (skinny.hip): y[M, N] =
+// x[M, K]·w[N, K]ᵀ in bf16 with fp32 accumulation for the decode step's
+// narrow linears (the GDN gate projections in_proj_b / in_proj_a, N = 48
+// per rank at TP 2), M = 1..64, split-K over 256-wide K slices with a
+// deterministic in-kernel reduce.
+//
+// The model: one block per (n-tile, slice) computes the slice's fp32
+// partial products of its n-tile into a workspace [S, M, N]; the last block
+// of an n-tile to arrive (an atomic counter per n-tile) sums the S partials
+// in slice order 0..S-1 and writes bf16, then resets its counter, so the
+// bits do not depend on arrival order and a CUDA graph can replay the
+// launch. The kernel's arithmetic is a contract (skinny.hip's header):
+// Mirror computes the same float32 operations in the same order, and the
+// gate requires the device's bits to equal it, besides being within the
+// bf16 rounding floor of the fp64 reference (refimpl.BF16GEMM).
+//
+// This file: the registry rows, the launch geometry and argument contract,
+// and the shapes the gate and bench use.
+package skinny
+
+import (
+	"fmt"
+
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/shapes"
+)
+
+func init() {
+	for _, k := range []kernels.Kernel{
+		{Name: "skinny_bf16_n8", Op: OpGEMM, Form: FormN8, MinM: 1, MaxM: MaxM, Role: kernels.Baseline, Tag: "n8", Caps: kernels.DynShared,
+			Doc: "skinny bf16 GEMM, M <= 64: split-K over 256-wide K slices, one block per (8-column n-tile, slice), x slice staged in shared memory, 16-byte weight loads, fp32 partials reduced in slice order by the last block (deterministic; counters reset for graph replay)"},
+		{Name: "skinny_bf16_n16", Op: OpGEMM, Form: FormN16, MinM: 1, MaxM: MaxM, Role: kernels.Variant, Tag: "n16", Caps: kernels.DynShared, Status: kernels.Experimental,
+			Doc: "skinny_bf16_n8's body with a 16-column n-tile (4 columns per warp): half the blocks, each twice the weights, for wide N"},
+	} {
+		k.Family, k.Module = Family, "skinny"
+		kernels.Register(k)
+	}
+}
+
+// Family is this folder's name in the registry.
+const Family = "skinny"
+
+// OpGEMM is the family's one output contract: bf16 y = x·wᵀ, fp32
+// accumulate, the bits of Mirror.
+const OpGEMM = "bf16"
+
+// The launch forms: the n-tile (columns per block), which sets the grid.
+const (
+	FormN8  = "n8"  // 8 columns per block, 2 per warp
+	FormN16 = "n16" // 16 columns per block, 4 per warp
+)
+
+// Geometry constants (skinny.hip; TestGoConstantsMatchKernelDefines ties them).
+const (
+	Slice   = 256 // k per split-K slice: S = K / Slice
+	Threads = 128 // threads per block (4 warps)
+	LaneK   = 8   // k per lane in a slice (one 16-byte vector)
+	Rows    = 8   // rows per reduce-scatter round
+	MaxM    = 64  // largest M (the x slice in shared memory: MaxM x 512 bytes)
+)
+
+// warpLanes is the width of the warp-sum tree (32 lanes on both targets).
+const warpLanes = Slice / LaneK
+
+// NTile is the n-tile of a skinny kernel (its launch form's columns per
+// block); 0 for a form this file has no launch for.
+func NTile(k kernels.Kernel) int {
+	switch k.Form {
+	case FormN8:
+		return 8
+	case FormN16:
+		return 16
+	}
+	return 0
+}
+
+// Shape is one GEMM as the kernel sees it: N output columns, K inputs.
+type Shape struct {
+	Label string
+	N, K  int
+}
+
+// S is the split-K count, K / Slice.
+func (s Shape) S() int { return s.K / Slice }
+
+func (s Shape) String() string { return fmt.Sprintf("%s (N=%d K=%d)", s.Label, s.N, s.K) }
+
+// Check verifies the kernels' contract for a shape and M with n-tile nt:
+// K a positive multiple of Slice, N a positive multiple of nt, 1 <= M <= MaxM.
+func (s Shape) Check(M, nt int) error {
+	if s.K <= 0 || s.K%Slice != 0 {
+		return fmt.Errorf("skinny: %s: K=%d is not a positive multiple of the %d-wide slice", s.Label, s.K, Slice)
+	}
+	if nt <= 0 || s.N <= 0 || s.N%nt != 0 {
+		return fmt.Errorf("skinny: %s: N=%d is not a positive multiple of the %d-column n-tile", s.Label, s.N, nt)
+	}
+	if M < 1 || M > MaxM {
+		return fmt.Errorf("skinny: %s: M=%d outside 1..%d", s.Label, M, MaxM)
+	}
+	return nil
+}
+
+// Args are a launch's buffers.
+type Args struct {
+	X, W     gpu.Ptr // bf16 x [M, K], w [N, K], row-major
+	Out      gpu.Ptr // bf16 y [M, N]
+	WS       gpu.Ptr // fp32 partials [S, M, N] (WorkspaceBytes)
+	Counters gpu.Ptr // u32 [N / n-tile] (CounterBytes), zero before the first launch; zero again after each
+	Kernel   string  // "": the baseline serving M
+}
+
+// WorkspaceBytes is the split-K workspace of a launch: S x M x N fp32.
+func WorkspaceBytes(s Shape, M int) int { return 4 * s.S() * M * s.N }
+
+// CounterBytes is the size of the counters for any registered kernel: one
+// u32 per n-tile of the narrowest (8-column) form.
+func CounterBytes(s Shape) int { return 4 * (s.N / 8) }
+
+// SharedBytes is a launch's dynamic shared memory: the x slice, M x Slice bf16.
+func SharedBytes(M int) int { return 2 * Slice * M }
+
+// Launch returns the kernel, grid, block, dynamic shared memory and
+// arguments of one launch: grid (N / n-tile, S), Threads threads.
+func Launch(s Shape, M int, a Args) (kernel string, grid, block gpu.Dim3, shared int, args []any, err error) {
+	name := a.Kernel
+	if name == "" {
+		base, berr := kernels.BaselineFor(Family, OpGEMM, M, "")
+		if err = berr; err != nil {
+			return
+		}
+		name = base.Name
+	}
+	k, ok := kernels.Lookup(name)
+	if !ok || k.Family != Family || k.Op != OpGEMM || !k.ServesM(M) {
+		err = fmt.Errorf("skinny: %q is not a registered skinny kernel (op %s) serving M=%d", name, OpGEMM, M)
+		return
+	}
+	nt := NTile(k)
+	if nt == 0 {
+		err = fmt.Errorf("skinny: kernel %s: form %q has no launch (families/skinny/launch.go NTile)", k.Name, k.Form)
+		return
+	}
+	if err = s.Check(M, nt); err != nil {
+		return
+	}
+	grid = gpu.Dim3{X: uint32(s.N / nt), Y: uint32(s.S()), Z: 1}
+	args = []any{a.X, a.W, a.Out, a.WS, a.Counters, uint32(M), uint32(s.N), uint32(s.K)}
+	return k.Name, grid, gpu.D1(Threads), SharedBytes(M), args, nil
+}
+
+// Kernels are the registered skinny kernels serving M on arch ("" any),
+// baseline first; experimental ones only when full.
+func Kernels(M int, arch string, full bool) []kernels.Kernel {
+	return kernels.Select(kernels.Query{Family: Family, Op: OpGEMM, M: M, Arch: arch, Full: full})
+}
+
+// ShapeSets are the built-in shapes sets whose bf16 linears the family
+// serves (gdn_in_ba: N = 48 at TP 2, 96 at TP 1).
+var ShapeSets = []struct{ Label, Set string }{{"tp2", "qwen38-27b-tp2"}, {"tp1", "qwen38-27b-tp1"}}
+
+// Synthetic are the wide shapes beside the deployed ones: where the grid
+// holds many n-tiles per slice, and the weight stream (2.6 and 13 MB) is
+// long enough to measure bandwidth.
+var Synthetic = []Shape{{"synthetic/N256", 256, 5120}, {"synthetic/N1280", 1280, 5120}}
+
+// Shapes are the gate's and bench's shapes: every bf16 linear of the
+// built-in sets (labelled set/linear), then Synthetic.
+func Shapes() ([]Shape, error) {
+	var out []Shape
+	for _, ss := range ShapeSets {
+		set, err := shapes.Builtin(ss.Set)
+		if err != nil {
+			return nil, err
+		}
+		sh, err := ShapesOf(set, ss.Label+"/")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sh...)
+	}
+	return append(out, Synthetic...), nil
+}
+
+// ShapesOf are the bf16 linears of a shapes set, labelled prefix + name;
+// one the kernels cannot take is an error naming it.
+func ShapesOf(set *shapes.Set, prefix string) ([]Shape, error) {
+	var out []Shape
+	for _, l := range set.Linears {
+		if l.Kind != shapes.BF16 {
+			continue
+		}
+		s := Shape{Label: prefix + l.Name, N: l.N(), K: l.K}
+		if err := s.Check(1, 8); err != nil {
+			return nil, fmt.Errorf("skinny: shapes set %s, linear %s (line %d): %v", set.Name, l.Name, l.Line, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
