@@ -19,7 +19,9 @@ import (
 // at K = 5120, M = 1, 3, 8, 17, 64 (quick) or every M in 1..64 (full),
 // with seeded bf16 weights (per-column scales log-normal around 0.02) and
 // activations (distributions: normal rows with log-normal scales,
-// outlier-heavy, and rows whose scales span 2^±30), each registered kernel
+// outlier-heavy, rows whose scales span 2^±30, and "order": two huge
+// slices that cancel exactly only when the slices are summed in order, see
+// genActivations), each registered kernel
 // is launched twice onto poisoned outputs and a poisoned workspace, and
 // its output must:
 //   - equal Mirror (the kernel's documented fp32 op order) bit for bit in
@@ -51,7 +53,15 @@ const rowsPast = 16
 // floor). 1.15 sits between the two, as in the gemm gate.
 const tolFactor = 1.15
 
-var dists = []string{"normal", "outlier", "wide"}
+// dists are the activation distributions (genActivations); "order" runs
+// on orderWeights.
+var dists = []string{"normal", "outlier", "wide", "order"}
+
+// orderScale is how much larger the "order" distribution's first two
+// slices are than the rest (2^22): their partials cancel exactly when
+// added to each other first, and swallow the other slices' low bits
+// otherwise.
+const orderScale = 0x1p22
 
 // gateMs are the M values of a suite: every reduce-scatter round shape
 // (one partial round, one full, several with a partial last) and odd M.
@@ -99,9 +109,27 @@ func genWeights(rng *rand.Rand, N, K int) []uint16 {
 	return w
 }
 
+// orderWeights is w [N, K] with slice 1's weights a copy of slice 0's,
+// for the "order" activations.
+func orderWeights(w []uint16, N, K int) []uint16 {
+	out := append([]uint16{}, w...)
+	for n := 0; n < N; n++ {
+		copy(out[n*K+Slice:n*K+2*Slice], out[n*K:n*K+Slice])
+	}
+	return out
+}
+
 // genActivations draws bf16 rows [M, K]: N(0, 1) times a row scale,
-// log-normal (normal, outlier) or 2^U(-30, 30) (wide: the per-row checks
-// see tiny and huge rows side by side); outlier: 1% of values x 50.
+// log-normal (normal, outlier, order) or 2^U(-30, 30) (wide: the per-row
+// checks see tiny and huge rows side by side); outlier: 1% of values x 50;
+// order: slice 0 scaled by orderScale and slice 1 its exact negation, so
+// that with orderWeights partial 1 is exactly -partial 0 (same products
+// negated, same tree). Summed in slice order they cancel exactly, and the
+// output is the other slices' sum; in any order that adds another slice
+// between them (reversed, as blocks arrive) the other slices' low bits are
+// lost against the 2^22 larger partial, and the bf16 bits change, which the
+// mirror check (and the replay check) then sees. On other data a reordered
+// fp32 sum almost never changes a bf16 output.
 func genActivations(rng *rand.Rand, M, K int, dist string) []uint16 {
 	x := make([]uint16, M*K)
 	for m := 0; m < M; m++ {
@@ -114,7 +142,15 @@ func genActivations(rng *rand.Rand, M, K int, dist string) []uint16 {
 			if dist == "outlier" && rng.IntN(100) == 0 {
 				v *= 50
 			}
+			if dist == "order" && k < Slice && K >= 2*Slice {
+				v *= orderScale
+			}
 			x[m*K+k] = refimpl.F64ToBF16(v)
+		}
+		if dist == "order" && K >= 2*Slice {
+			for k := 0; k < Slice; k++ {
+				x[m*K+Slice+k] = x[m*K+k] ^ 0x8000
+			}
 		}
 	}
 	return x
@@ -280,6 +316,9 @@ func gateSkinny(t *gates.T) {
 			w = genWeights(rand.New(rand.NewPCG(t.Seed(), stream)), c.shape.N, c.shape.K)
 			weights[c.shape.Label] = w
 			t.Logf("weights %s: seed %d stream %#x", c.shape, t.Seed(), stream)
+		}
+		if c.dist == "order" {
+			w = orderWeights(w, c.shape.N, c.shape.K)
 		}
 		r, m := runCase(t, c, t.Seed()+uint64(ci), w)
 		worst, mism = max(worst, r), mism+m

@@ -53,7 +53,6 @@
 #define SK_THREADS (32 * SK_WARPS)
 #define LANE_K 8      // k per lane in a slice: one 16-byte vector
 #define SK_ROWS 8     // rows per reduce-scatter round
-#define SK_MAX_M 64
 #define RED_BATCH 32  // partial loads in flight per element in the reduce
 
 // One halving step of the reduce-scatter (d = D): the lanes with bit d set
