@@ -100,7 +100,9 @@ func TestCheckCatchesWrongReduces(t *testing.T) {
 		{"reversed slice order, normal data", normal, func(c checkCase) []uint16 { return ReduceOrder(c.parts, S, c.M, s.N, reversed) }, nil},
 		{"reversed slice order, order data", order, func(c checkCase) []uint16 { return ReduceOrder(c.parts, S, c.M, s.N, reversed) },
 			[]string{"differ from the mirror", "x their own bf16 floor"}},
-		{"dropped slice", normal, func(c checkCase) []uint16 { return ReduceOrder(c.parts, S, c.M, s.N, seq(S-1, func(i int) int { return i })) },
+		{"dropped slice", normal, func(c checkCase) []uint16 {
+			return ReduceOrder(c.parts, S, c.M, s.N, seq(S-1, func(i int) int { return i }))
+		},
 			[]string{"off the fp64 reference", "differ from the mirror"}},
 		{"partials rounded to bf16", normal, func(c checkCase) []uint16 {
 			r := make([]float32, len(c.parts))
