@@ -23,7 +23,7 @@ import (
 //
 // Bytes per call (the GB/s numerator) = what must cross DRAM: the weights
 // 2·N·K, x 2·M·K and y 2·M·N. The split-K partials (4·S·M·N written and
-// read back, 15 KiB at N = 48, M = 8) stay in L2 and are not counted.
+// read back, 30 KiB at N = 48, M = 8) stay in L2 and are not counted.
 // Flops = 2·M·N·K. The copy ceiling the GB/s compare with is measured by
 // bench2 before the suite (a 1 GiB cold copy, read + write).
 
