@@ -86,17 +86,28 @@ func (s Shape) S() int { return s.K / Slice }
 
 func (s Shape) String() string { return fmt.Sprintf("%s (N=%d K=%d)", s.Label, s.N, s.K) }
 
+// ContractError is a launch the kernels' contract refuses: which shape,
+// which argument (K, N, M or the kernel) and why.
+type ContractError struct {
+	Shape, Arg, Why string
+}
+
+func (e *ContractError) Error() string {
+	return fmt.Sprintf("skinny: %s: %s %s", e.Shape, e.Arg, e.Why)
+}
+
 // Check verifies the kernels' contract for a shape and M with n-tile nt:
-// K a positive multiple of Slice, N a positive multiple of nt, 1 <= M <= MaxM.
+// K a positive multiple of Slice, N a positive multiple of nt, 1 <= M <=
+// MaxM (a *ContractError otherwise).
 func (s Shape) Check(M, nt int) error {
 	if s.K <= 0 || s.K%Slice != 0 {
-		return fmt.Errorf("skinny: %s: K=%d is not a positive multiple of the %d-wide slice", s.Label, s.K, Slice)
+		return &ContractError{s.Label, "K", fmt.Sprintf("= %d is not a positive multiple of the %d-wide slice", s.K, Slice)}
 	}
 	if nt <= 0 || s.N <= 0 || s.N%nt != 0 {
-		return fmt.Errorf("skinny: %s: N=%d is not a positive multiple of the %d-column n-tile", s.Label, s.N, nt)
+		return &ContractError{s.Label, "N", fmt.Sprintf("= %d is not a positive multiple of the %d-column n-tile", s.N, nt)}
 	}
 	if M < 1 || M > MaxM {
-		return fmt.Errorf("skinny: %s: M=%d outside 1..%d", s.Label, M, MaxM)
+		return &ContractError{s.Label, "M", fmt.Sprintf("= %d is outside 1..%d", M, MaxM)}
 	}
 	return nil
 }
@@ -123,6 +134,10 @@ func SharedBytes(M int) int { return 2 * Slice * M }
 // Launch returns the kernel, grid, block, dynamic shared memory and
 // arguments of one launch: grid (N / n-tile, S), Threads threads.
 func Launch(s Shape, M int, a Args) (kernel string, grid, block gpu.Dim3, shared int, args []any, err error) {
+	if M < 1 || M > MaxM {
+		err = &ContractError{s.Label, "M", fmt.Sprintf("= %d is outside 1..%d", M, MaxM)}
+		return
+	}
 	name := a.Kernel
 	if name == "" {
 		base, berr := kernels.BaselineFor(Family, OpGEMM, M, "")
@@ -133,12 +148,12 @@ func Launch(s Shape, M int, a Args) (kernel string, grid, block gpu.Dim3, shared
 	}
 	k, ok := kernels.Lookup(name)
 	if !ok || k.Family != Family || k.Op != OpGEMM || !k.ServesM(M) {
-		err = fmt.Errorf("skinny: %q is not a registered skinny kernel (op %s) serving M=%d", name, OpGEMM, M)
+		err = &ContractError{s.Label, "kernel", fmt.Sprintf("%q is not a registered skinny kernel (op %s) serving M=%d", name, OpGEMM, M)}
 		return
 	}
 	nt := NTile(k)
 	if nt == 0 {
-		err = fmt.Errorf("skinny: kernel %s: form %q has no launch (families/skinny/launch.go NTile)", k.Name, k.Form)
+		err = &ContractError{s.Label, "kernel", fmt.Sprintf("%s: form %q has no launch (families/skinny/launch.go NTile)", k.Name, k.Form)}
 		return
 	}
 	if err = s.Check(M, nt); err != nil {
