@@ -288,3 +288,34 @@ func TestMirrorRoundingIsBF16RNE(t *testing.T) {
 		}
 	}
 }
+
+// slicePartial's shortcut (an exact bf16 product added, refimpl.FMA32 only
+// below the normal range) is the kernel's fmaf chain: equal bits to a chain
+// of FMA32 per lane, lane by lane, on normal products and on products that
+// are subnormal or underflow to zero.
+func TestSlicePartialIsTheFMAChain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, scale := range []float64{1, 0x1p-66, 0x1p-75} { // normal, subnormal, underflowing products
+		for trial := 0; trial < 200; trial++ {
+			xs, ws := make([]float32, Slice), make([]float32, Slice)
+			for i := range xs {
+				xs[i] = refimpl.BF16ToF32(refimpl.F64ToBF16(rng.NormFloat64() * scale))
+				ws[i] = refimpl.BF16ToF32(refimpl.F64ToBF16(rng.NormFloat64() * scale))
+			}
+			var lanes [warpLanes]float32
+			for l := range lanes {
+				for j := l * LaneK; j < (l+1)*LaneK; j++ {
+					lanes[l] = refimpl.FMA32(xs[j], ws[j], lanes[l])
+				}
+			}
+			for d := warpLanes / 2; d >= 1; d /= 2 {
+				for l := 0; l < d; l++ {
+					lanes[l] += lanes[l+d]
+				}
+			}
+			if got := slicePartial(xs, ws); math.Float32bits(got) != math.Float32bits(lanes[0]) {
+				t.Fatalf("scale %g trial %d: slicePartial %g (%#08x), FMA32 chain %g (%#08x)", scale, trial, got, math.Float32bits(got), lanes[0], math.Float32bits(lanes[0]))
+			}
+		}
+	}
+}

@@ -35,15 +35,23 @@ func Partials(x, w []uint16, M, N, K int) []float32 {
 
 // slicePartial is one warp's sum over a slice: lane l's chain over k = 8l
 // .. 8l+7 from 0, then the tree pairing lanes (l, l+16), then the sums at
-// distance 8, 4, 2, 1.
+// distance 8, 4, 2, 1. Each chain step is fmaf(x, w, a) for bf16 x and w:
+// their product has at most 16 significant bits, so it is exact in
+// float32 unless it falls below the normal range, and the fma is then a
+// single rounded add (refimpl.FMA32 otherwise). The chains advance
+// together, k step by k step; each lane's additions keep their order.
 func slicePartial(xs, ws []float32) float32 {
+	x, w := (*[Slice]float32)(xs), (*[Slice]float32)(ws)
 	var lanes [warpLanes]float32
-	for l := range lanes {
-		a := float32(0)
-		for j := l * LaneK; j < (l+1)*LaneK; j++ {
-			a = fmaExactProduct(xs[j], ws[j], a)
+	for j := 0; j < LaneK; j++ {
+		for l := range lanes {
+			xv, wv := x[l*LaneK+j], w[l*LaneK+j]
+			if p := float32(xv * wv); p <= -0x1p-126 || p >= 0x1p-126 {
+				lanes[l] = lanes[l] + p
+			} else { // zero, subnormal or underflowed: round once, the fma way
+				lanes[l] = refimpl.FMA32(xv, wv, lanes[l])
+			}
 		}
-		lanes[l] = a
 	}
 	for d := warpLanes / 2; d >= 1; d /= 2 {
 		for l := 0; l < d; l++ {
@@ -51,17 +59,6 @@ func slicePartial(xs, ws []float32) float32 {
 		}
 	}
 	return lanes[0]
-}
-
-// fmaExactProduct is fmaf(x, w, a) for bf16 x and w: their product has
-// at most 16 significant bits, so it is exact in float32 unless it falls
-// below the normal range, and the fma is then a single rounded add.
-func fmaExactProduct(x, w, a float32) float32 {
-	p := float32(x * w)
-	if p > -0x1p-126 && p < 0x1p-126 { // subnormal or underflowed: round once, the fma way
-		return refimpl.FMA32(x, w, a)
-	}
-	return a + p
 }
 
 // Reduce is the last block's sum: y[m, n] = bf16(((0 + p[0]) + p[1]) + ...
