@@ -23,8 +23,9 @@ import (
 // both targets, every registered kernel is run by the gate and timed by
 // the bench, a device that computes nothing fails every check, and a Go
 // emulation of the kernels' block protocol passes the gate while each
-// planted bug in it (reduce order, a lost slice, a counter left set, a
-// write past its extent) fails it with the message naming the bug.
+// planted bug in it (reduce order, a lost slice or reduce batch, a counter
+// left set, a write past its extent) fails it with the message naming the
+// bug.
 
 var fakeTargets = faketest.Targets(1 << 20)
 
@@ -34,13 +35,12 @@ var fakeShape = Shape{"fake/N48", 48, 4 * Slice}
 // gateOn runs the gate's case runner on cases over env (a fake device).
 func gateOn(env *gates.Env, cases []gateCase) gates.Result {
 	return gates.RunGate(env, gates.Gate{Name: "skinny-fake", Device: true, Run: func(t *gates.T) {
-		w := genWeights(rand.New(rand.NewPCG(3, 4)), fakeShape.N, fakeShape.K)
 		for i, c := range cases {
-			cw := w
+			w := genWeights(rand.New(rand.NewPCG(3, 4)), c.shape.N, c.shape.K)
 			if c.dist == "order" {
-				cw = orderWeights(w, c.shape.N, c.shape.K)
+				w = orderWeights(w, c.shape.N, c.shape.K)
 			}
-			runCase(t, c, uint64(5+i), cw)
+			runCase(t, c, uint64(5+i), w)
 			t.Release()
 		}
 	}})
@@ -163,6 +163,8 @@ func emulate(bug string) func(d *fakegpu.Device, l fakegpu.Launch) error {
 				order = arrived[tile]
 			case "dropped":
 				order = order[:S-1]
+			case "one-batch": // the reduce's first batch of 32 slices only
+				order = order[:min(S, 32)]
 			}
 			for n := tile * nt; n < (tile+1)*nt; n++ {
 				for m := 0; m < M; m++ {
@@ -185,7 +187,8 @@ func emulate(bug string) func(d *fakegpu.Device, l fakegpu.Launch) error {
 }
 
 func TestGateOnAnEmulatedKernel(t *testing.T) {
-	cases := []gateCase{{fakeShape, 1, "normal"}, {fakeShape, 9, "order"}, {fakeShape, 17, "wide"}}
+	cases := []gateCase{{fakeShape, 1, "normal"}, {fakeShape, 9, "order"}, {fakeShape, 17, "wide"},
+		{edgeShapes[0], 3, "order"}, {edgeShapes[1], 9, "order"}} // one slice; 33 (two reduce batches)
 	for _, tc := range []struct {
 		bug  string
 		want string // a failure must contain it ("": the gate passes)
@@ -194,6 +197,7 @@ func TestGateOnAnEmulatedKernel(t *testing.T) {
 		{"reversed", "differ from the mirror"},
 		{"arrival", "differ from the mirror"},
 		{"dropped", "off the fp64 reference"},
+		{"one-batch", "synthetic/K8448 (N=48 K=8448) M=9 order seed=9 skinny_bf16_n8 launch 1: rel"},
 		{"no-reset", "the split-K counters must be back at 0"},
 		{"row-past", "(past M=1) was written"},
 		{"ws-past", "was written, past the"},

@@ -15,8 +15,9 @@ import (
 // The skinny gate (skinny.hip).
 //
 // skinny: on every bf16 linear of the built-in shapes sets (gdn_in_ba, N =
-// 48 at TP 2 and 96 at TP 1, K = 5120) and the synthetic N = 256 and 1280
-// at K = 5120, M = 1, 3, 8, 17, 64 (quick) or every M in 1..64 (full),
+// 48 at TP 2 and 96 at TP 1, K = 5120), the synthetic N = 256 and 1280 at
+// K = 5120 and two at the reduce's edges (N = 48 at K = 256, one slice, and
+// K = 8448, 33 slices), M = 1, 3, 8, 17, 64 (quick) or every M in 1..64 (full),
 // with seeded bf16 weights (per-column scales log-normal around 0.02) and
 // activations (distributions: normal rows with log-normal scales,
 // outlier-heavy, rows whose scales span 2^±30, and "order": two huge
@@ -39,7 +40,7 @@ import (
 
 func init() {
 	gates.Register(gates.Gate{Family: Family, Name: "skinny", Headline: []string{"worst_rel_over_floor", "mirror_mismatches", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateSkinny,
-		Proves: "every registered skinny bf16 GEMM kernel equals the Go mirror of its fp32 op order bit for bit and is within the bf16 floor of the fp64 reference (1.15x pooled and per row, each element within half a bf16 ulp + (8+5+S+1)·2^-24·Σ|x·w|) on gdn_in_ba (N=48 and 96) and N=256, 1280 at K=5120, M in 1..64 incl. odd M; bit-identical on a second launch, rows past M untouched, the split-K counters back at 0, the workspace past its extent untouched, canaries intact"})
+		Proves: "every registered skinny bf16 GEMM kernel equals the Go mirror of its fp32 op order bit for bit and is within the bf16 floor of the fp64 reference (1.15x pooled and per row, each element within half a bf16 ulp + (8+5+S+1)·2^-24·Σ|x·w|) on gdn_in_ba (N=48 and 96), N=256, 1280 at K=5120 and N=48 at K=256 and 8448 (1 and 33 slices), M in 1..64 incl. odd M; bit-identical on a second launch, rows past M untouched, the split-K counters back at 0, the workspace past its extent untouched, canaries intact"})
 }
 
 // rowsPast are the poisoned output rows after M that must stay untouched.
@@ -82,11 +83,17 @@ type gateCase struct {
 	dist  string
 }
 
+// edgeShapes are the gate's synthetic shapes at the kernels' reduce edges:
+// one slice (the only block of an n-tile is the last), and 33 slices (the
+// reduce's second batch of RED_BATCH = 32 loads, holding one slice).
+var edgeShapes = []Shape{{"synthetic/K256", 48, Slice}, {"synthetic/K8448", 48, 33 * Slice}}
+
 func gateCases(full bool) ([]gateCase, error) {
 	shs, err := Shapes()
 	if err != nil {
 		return nil, err
 	}
+	shs = append(shs, edgeShapes...)
 	var out []gateCase
 	for si, s := range shs {
 		for mi, M := range gateMs(full) {
@@ -110,8 +117,11 @@ func genWeights(rng *rand.Rand, N, K int) []uint16 {
 }
 
 // orderWeights is w [N, K] with slice 1's weights a copy of slice 0's,
-// for the "order" activations.
+// for the "order" activations (w itself when there is one slice).
 func orderWeights(w []uint16, N, K int) []uint16 {
+	if K < 2*Slice {
+		return w
+	}
 	out := append([]uint16{}, w...)
 	for n := 0; n < N; n++ {
 		copy(out[n*K+Slice:n*K+2*Slice], out[n*K:n*K+Slice])
