@@ -137,7 +137,7 @@ func (b *benchBufs) check(name string) *bench.Check {
 				return err
 			}
 			var f gates.Findings
-			checkOut(&f, fmt.Sprintf("%s copy %d", what, k), got, b.M, b.s.N, b.refAt(k))
+			checkOut(&f, fmt.Sprintf("%s copy %d", what, k), gates.NewCase("copy", k), got, b.M, b.s.N, b.refAt(k))
 			return f.Err()
 		},
 	}

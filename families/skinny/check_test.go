@@ -51,7 +51,7 @@ func newCheckCase(t *testing.T, s Shape, M int, dist string, seed uint64) checkC
 // verdict runs checkOut on y and returns its failures joined ("" when it passed).
 func (c checkCase) verdict(y []uint16) string {
 	var f gates.Findings
-	checkOut(&f, "case", outBytes(y, c.M, c.s.N), c.M, c.s.N, c.cr)
+	checkOut(&f, "case", gates.NewCase("check", "test"), outBytes(y, c.M, c.s.N), c.M, c.s.N, c.cr)
 	if err := f.Err(); err != nil {
 		return err.Error()
 	}
@@ -144,7 +144,7 @@ func TestCheckCatchesWrongReduces(t *testing.T) {
 		b := outBytes(normal.cr.mirror, normal.M, s.N)
 		b[2*(normal.M*s.N+3)] = 0
 		var f gates.Findings
-		checkOut(&f, "case", b, normal.M, s.N, normal.cr)
+		checkOut(&f, "case", gates.NewCase("check", "test"), b, normal.M, s.N, normal.cr)
 		if err := f.Err(); err == nil || !strings.Contains(err.Error(), "row 8 (past M=8) was written at column 3") {
 			t.Errorf("got %v", err)
 		}
@@ -191,11 +191,11 @@ func TestNegatedReferenceIsTheNegatedInputsMirror(t *testing.T) {
 		}
 		y := Mirror(nx, nw, 3, s.N, s.K)
 		var f gates.Findings
-		checkOut(&f, "negated "+in, outBytes(y, 3, s.N), 3, s.N, cr.negated())
+		checkOut(&f, "negated "+in, gates.NewCase("check", "test"), outBytes(y, 3, s.N), 3, s.N, cr.negated())
 		if err := f.Err(); err != nil {
 			t.Errorf("negated %s: %v", in, err)
 		}
-		checkOut(&f, "negated "+in+" against the plain reference", outBytes(y, 3, s.N), 3, s.N, cr)
+		checkOut(&f, "negated "+in+" against the plain reference", gates.NewCase("check", "test"), outBytes(y, 3, s.N), 3, s.N, cr)
 		if f.Err() == nil {
 			t.Errorf("negated %s passes against the plain reference", in)
 		}

@@ -232,7 +232,7 @@ func bf16Ulp(x float64) float64 {
 // launch named by what: rows past M untouched, no NaN or unwritten element,
 // the fp64 bounds (pooled, per row, per element) and the mirror's bits. It
 // returns rel / floor (+Inf when not finite).
-func checkOut(r gates.Reporter, what string, got []byte, M, N int, cr *caseRef) float64 {
+func checkOut(r gates.Reporter, what string, key gates.Case, got []byte, M, N int, cr *caseRef) float64 {
 	if i := gates.FirstWritten(got, 2*M*N); i >= 0 {
 		r.Failf("%s: row %d (past M=%d) was written at column %d", what, i/(2*N), M, (i%(2*N))/2)
 	}
@@ -254,8 +254,8 @@ func checkOut(r gates.Reporter, what string, got []byte, M, N int, cr *caseRef) 
 	}
 	rel := refimpl.RelErr(g, cr.ref)
 	ratio := rel / cr.floor
-	r.Metric("rel."+what, rel)
-	r.Metric("floor."+what, cr.floor)
+	r.Metric(key.Key("rel"), rel)
+	r.Metric(key.Key("floor"), cr.floor)
 	r.Logf("%s: rel %.3e floor %.3e (%.3fx)", what, rel, cr.floor, ratio)
 	if !(rel <= tolFactor*cr.floor) {
 		bad, n := refimpl.FormatBad(g, cr.ref, 8*cr.floor, 3)
@@ -299,11 +299,11 @@ func checkOut(r gates.Reporter, what string, got []byte, M, N int, cr *caseRef) 
 	if badRows > 0 {
 		r.Failf("%s: %d of %d rows exceed %.2f x their own bf16 floor (first: %s)", what, badRows, M, tolFactor, firstRow)
 	}
-	r.Metric("elem_margin."+what, margin)
+	r.Metric(key.Key("elem_margin"), margin)
 	if badElems > 0 {
 		r.Failf("%s: %d of %d elements off the fp64 reference by more than half a bf16 ulp + (%d+5+S+1) x 2^-24 x mag, S=%d (first: %s)", what, badElems, M*N, LaneK, cr.S, firstElem)
 	}
-	r.Metric("mirror_mismatches."+what, float64(mism))
+	r.Metric(key.Key("mirror_mismatches"), float64(mism))
 	if mism > 0 {
 		r.Failf("%s: %d of %d elements differ from the mirror of the kernel's fp32 op order (lane chains, 32-lane tree, slices summed 0..S-1) (first: %s)", what, mism, M*N, firstMism)
 	}
@@ -346,6 +346,8 @@ func gateSkinny(t *gates.T) {
 func runCase(t *gates.T, c gateCase, seed uint64, w []uint16) (worst, mismatches float64) {
 	s, M, N := c.shape, c.M, c.shape.N
 	name := fmt.Sprintf("%s M=%d %s seed=%d", s, M, c.dist, seed)
+	ck := gates.NewCase("shape", s.Label, "N", s.N, "K", s.K, "M", M, "dist", c.dist)
+	t.CaseSeed(ck, seed)
 	x := genActivations(rand.New(rand.NewPCG(seed, 0x5a)), M, s.K, c.dist)
 	cr := newCaseRef(x, w, M, s)
 
@@ -385,7 +387,7 @@ func runCase(t *gates.T, c gateCase, seed uint64, w []uint16) (worst, mismatches
 			}
 			if launch == 1 {
 				first = got
-				worst = max(worst, checkOut(t, what, got, M, N, cr))
+				worst = max(worst, checkOut(t, what, ck.With("kernel", kern), got, M, N, cr))
 				continue
 			}
 			if !bytes.Equal(first, got) {
@@ -409,7 +411,7 @@ func runCase(t *gates.T, c gateCase, seed uint64, w []uint16) (worst, mismatches
 		}
 		ran++
 	}
-	t.Metric("kernels."+name, float64(ran))
+	t.Metric(ck.Key("kernels"), float64(ran))
 	if ran == 0 {
 		t.Failf("%s: no skinny kernel exists for this device and shape: nothing was checked", name)
 	}
