@@ -206,8 +206,7 @@ func runQuick(t *testing.T, name string, s *standIn, status gates.Status, want s
 	}
 }
 
-// bitDropped is the unpack with plane bit b read as zero: the source
-// log's first unpack lost bit 28.
+// bitDropped is the unpack with plane bit b read as zero.
 func bitDropped(b uint) func(uint32) ([4]uint32, [4]uint32) {
 	return func(p uint32) ([4]uint32, [4]uint32) { return refimpl.Int5Spread(p &^ (1 << b)) }
 }

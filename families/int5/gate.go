@@ -25,7 +25,7 @@ import (
 
 func init() {
 	gates.Register(gates.Gate{Family: Family, Name: "int5-go-unpack", Headline: []string{"mismatches", "words"}, Suites: gates.Quick | gates.Full, Run: gateGoUnpack,
-		Proves: "the Go int5 fifth-bit unpack (the device's multiply form, refimpl.Int5Spread) equals the shift/select form on all 2^32 plane words"})
+		Proves: "the Go int5 fifth-bit unpack (the device's multiply form, refimpl.Int5SpreadWord) equals the shift/select form on all 2^32 plane words"})
 	gates.Register(gates.Gate{Family: Family, Name: "int5-code-table", Headline: []string{"mismatches"}, Suites: gates.Quick | gates.Full, Run: gateCodeTable,
 		Proves: "every 5-bit code c (0..31) becomes c - 16 through the xor-and-shift sign extension, and c - 16 encodes to a distinct e4m3 code that decodes to c - 16 exactly; the sm_90 f16 form (0x6400 | c) - 1040 is c - 16 exactly"})
 	gates.Register(gates.Gate{Family: Family, Name: "int5-unpack-sweep", Headline: []string{"mismatches", "words"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateUnpackSweep,

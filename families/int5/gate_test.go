@@ -125,7 +125,7 @@ func listOutputs(arch string, planes, words []uint32, spread func(uint32) ([4]ui
 }
 
 // The structured planes alone (no random ones) catch every planted unpack
-// bug: any plane bit lost (the source log's first unpack lost bit 28), a
+// bug: any plane bit lost, a
 // spread whose partial products carry into a wanted bit (mask 0x57), and
 // a bit lost only when a bit of another byte is set.
 func TestStructuredSetCatchesPlantedBugs(t *testing.T) {
