@@ -88,9 +88,11 @@ KERNEL LAUNCH_BOUNDS(256) void int5_unpack_list(const u32 *planes, const u32 *wo
   if (i >= n) return;
   const u32 p = planes[i];
   u32 w[4];
+#pragma unroll
   for (u32 q = 0; q < 4u; q++) w[q] = words[4u * i + q];
   const Int5Fifth f = int5_spread(p);
   u32 *o = out + (u64)i * INT5_LIST_WORDS;
+#pragma unroll
   for (u32 q = 0; q < 4u; q++) {
     const u32 ce = int5_codes_even(w[q], f.even[q]), co = int5_codes_odd(w[q], f.odd[q]);
     o[q] = f.even[q];
@@ -102,6 +104,7 @@ KERNEL LAUNCH_BOUNDS(256) void int5_unpack_list(const u32 *planes, const u32 *wo
     o[24u + q] = int5_e4m3x4(ce);
     o[28u + q] = int5_e4m3x4(co);
   }
+#pragma unroll
   for (u32 j = 0; j < 4u; j++) {
     const u32 fifth = int5_pair_fifth(f.even[j], f.odd[j], j);
 #if defined(__NVPTX__)

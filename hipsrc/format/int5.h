@@ -46,6 +46,7 @@ DEVICE u32 int5_spread4(u32 x) { return ((x & 0x55u) * 0x00410410u) & 0x10101010
 
 DEVICE Int5Fifth int5_spread(u32 p) {
   Int5Fifth f;
+#pragma unroll
   for (u32 q = 0; q < 4u; q++) {
     f.even[q] = int5_spread4(p >> (8u * q));
     f.odd[q] = int5_spread4(p >> (8u * q + 1u));
