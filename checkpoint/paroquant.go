@@ -24,8 +24,9 @@ const (
 )
 
 // Linear is one ParoQuant linear as stored: raw tensors, fp16 values kept as
-// their bits. Bits is 5 when the fifth-bit planes are present (the layout is
-// refimpl's: PackInt5), 4 otherwise.
+// their bits. Bits is 5 when the fifth-bit planes qweight_hi and qzeros_hi
+// are present (this project's int5 format, refimpl/int5.go: the low nibbles
+// stay in qweight and qzeros as for int4), 4 otherwise.
 type Linear struct {
 	Prefix     string
 	K, N, Krot int
@@ -51,8 +52,9 @@ func LoadLinear(path, prefix string) (*Linear, error) {
 }
 
 // LoadLinear loads and validates the linear at prefix (its tensors may sit
-// in any of the files). Errors name the tensor, and for a rotation problem
-// the layer and group.
+// in any of the files). Either fifth-bit plane present makes it an int5
+// linear, which then needs both. Errors name the tensor (the prefix names
+// the model layer), and for a rotation problem the rotation layer and group.
 func (d *Dir) LoadLinear(prefix string) (*Linear, error) {
 	l := &Linear{Prefix: prefix, Bits: 4}
 	get := func(suf string, dt DType) (*Tensor, error) {
@@ -167,8 +169,17 @@ func (l *Linear) Validate() error {
 	case len(l.ChannelScales) != l.K:
 		return fmt.Errorf("checkpoint: %s: %d values, want %d", name(SufChannelScales), len(l.ChannelScales), l.K)
 	}
-	if l.Bits == 5 && (len(l.QWeightHi) != l.K*l.N/32 || len(l.QZerosHi) != G*l.N/32) {
-		return fmt.Errorf("checkpoint: %s: int5 planes have %d and %d words, want %d and %d", l.Prefix, len(l.QWeightHi), len(l.QZerosHi), l.K*l.N/32, G*l.N/32)
+	switch {
+	case l.Bits != 4 && l.Bits != 5:
+		return fmt.Errorf("checkpoint: %s: %d-bit weights, want 4 or 5", l.Prefix, l.Bits)
+	case l.Bits == 4 && (l.QWeightHi != nil || l.QZerosHi != nil):
+		return fmt.Errorf("checkpoint: %s: a 4-bit linear carries fifth-bit planes (%s, %s)", l.Prefix, name(SufQWeightHi), name(SufQZerosHi))
+	case l.Bits == 5 && l.N%32 != 0:
+		return fmt.Errorf("checkpoint: %s: int5 planes need N=%d to be a multiple of 32", name(SufQWeightHi), l.N)
+	case l.Bits == 5 && len(l.QWeightHi) != l.K*l.N/32:
+		return fmt.Errorf("checkpoint: %s: %d words, want K*N/32 = %d", name(SufQWeightHi), len(l.QWeightHi), l.K*l.N/32)
+	case l.Bits == 5 && len(l.QZerosHi) != G*l.N/32:
+		return fmt.Errorf("checkpoint: %s: %d words, want K/128*N/32 = %d", name(SufQZerosHi), len(l.QZerosHi), G*l.N/32)
 	}
 	for r := 0; r < l.Krot; r++ {
 		for g := 0; g < G; g++ {

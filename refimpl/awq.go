@@ -18,7 +18,7 @@ var awqSlot = [8]uint{0, 4, 1, 5, 2, 6, 3, 7}
 
 // PackAWQ packs 4-bit codes [rows, n] (row-major, values 0..15) into AWQ
 // words [rows, n/8]. It panics if n is not a multiple of 8 or a code is out
-// of range (the low nibble of a 5-bit code is packed by PackInt5).
+// of range (the low nibble of a 5-bit code is packed by PackInt5, int5.go).
 func PackAWQ(codes []uint8, rows, n int) []int32 {
 	checkPack(len(codes), rows, n, 8)
 	words := make([]int32, rows*n/8)
@@ -52,49 +52,6 @@ func UnpackAWQ(words []int32, rows, n int) []uint8 {
 func AWQNibble(row []int32, n int) uint8 {
 	return uint8(uint32(row[n/8]) >> (4 * awqSlot[n%8]) & 0xF)
 }
-
-// Int5 layout. A 5-bit code c (0..31) is stored as two parts:
-//   - its low nibble c & 15 in the AWQ words exactly as a 4-bit code
-//     (qweight / qzeros), so the 4-bit unpack path reads it unchanged;
-//   - its fifth bit c >> 4 in a bit plane of int32 words [rows, n/32]
-//     (qweight_hi / qzeros_hi): bit b (value 1<<b, b = 0..31, read on the
-//     unsigned word) of plane word c of a row holds column 32c + b. The plane
-//     is in plain column order, with no AWQ permutation.
-//
-// Dequant is w = (q - z) * s with q, z in 0..31.
-
-// PackInt5 packs 5-bit codes [rows, n] into the low-nibble AWQ words
-// [rows, n/8] and the fifth-bit plane [rows, n/32]. n must be a multiple
-// of 32.
-func PackInt5(codes []uint8, rows, n int) (low, high []int32) {
-	checkPack(len(codes), rows, n, 32)
-	lo := make([]uint8, len(codes))
-	high = make([]int32, rows*n/32)
-	for idx, c := range codes {
-		if c > 31 {
-			panic(fmt.Sprintf("refimpl: PackInt5: code %d at %d is not 5-bit", c, idx))
-		}
-		lo[idx] = c & 15
-		r, col := idx/n, idx%n
-		high[r*(n/32)+col/32] |= int32(uint32(c>>4) << (col % 32))
-	}
-	return PackAWQ(lo, rows, n), high
-}
-
-// UnpackInt5 is the inverse of PackInt5.
-func UnpackInt5(low, high []int32, rows, n int) []uint8 {
-	checkPack(len(high)*32, rows, n, 32)
-	codes := UnpackAWQ(low, rows, n)
-	for r := 0; r < rows; r++ {
-		for col := 0; col < n; col++ {
-			codes[r*n+col] |= PlaneBit(high[r*(n/32):], col) << 4
-		}
-	}
-	return codes
-}
-
-// PlaneBit returns column n's bit from a row of fifth-bit plane words.
-func PlaneBit(row []int32, n int) uint8 { return uint8(uint32(row[n/32]) >> (n % 32) & 1) }
 
 func checkPack(elems, rows, n, mult int) {
 	if n%mult != 0 || rows < 0 || elems != rows*n {

@@ -75,34 +75,6 @@ func TestAWQRoundTrip(t *testing.T) {
 	}
 }
 
-func TestInt5HandCase(t *testing.T) {
-	codes := make([]uint8, 64)
-	codes[0], codes[33], codes[63], codes[5] = 16, 31, 17, 15
-	low, high := PackInt5(codes, 1, 64)
-	if len(high) != 2 || uint32(high[0]) != 1 || uint32(high[1]) != 1<<1|1<<31 {
-		t.Fatalf("plane = %#x %#x, want 0x1 0x80000002", uint32(high[0]), uint32(high[1]))
-	}
-	if AWQNibble(low, 0) != 0 || AWQNibble(low, 33) != 15 || AWQNibble(low, 5) != 15 || AWQNibble(low, 63) != 1 {
-		t.Fatalf("low nibbles wrong")
-	}
-	if got := UnpackInt5(low, high, 1, 64); string(got) != string(codes) {
-		t.Fatalf("UnpackInt5 = %v", got)
-	}
-}
-
-func TestInt5RoundTrip(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	rows, n := 3, 96
-	codes := make([]uint8, rows*n)
-	for i := range codes {
-		codes[i] = uint8(rng.IntN(32))
-	}
-	lo, hi := PackInt5(codes, rows, n)
-	if got := UnpackInt5(lo, hi, rows, n); string(got) != string(codes) {
-		t.Fatal("UnpackInt5(PackInt5(c)) != c")
-	}
-}
-
 // randQWeight draws a random weight with realistic zeros and scales.
 func randQWeight(rng *rand.Rand, K, N, bits int) *QWeight {
 	G := K / GroupSize

@@ -41,8 +41,8 @@ func TestMutateUsageErrors(t *testing.T) {
 }
 
 // TestMutateListDefault: the default selection over the real sources is
-// a run of 50 to 160 mutants (about 28 per kernel family), every one in a
-// gated module.
+// a run of 50 to 200 mutants (about 28 per kernel family and 35 for int5's
+// kernel and header), every one in a gated module.
 func TestMutateListDefault(t *testing.T) {
 	code, out, stderr := run(t, "mutate", "list", "--root", "../..")
 	if code != ExitOK {
@@ -53,8 +53,8 @@ func TestMutateListDefault(t *testing.T) {
 		t.Fatalf("no count line in:\n%s", out)
 	}
 	n, _ := strconv.Atoi(m[1])
-	if n < 50 || n > 160 {
-		t.Errorf("%d mutants by default, want 50..160", n)
+	if n < 50 || n > 200 {
+		t.Errorf("%d mutants by default, want 50..200", n)
 	}
 	if strings.Contains(out, "families/basics/") {
 		t.Error("the default list mutates families/basics, which --exclude leaves out by default")
@@ -73,17 +73,18 @@ func TestMutateOperators(t *testing.T) {
 
 func TestMutateRegistry(t *testing.T) {
 	r := mutateRegistry()
-	for mod, fam := range map[string]string{"gemm": "gemm", "producers": "producers", "e4m3": "e4m3", "skinny": "skinny"} {
+	for mod, fam := range map[string]string{"gemm": "gemm", "producers": "producers", "e4m3": "e4m3", "skinny": "skinny", "int5": "int5"} {
 		if r.ModuleFamily[mod] != fam {
 			t.Errorf("module %s: family %q, want %q", mod, r.ModuleFamily[mod], fam)
 		}
 	}
-	for fam, g := range map[string]string{"gemm": "gemm", "producers": "producers", "e4m3": "e4m3-device-sweep", "skinny": "skinny"} {
+	for fam, g := range map[string]string{"gemm": "gemm", "producers": "producers", "e4m3": "e4m3-device-sweep", "skinny": "skinny", "int5": "int5-unpack-sweep"} {
 		if !slices.Contains(r.FamilyGates[fam], g) {
 			t.Errorf("family %s gates %v, want %s among them", fam, r.FamilyGates[fam], g)
 		}
 	}
-	if slices.Contains(r.FamilyGates["producers"], "producers-semantics") || slices.Contains(r.FamilyGates["e4m3"], "e4m3-go-oracle") {
+	if slices.Contains(r.FamilyGates["producers"], "producers-semantics") || slices.Contains(r.FamilyGates["e4m3"], "e4m3-go-oracle") ||
+		slices.Contains(r.FamilyGates["int5"], "int5-go-unpack") {
 		t.Error("a Go-only gate (it reads no kernel) is among the gates run per mutant")
 	}
 	if _, ok := r.Ungated["pq_gemm_dec_memonly_m8"]; !ok {

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
+	"github.com/parharness/parharness/families/internal/sweep"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/refimpl"
@@ -39,61 +37,15 @@ func init() {
 		Proves: "every lane of every packed convert the kernels use (e4m3x2 encode, bf16x2 pack, e4m3x2->f16x2 decode, int4 weight-word unpacks) equals Go on all 2^16 patterns in each half-word, the e4m3 boundaries and 2^20 seeded words"})
 }
 
-// parallelChunks runs fn over [0, n) split into chunks on every CPU.
-func parallelChunks(n uint64, fn func(lo, hi uint64)) {
-	workers := uint64(runtime.NumCPU())
-	chunk := (n + workers*64 - 1) / (workers * 64)
-	var next atomic.Uint64
-	var wg sync.WaitGroup
-	for w := uint64(0); w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				lo := next.Add(chunk) - chunk
-				if lo >= n {
-					return
-				}
-				fn(lo, min(lo+chunk, n))
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// mismatchLog collects the count of mismatches and the first few.
-type mismatchLog struct {
-	mu    sync.Mutex
-	count uint64
-	first []string
-}
-
-// add counts n mismatches and keeps describe's text (when describe is
-// non-nil) among the first few.
-func (m *mismatchLog) add(n uint64, describe func() string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.count += n
-	if describe != nil && len(m.first) < 8 {
-		m.first = append(m.first, describe())
-	}
-}
-
-func (m *mismatchLog) report(t *gates.T, what string) {
-	if m.count > 0 {
-		t.Failf("%s: %d mismatches; first: %v", what, m.count, m.first)
-	}
-}
-
 // gateE4M3GoOracle walks the non-negative float32 patterns in increasing
 // order with a pointer into the oracle's value table (the nearest value is
 // monotone in x), so the oracle costs O(1) per input; each magnitude is
 // checked with both signs, covering all 2^32 patterns.
 func gateE4M3GoOracle(t *gates.T) {
 	table := refimpl.E4M3OracleTable()
-	var log mismatchLog
+	var log sweep.MismatchLog
 	const n = uint64(1) << 31
-	parallelChunks(n, func(lo, hi uint64) {
+	sweep.Chunks(n, func(lo, hi uint64) {
 		// first table index whose value >= x for the chunk's first input
 		x0 := float64(math.Float32frombits(uint32(lo)))
 		idx := 0
@@ -132,19 +84,19 @@ func gateE4M3GoOracle(t *gates.T) {
 			if gp != want || gn != wantNeg {
 				bad++
 				if bad <= 2 {
-					log.add(0, func() string {
+					log.Add(0, func() string {
 						return fmt.Sprintf("bits %#08x: encoder %#02x/%#02x (±), oracle %#02x/%#02x", u, gp, gn, want, wantNeg)
 					})
 				}
 			}
 		}
 		if bad > 0 {
-			log.add(bad, nil)
+			log.Add(bad, nil)
 		}
 	})
 	t.Metric("inputs", float64(2*n))
-	t.Metric("mismatches", float64(log.count))
-	log.report(t, "Go encoder vs nearest-value oracle over all 2^32 inputs")
+	t.Metric("mismatches", float64(log.Count()))
+	log.Report(t, "Go encoder vs nearest-value oracle over all 2^32 inputs")
 }
 
 func gateE4M3Decode(t *gates.T) {
@@ -187,7 +139,6 @@ const (
 )
 
 func gateE4M3DeviceSweep(t *gates.T) {
-	dev := t.Device()
 	counts := t.Buffer("counts", 5*8)
 	first := t.Buffer("first", 2*4)
 	grid := gpu.D1(sweepThreads / sweepBlock)
@@ -197,7 +148,7 @@ func gateE4M3DeviceSweep(t *gates.T) {
 	for rep := 0; rep < 3; rep++ { // every rep is checked; the best time is reported
 		t.Init(counts, make([]byte, 40))
 		t.Init(first, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
-		ms := timeLaunch(t, dev, "e4m3_sweep", grid, gpu.D1(sweepBlock), counts.Ptr(), first.Ptr(), uint32(0), uint32(sweepIters))
+		ms := sweep.TimedLaunch(t, "e4m3_sweep", grid, gpu.D1(sweepBlock), counts.Ptr(), first.Ptr(), uint32(0), uint32(sweepIters))
 		best = min(best, ms)
 		c := t.Download(counts)
 		f := t.Download(first)
@@ -227,26 +178,6 @@ func gateE4M3DeviceSweep(t *gates.T) {
 	t.Metric("mismatches_raw_hw", float64(raw))
 	t.Metric("sweep_ms", float64(best))
 	t.Logf("0 mismatches wrapped; raw hardware differs from the contract on %d of 2^32 inputs (first at bits %#08x); sweep %.2f ms (best of 3)", raw, firstRaw, best)
-}
-
-// timeLaunch launches a kernel between two events and returns the
-// milliseconds; it syncs and checks canaries like T.Launch.
-func timeLaunch(t *gates.T, dev gpu.Device, kernel string, grid, block gpu.Dim3, args ...any) float32 {
-	f := t.CheckedFunction(kernel, args)
-	start, err := dev.NewEvent()
-	t.Check(err, "create event")
-	defer dev.DestroyEvent(start)
-	end, err := dev.NewEvent()
-	t.Check(err, "create event")
-	defer dev.DestroyEvent(end)
-	t.Check(dev.Record(start, 0), "record event")
-	t.Check(dev.Launch(f, grid, block, 0, 0, args...), "launch "+kernel)
-	t.Check(dev.Record(end, 0), "record event")
-	ms, err := dev.Elapsed(start, end)
-	t.Check(err, "run "+kernel)
-	t.Check(dev.Synchronize(), "run "+kernel)
-	t.CheckCanaries(kernel)
-	return ms
 }
 
 // e4m3Boundaries returns the float32 patterns where encoders go wrong: every
@@ -344,14 +275,14 @@ func e4m3DeviceVsGoExhaustive(t *gates.T) {
 	const chunk = 1 << 28
 	const n4 = chunk / 4
 	out := t.Buffer("codes", chunk)
-	var log mismatchLog
+	var log sweep.MismatchLog
 	host := make([]byte, chunk)
 	for c := uint64(0); c < 1<<32; c += chunk {
 		t.Poison(out, 0xFF)
 		t.Launch("e4m3_encode_range", gpu.D1(n4/256), gpu.D1(256), 0, out.Ptr(), uint32(c), uint32(n4))
 		t.DownloadInto(out, host)
 		base := c
-		parallelChunks(chunk, func(lo, hi uint64) {
+		sweep.Chunks(chunk, func(lo, hi uint64) {
 			var bad uint64
 			for i := lo; i < hi; i++ {
 				u := uint32(base + i)
@@ -359,19 +290,19 @@ func e4m3DeviceVsGoExhaustive(t *gates.T) {
 					bad++
 					if bad <= 2 {
 						got := host[i]
-						log.add(0, func() string { return fmt.Sprintf("bits %#08x: device %#02x Go %#02x", u, got, w) })
+						log.Add(0, func() string { return fmt.Sprintf("bits %#08x: device %#02x Go %#02x", u, got, w) })
 					}
 				}
 			}
 			if bad > 0 {
-				log.add(bad, nil)
+				log.Add(bad, nil)
 			}
 		})
 	}
 	t.Metric("inputs", float64(uint64(1)<<32))
-	t.Metric("mismatches", float64(log.count))
-	log.report(t, "device software encoder vs Go encoder over all 2^32 inputs")
-	if log.count == 0 {
+	t.Metric("mismatches", float64(log.Count()))
+	log.Report(t, "device software encoder vs Go encoder over all 2^32 inputs")
+	if log.Count() == 0 {
 		t.Logf("all 2^32 inputs: device software encoder == Go encoder")
 	}
 }
