@@ -59,3 +59,33 @@ func TestFMA32Random(t *testing.T) {
 		}
 	}
 }
+
+// A float32-subnormal result whose float64 sum lands on a midpoint of the
+// subnormal grid (odd multiples of 2^-150), where the normal-range
+// midpoint test (the 29 low bits) does not see it: a*b = 2^-150 - 2^-190,
+// c = 2^-130 + 2^-149 (an odd subnormal code), so s rounds to c + 2^-150
+// and a direct conversion would tie to the even code above, while the
+// exact sum lies below the midpoint.
+func TestFMA32SubnormalTie(t *testing.T) {
+	a := float32(0x1p-75 * (1 + 0x1p-20))
+	b := float32(0x1p-75 * (1 - 0x1p-20))
+	c := float32(0x1p-130 + 0x1p-149)
+	got, want := FMA32(a, b, c), fmaExact(a, b, c)
+	if got != want || want != c {
+		t.Errorf("FMA32 = %#08x, exact %#08x, want c %#08x", math.Float32bits(got), math.Float32bits(want), math.Float32bits(c))
+	}
+	p := float64(a) * float64(b)
+	if naive := float32(p + float64(c)); naive == want {
+		t.Error("test premise: the direct conversion should round up here")
+	}
+	// The same sum negated, and in the other direction (above the midpoint).
+	if got, want := FMA32(-a, b, -c), fmaExact(-a, b, -c); got != want {
+		t.Errorf("negated: FMA32 = %#08x, exact %#08x", math.Float32bits(got), math.Float32bits(want))
+	}
+	a2 := float32(0x1p-75 * (1 + 0x1p-20))
+	b2 := float32(0x1p-75 * (1 + 0x1p-20)) // a*b = 2^-150 + 2^-169 + 2^-190
+	c2 := float32(0x1p-130)
+	if got, want := FMA32(a2, b2, c2), fmaExact(a2, b2, c2); got != want {
+		t.Errorf("above the midpoint: FMA32 = %#08x, exact %#08x", math.Float32bits(got), math.Float32bits(want))
+	}
+}
