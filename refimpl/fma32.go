@@ -28,12 +28,23 @@ func FMA32(a, b, c float32) float32 {
 // the exact sum s was rounded from. A second rounding can differ from one
 // rounding only when s lies exactly halfway between two float32 values
 // (every such midpoint is a float64, so a sum rounded to float64 cannot
-// have crossed one). In float32's normal range a midpoint has the 29 bits
-// float32 drops equal to 1<<28; below it (subnormal results, where fewer
-// bits are kept) every s counts as near. Inf and NaN are not near.
+// have crossed one). A midpoint has the bits float32 drops from s equal to
+// 100...0: the low 29 bits in float32's normal range (and for Inf and NaN,
+// which then take fma32Odd's own guard), more below it, where the float32
+// grid is fixed at 2^-149 and s = 1.f x 2^e (e = -127..-150) drops its
+// lowest 52-(e+149) bits (the implicit one counted for e = -150); below
+// 2^-150 nothing is a midpoint.
 func fma32Near(s float64) bool {
 	u := math.Float64bits(s)
-	return u&(1<<29-1) == 1<<28 || u&(0x7FF<<52) < (1023-126)<<52
+	e := int(u>>52&0x7FF) - 1023
+	if e >= -126 {
+		return u&(1<<29-1) == 1<<28
+	}
+	if e < -150 {
+		return false
+	}
+	k := uint(-98 - e) // the midpoint bit; the bits below it are dropped too
+	return (u|1<<52)&(1<<(k+1)-1) == 1<<k
 }
 
 // fma32Odd is p + c (p exact, s its float64 sum) rounded to odd in
