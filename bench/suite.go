@@ -171,6 +171,9 @@ type Ctx struct {
 	Shapes   *shapes.Set // --shapes: the per-rank linears the suites sweep
 	Variants []string    // --variants: only these variants (nil: all)
 	Log      io.Writer
+	// Progress, when set, is told as each step of a loop starts: done of
+	// total steps are finished and what runs now (a suite's points, the
+	// copy ceiling's sizes). bench2 prints it on stderr (internal/progress).
 	Progress func(done, total int, what string)
 
 	Records []results.Record // read with RecordsSnapshot while a suite may still run

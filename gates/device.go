@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/par"
 	"github.com/parharness/parharness/kernels"
 )
 
@@ -203,10 +204,11 @@ func (t *T) launchEx(kernel string, grid, block gpu.Dim3, sharedBytes int, opts 
 // FirstWritten is the offset of the first byte of b[from:] that is no
 // longer the 0xFF poison (an output's rows past M), or -1.
 func FirstWritten(b []byte, from int) int {
-	for i := from; i < len(b); i++ {
-		if b[i] != 0xFF {
-			return i
-		}
+	if from >= len(b) {
+		return -1
+	}
+	if i := par.IndexNot(b[from:], 0xFF); i >= 0 {
+		return from + i
 	}
 	return -1
 }
@@ -221,10 +223,16 @@ func (t *T) CheckCanaries(after string) {
 		if b.input == nil {
 			continue
 		}
-		got := make([]byte, min(len(b.input), inputCheckChunk))
+		if n := min(len(b.input), inputCheckChunk); cap(t.reread) < n {
+			t.reread = make([]byte, n)
+		}
+		got := t.reread[:min(len(b.input), inputCheckChunk)]
 		for off := 0; off < len(b.input); off += len(got) {
 			chunk := got[:min(len(got), len(b.input)-off)]
 			t.Check(b.dev.DtoH(chunk, b.Ptr().Add(off)), "re-read input "+b.Name)
+			if par.Equal(chunk, b.input[off:off+len(chunk)]) {
+				continue
+			}
 			for i := range chunk {
 				if chunk[i] != b.input[off+i] {
 					t.Fatalf("after %s: input buffer %s was written at byte offset %d (%#02x, uploaded %#02x)", after, b.Name, off+i, chunk[i], b.input[off+i])

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/progress"
 	"github.com/parharness/parharness/internal/registry"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/results"
@@ -117,6 +118,10 @@ type Env struct {
 	// FailFast stops a gate at its first failure (mutation runs: a killed
 	// mutant needs one failure, not all of them).
 	FailFast bool
+	// Progress, when set, starts the progress meter of a long gate's
+	// loop (T.Progress): label is the gate's name, unit what it counts.
+	// The CLI's prints to stderr; nil reports nothing.
+	Progress func(label, unit string, total int) *progress.Meter
 }
 
 // Reporter is what a check reports to: a gate's *T, or a bench's
@@ -163,10 +168,14 @@ type Result = results.GateRecord
 
 // T is the handle a gate body works through.
 type T struct {
-	env  *Env
-	gate Gate
-	res  *Result
-	bufs []*Buffer
+	env   *Env
+	gate  Gate
+	res   *Result
+	bufs  []*Buffer
+	meter *progress.Meter
+	// reread is the host slice CheckCanaries re-reads inputs into, kept
+	// across launches.
+	reread []byte
 }
 
 type skipSignal struct{}
@@ -282,6 +291,19 @@ func (t *T) Full() bool { return t.env.Full }
 // Env returns the run environment.
 func (t *T) Env() *Env { return t.env }
 
+// Progress starts the gate's progress meter for a loop over total items
+// of unit ("cases"): the gate calls Step as items finish, and the meter
+// prints where the run prints progress (Env.Progress; nowhere when nil,
+// which the returned nil meter handles). The meter ends with the gate.
+func (t *T) Progress(unit string, total int) *progress.Meter {
+	if t.env.Progress == nil {
+		return nil
+	}
+	t.meter.Done()
+	t.meter = t.env.Progress(t.gate.Name, unit, total)
+	return t.meter
+}
+
 // Device returns the GPU or skips the gate saying why there is none.
 func (t *T) Device() gpu.Device {
 	if t.env.Dev == nil {
@@ -324,6 +346,7 @@ func RunGate(env *Env, g Gate) (res Result) {
 			}
 		}
 		t.release()
+		t.meter.Done()
 		res.Seconds = time.Since(start).Seconds()
 	}()
 	if g.Device {

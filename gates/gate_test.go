@@ -1,10 +1,14 @@
 package gates
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/parharness/parharness/internal/progress"
 )
 
 func TestRunGateOutcomes(t *testing.T) {
@@ -91,4 +95,37 @@ func TestFailFastStopsAtFirstFailure(t *testing.T) {
 	if r.Status != Fail || after || len(r.Failures) != 1 || r.Reason != "first" {
 		t.Errorf("fail-fast: status %s, ran on %v, failures %v", r.Status, after, r.Failures)
 	}
+}
+
+// A gate's progress meter prints where the run's Env.Progress says, under
+// the gate's name, and ends with the gate (its last line is printed even
+// when the gate stops early); without Env.Progress a gate's meter is nil
+// and reports nothing.
+func TestGateProgressEndsWithTheGate(t *testing.T) {
+	now := time.Unix(0, 0)
+	var out bytes.Buffer
+	env := &Env{Progress: func(label, unit string, total int) *progress.Meter {
+		return progress.New(&out, label, unit, total, progress.Options{Now: func() time.Time { return now }})
+	}}
+	r := RunGate(env, Gate{Name: "sweep", Run: func(t *T) {
+		m := t.Progress("cases", 4)
+		for i := 0; i < 3; i++ {
+			now = now.Add(11 * time.Second)
+			m.Step(1, 0)
+		}
+		t.Fatalf("stopped after 3 of 4 cases")
+	}})
+	if r.Status != Fail {
+		t.Fatalf("status %s", r.Status)
+	}
+	want := "sweep: 1/4 cases, 11 s, ~33 s left\nsweep: 2/4 cases, 22 s, ~22 s left\nsweep: 3/4 cases, 33 s, ~11 s left\nsweep: 3/4 cases, 33 s\n"
+	if out.String() != want {
+		t.Errorf("progress:\n%s\nwant:\n%s", out.String(), want)
+	}
+	out.Reset()
+	RunGate(&Env{}, Gate{Name: "quiet", Run: func(t *T) {
+		if m := t.Progress("cases", 1); m != nil {
+			t.Failf("a meter without Env.Progress")
+		}
+	}})
 }

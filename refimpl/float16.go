@@ -16,8 +16,17 @@ import "math"
 // encodings (CUDA's canonical NaN is 0x7FFF), so compare NaNs by class, not
 // by bits. Decoding is exact.
 
-// F32ToBF16 rounds a float32 to bf16 bits.
-func F32ToBF16(x float32) uint16 { return encode16(float64(x), 8, 7) }
+// F32ToBF16 rounds a float32 to bf16 bits. bf16 is float32's top half,
+// so rounding to nearest even is adding 0x7FFF plus the kept half's lowest
+// bit and truncating (a carry reaches the exponent, and Inf past the top);
+// it equals encode16 on every float32, NaN included (the test sweeps it).
+func F32ToBF16(x float32) uint16 {
+	u := math.Float32bits(x)
+	if u&0x7FFFFFFF > 0x7F800000 { // NaN: the quiet NaN with the input's sign
+		return uint16(u>>16)&0x8000 | 0x7FC0
+	}
+	return uint16((u + 0x7FFF + (u>>16)&1) >> 16)
+}
 
 // F64ToBF16 rounds a float64 to bf16 bits (one rounding).
 func F64ToBF16(x float64) uint16 { return encode16(x, 8, 7) }

@@ -53,16 +53,13 @@ func TestBF16NoDoubleRounding(t *testing.T) {
 	}
 }
 
-// bf16 from float32 against the classic bit trick, on random and boundary
-// bit patterns.
+// bf16 from float32 (the bit trick) against the one-rounding encoder
+// encode16, on random and boundary bit patterns, NaNs included.
 func TestBF16FromF32BitTrick(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	check := func(u uint32) {
 		f := math.Float32frombits(u)
-		if f != f {
-			return
-		}
-		want := uint16((u + 0x7FFF + (u>>16)&1) >> 16)
+		want := encode16(float64(f), 8, 7)
 		if got := F32ToBF16(f); got != want {
 			t.Fatalf("F32ToBF16(%#08x) = %#04x, want %#04x", u, got, want)
 		}
@@ -74,9 +71,11 @@ func TestBF16FromF32BitTrick(t *testing.T) {
 		check(u&0xFFFF0000 | 0x7FFF)
 		check(u&0xFFFF0000 | 0x8001)
 	}
-	for u := uint32(0); u < 1<<16; u++ { // float32 subnormals and the top
+	for u := uint32(0); u < 1<<16; u++ { // float32 subnormals, the top, NaNs
 		check(u)
 		check(0x7F7F0000 | u)
+		check(0x7F800000 | u)
+		check(0xFF800000 | u)
 	}
 }
 

@@ -39,6 +39,9 @@ func (rr *RotRecords) Bytes() (idx, cs, chs []byte) {
 // LanePairs is the number of pairs a lane owns per layer and group.
 const LanePairs = PairsPerGroup / 32
 
+// RotateF32Into unrolls a lane's pairs: it is written for two.
+var _ [LanePairs - 2][2 - LanePairs]struct{}
+
 // BuildRotRecords prepares the records of a launch's partitions (at most
 // MaxRotationsPerLaunch). Every rotation needs Krot == DefaultKrot (the
 // kernels unroll 8 layers) and the same K.
@@ -98,30 +101,67 @@ func launchRotations(rots []*Rotation) (K int, chs []float32, err error) {
 // RotateF32 is the producers' rotation of bf16 rows x [M, K] for partition
 // p of the records, in float32 with the kernels' op order; it returns v [M, K].
 func (rr *RotRecords) RotateF32(x []uint16, M, p int) []float32 {
-	K, G := rr.K, rr.K/GroupSize
-	v := make([]float32, M*K)
-	for m := 0; m < M; m++ {
-		for c := 0; c < K; c++ {
-			v[m*K+c] = float32(BF16ToF32(x[m*K+c]) * rr.ChS[p*K+c])
+	v := make([]float32, M*rr.K)
+	rr.RotateF32Into(v, x, M, p)
+	return v
+}
+
+// RotateF32Into is RotateF32 writing v [M, K] (len(v) >= M*K). It panics
+// if a record names a channel outside its 128-group (records that
+// BuildRotRecords did not build).
+//
+// Each row-group is rotated on its own, so the loop runs group by group
+// over all M rows: one group's records (8 layers x 32 lanes) stay in the
+// L1 cache across the rows instead of every row streaming the whole
+// partition's records.
+func (rr *RotRecords) RotateF32Into(v []float32, x []uint16, M, p int) {
+	K, G, krot := rr.K, rr.K/GroupSize, rr.Krot
+	if len(x) < M*K || len(v) < M*K {
+		panic(fmt.Sprintf("refimpl: RotateF32 of [%d, %d] with %d inputs and %d outputs", M, K, len(x), len(v)))
+	}
+	recs := rr.Idx[p*krot*G*32 : (p+1)*krot*G*32]
+	for o, w := range recs {
+		if w&0x80808080 != 0 {
+			panic(fmt.Sprintf("refimpl: rotation record %d of partition %d (%#08x) names a channel past 127", o, p, w))
 		}
-		for g := 0; g < G; g++ {
-			sv := v[m*K+g*GroupSize : m*K+(g+1)*GroupSize]
-			for l := 0; l < rr.Krot; l++ {
-				for lane := 0; lane < 32; lane++ {
-					o := ((p*rr.Krot+l)*G+g)*32 + lane
-					w := rr.Idx[o]
-					for h := 0; h < LanePairs; h++ {
-						i, j := (w>>(16*h))&0xFF, (w>>(16*h+8))&0xFF
-						c, s := rr.CS[4*o+2*h], rr.CS[4*o+2*h+1]
+	}
+	chs := rr.ChS[p*K : (p+1)*K]
+	for m := 0; m < M; m++ {
+		xr, vr := x[m*K:(m+1)*K], v[m*K:(m+1)*K]
+		for c, s := range chs {
+			vr[c] = float32(BF16ToF32(xr[c]) * s)
+		}
+	}
+	for g := 0; g < G; g++ {
+		for m := 0; m < M; m++ {
+			sv := (*[GroupSize]float32)(v[m*K+g*GroupSize:])
+			for l := 0; l < krot; l++ {
+				o := ((p*krot+l)*G + g) * 32
+				idx, cs := rr.Idx[o:o+32], rr.CS[4*o:4*o+128]
+				for lane, w := range idx {
+					q := (*[4]float32)(cs[4*lane:])
+					// Two pairs per lane (LanePairs), in the kernels' order;
+					// indices are below 128 (checked above).
+					for h := 0; h < 2; h++ {
+						i, j := (w>>(16*h))&0x7F, (w>>(16*h+8))&0x7F
+						c, s := q[2*h], q[2*h+1]
 						a, b := sv[i], sv[j]
-						sv[i] = FMA32(c, a, float32(s*b))
-						sv[j] = FMA32(c, b, -float32(s*a))
+						// FMA32(c, a, s*b) and FMA32(c, b, -(s*a)), inlined.
+						ta, tb := float32(s*b), -float32(s*a)
+						pi, pj := float64(float64(c)*float64(a)), float64(float64(c)*float64(b))
+						si, sj := pi+float64(ta), pj+float64(tb)
+						if fma32Near(si) {
+							si = fma32Odd(pi, si, ta)
+						}
+						if fma32Near(sj) {
+							sj = fma32Odd(pj, sj, tb)
+						}
+						sv[i], sv[j] = float32(si), float32(sj)
 					}
 				}
 			}
 		}
 	}
-	return v
 }
 
 // RoundRowsBF16 rounds float32 values to bf16 (the pass-A rows) and returns

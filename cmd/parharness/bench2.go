@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/olekukonko/tablewriter/tw"
-	"golang.org/x/term"
 
 	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/families/basics"
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/progress"
 	"github.com/parharness/parharness/internal/textutil"
 	"github.com/parharness/parharness/results"
 	"github.com/parharness/parharness/shapes"
@@ -180,10 +180,19 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		Device: deviceRecord(denv.dev), CodeObjects: codeObjectHashes(*buildDir, denv.dev)}
 	ctx := &bench.Ctx{Dev: denv.dev, Kernels: denv.loader, Engine: eng, Ms: ms, Variants: vs, Shapes: set, Log: stderr, Suite: suite.Name, Shard: shard}
 	doc.Shard = shard
-	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		ctx.Progress = func(done, total int, what string) {
-			fmt.Fprintf(stderr, "\r[%d/%d] %-50s", done+1, total, what)
-		}
+	// Progress on stderr (internal/progress: quiet for 10 s, then a
+	// redrawn line on a terminal or a line every 10 s in a log): the copy
+	// ceiling's sizes, then the suite's points, each reported as it starts.
+	var meter *progress.Meter
+	startMeter := func(label, unit string) {
+		meter.Done()
+		meter = progress.New(stderr, label, unit, 0, progress.ForWriter(stderr))
+	}
+	defer func() { meter.Done() }() // a terminal's line erased on every way out
+	points := 0
+	ctx.Progress = func(done, total int, what string) {
+		points = total
+		meter.Set(done, total, what)
 	}
 	writePartial := func(reason string) {
 		doc.Records = ctx.RecordsSnapshot()
@@ -227,7 +236,9 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	doc.Profiler = profiler
 
 	sample("before ceilings")
+	startMeter("copy ceiling", "sizes")
 	ceil, err := basics.MeasureCopyCeiling(ctx)
+	meter.Done() // before stdout's lines: a terminal's line is erased
 	if err != nil {
 		writePartial("copy ceiling: " + err.Error())
 		return ExitFail, fmt.Errorf("measuring the copy ceiling: %v", err)
@@ -262,15 +273,15 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		eng.Scrub, eng.Isolated = scrub, true
 	}
 	sample("before " + suite.Name)
+	startMeter(suite.Name, "points")
 	if err := suite.Run(ctx); err != nil {
 		sample("after " + suite.Name)
 		writePartial(err.Error())
 		return ExitFail, fmt.Errorf("suite %s: %v", suite.Name, err)
 	}
 	sample("after " + suite.Name)
-	if ctx.Progress != nil {
-		fmt.Fprintln(stderr)
-	}
+	meter.Set(points, points, "")
+	meter.Done()
 	doc.Records = ctx.Records
 	if shard != nil {
 		doc.Planned = ctx.Planned

@@ -21,6 +21,7 @@ import (
 
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/progress"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/results"
 )
@@ -191,8 +192,13 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 	})
 	defer stop()
 
+	// Long gates report progress on stderr, apart from the results on
+	// stdout (internal/progress: quiet for 10 s, then a redrawn line on a
+	// terminal or a line every 10 s in a log).
 	env := &gates.Env{Dev: denv.dev, DevErr: denv.devErr, Kernels: denv.loader, BuildDir: *buildDir, Seed: *seed, Full: *full,
-		Checkpoint: *checkpoint, Log: stdout, FailFast: *failFast}
+		Checkpoint: *checkpoint, Log: stdout, FailFast: *failFast, Progress: func(label, unit string, total int) *progress.Meter {
+			return progress.New(stderr, label, unit, total, progress.ForWriter(stderr))
+		}}
 	var res []gates.Result
 	for _, g := range selected {
 		mu.Lock()

@@ -327,6 +327,15 @@ func gateGEMM(t *gates.T) {
 	var worst float64
 	weights := map[string]*refimpl.QWeight{}
 	packed := map[string]*refimpl.W4Packed{}
+	// Progress, weighted by each case's multiply-adds (the fp64 reference's
+	// cost), plus a fixed share for its weights and launches.
+	work := func(c gemmCase) float64 { return float64((c.M + 16) * c.shape.K * c.shape.N()) }
+	meter := t.Progress("cases", len(cases))
+	var total float64
+	for _, c := range cases {
+		total += work(c)
+	}
+	meter.SetWork(total)
 	for ci, c := range cases {
 		key := c.label
 		if c.dist == "subnormal" {
@@ -347,6 +356,7 @@ func gateGEMM(t *gates.T) {
 		r := runGEMMCase(t, c, t.Seed()+uint64(ci), w, packed[key])
 		worst = max(worst, r)
 		t.Release()
+		meter.Step(1, work(c))
 	}
 	t.Metric("cases", float64(len(cases)))
 	t.Metric("worst_rel_over_floor", worst)

@@ -459,7 +459,7 @@ func newProducerBufs(c *bench.Ctx, s producerSuite, M, K, P int) (*producerBufs,
 	if err != nil {
 		return nil, err
 	}
-	b.want, b.wantLast = in.pm.want(P), in.pm.want(P)
+	b.want, b.wantLast = in.want, in.want
 	// The last buffer set holds the negated activations, with their own
 	// mirror output: a launch that reads a fixed set's inputs writes the
 	// other set's output where the check of the last set looks.
@@ -473,10 +473,10 @@ func newProducerBufs(c *bench.Ctx, s producerSuite, M, K, P int) (*producerBufs,
 		if err != nil {
 			return nil, err
 		}
-		b.wantLast = inLast.pm.want(P)
+		b.wantLast = inLast.want
 	}
 	idx, cs, chs := in.rr.Bytes()
-	ups := []bench.CopyUpload{{Set: b.x, Data: gates.U16Bytes(x)}, {Set: b.idx, Data: idx}, {Set: b.cs, Data: cs}, {Set: b.chs, Data: chs}}
+	ups := []bench.CopyUpload{{Set: b.x, Data: in.xBytes}, {Set: b.idx, Data: idx}, {Set: b.cs, Data: cs}, {Set: b.chs, Data: chs}}
 	if in.sr != nil {
 		ctrl, scs, fin, _ := in.sr.Bytes()
 		ups = append(ups, bench.CopyUpload{Set: b.shCtrl, Data: ctrl}, bench.CopyUpload{Set: b.shCS, Data: scs}, bench.CopyUpload{Set: b.shFin, Data: fin})

@@ -42,7 +42,7 @@ func TestGateRunsEveryRegisteredKernel(t *testing.T) {
 				x := randomActivations(rng, c.M, c.K, c.dist)
 				in, err := newProducerInputs(rots, x, c, M <= GroupMaxM, true)
 				t.Check(err, "inputs")
-				runProducerCase(t, c, 1, in)
+				runProducerCase(t, c, 1, in, &hostBuffers{})
 				t.Release()
 			}
 		}})

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/internal/coverage"
+	"github.com/parharness/parharness/internal/par"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 	"github.com/parharness/parharness/shapes"
@@ -173,113 +173,26 @@ func classCover(base []producerCase, full bool) []producerCase {
 	return coverAdds[fi]
 }
 
-// randomActivations draws bf16 rows [M, K] of a distribution.
-func randomActivations(rng *rand.Rand, M, K int, dist string) []uint16 {
-	x := make([]uint16, M*K)
-	for m := 0; m < M; m++ {
-		rowScale := math.Exp(rng.NormFloat64())
-		for k := 0; k < K; k++ {
-			v := rng.NormFloat64() * rowScale
-			switch dist {
-			case "subnormal":
-				// Whole rows and whole groups in the bf16/float32 subnormal
-				// range, so group amaxes and scales are subnormal too and a
-				// kernel that flushes denormals (FTZ/DAZ) changes the bytes;
-				// other groups mix tiny and normal values.
-				g := k / refimpl.GroupSize
-				switch {
-				case m%2 == 0 || g%3 == 0:
-					v *= 1e-39
-				case rng.IntN(4) != 0:
-					v *= 1e-39
-				}
-			case "outlier":
-				if rng.IntN(100) == 0 {
-					v *= 1000
-				}
-			}
-			x[m*K+k] = refimpl.F64ToBF16(v)
-		}
-	}
-	return x
-}
-
-// producerMirror is everything the producers must write for one case.
-type producerMirror struct {
-	groupQ             []*refimpl.QuantAct // per partition, per-group scales (decode band)
-	xrBits             []uint16            // [P,M,K] pass-A rows
-	gamax              []float32           // [P,M,G]
-	tokQ               []*refimpl.QuantAct // per partition, per-token
-	codesRow, codesTil []byte              // [P,M,K] and [P,Mpad,K] tiled
-	rows               [][]float32         // per partition, the float32 rotated rows (kept only when asked)
-}
-
-// buildMirror computes what the producers must write for one case; keepRows
-// also keeps the float32 rotated rows (the semantics gate checks them; the
-// big device cases do not need them).
-func buildMirror(rr *refimpl.RotRecords, x []uint16, c producerCase, withGroup, keepRows bool) *producerMirror {
-	pm := &producerMirror{groupQ: make([]*refimpl.QuantAct, c.P), tokQ: make([]*refimpl.QuantAct, c.P), rows: make([][]float32, c.P)}
-	xr := make([][]uint16, c.P)
-	gam := make([][]float32, c.P)
-	var wg sync.WaitGroup
-	for p := 0; p < c.P; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v := rotateParallel(rr, x, c.M, p)
-			if keepRows {
-				pm.rows[p] = v
-			}
-			if withGroup {
-				pm.groupQ[p] = refimpl.QuantizeActGroup(v, c.M, c.K)
-			}
-			h, f := refimpl.RoundRowsBF16(v)
-			xr[p], gam[p] = h, refimpl.GroupAmax(f, c.M, c.K)
-			pm.tokQ[p] = refimpl.QuantizeActToken(f, c.M, c.K)
-		}()
-	}
-	wg.Wait()
-	for p := 0; p < c.P; p++ {
-		pm.xrBits = append(pm.xrBits, xr[p]...)
-		pm.gamax = append(pm.gamax, gam[p]...)
-		pm.codesRow = append(pm.codesRow, pm.tokQ[p].Codes...)
-		pm.codesTil = append(pm.codesTil, refimpl.TileRows(pm.tokQ[p].Codes, c.M, c.K)...)
-	}
-	return pm
-}
-
-// rotateParallel runs the mirror rotation over row blocks on every CPU.
-func rotateParallel(rr *refimpl.RotRecords, x []uint16, M, p int) []float32 {
-	K := rr.K
-	out := make([]float32, M*K)
-	workers := runtime.NumCPU()
-	rows := (M + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < M; lo += rows {
-		hi := min(lo+rows, M)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			copy(out[lo*K:hi*K], rr.RotateF32(x[lo*K:hi*K], hi-lo, p))
-		}()
-	}
-	wg.Wait()
-	return out
-}
-
 // compareOut compares a downloaded output (want, then untouched poison past
 // it) element by element; elem is the element size and where names an index.
+// Equal downloads are confirmed in one pass over every CPU (par.Equal);
+// only a download that differs is walked element by element for the count
+// and the first few.
 func compareOut(t gates.Reporter, what string, got, want []byte, elem int, where func(i int) string) {
-	bad, first := 0, ""
-	for i := 0; i < len(want); i += elem {
-		if string(got[i:i+elem]) != string(want[i:i+elem]) {
-			if bad < 3 {
-				first += fmt.Sprintf(" [%s: got %x want %x]", where(i/elem), got[i:i+elem], want[i:i+elem])
-			}
-			bad++
-		}
+	if len(got) < len(want) {
+		t.Failf("%s: %d bytes downloaded, the mirror has %d", what, len(got), len(want))
+		return
 	}
-	if bad > 0 {
+	if !par.Equal(got[:len(want)], want) {
+		bad, first := 0, ""
+		for i := 0; i < len(want); i += elem {
+			if string(got[i:i+elem]) != string(want[i:i+elem]) {
+				if bad < 3 {
+					first += fmt.Sprintf(" [%s: got %x want %x]", where(i/elem), got[i:i+elem], want[i:i+elem])
+				}
+				bad++
+			}
+		}
 		t.Failf("%s: %d of %d elements differ;%s", what, bad, len(want)/elem, first)
 	}
 	if i := gates.FirstWritten(got, len(want)); i >= 0 {
@@ -289,30 +202,109 @@ func compareOut(t gates.Reporter, what string, got, want []byte, elem int, where
 
 const rowsPastM = 3
 
-func gateProducers(t *gates.T) {
-	cases := producerCases(t.Full())
+// casePlan is what a case's kernels need built: the per-group outputs
+// (a group kernel runs) and the shuffle-routed records.
+type casePlan struct{ withGroup, withShuffle bool }
+
+func gateProducers(t *gates.T) { runProducerCases(t, producerCases(t.Full())) }
+
+// runProducerCases runs the gate over cases: each case's inputs and mirror
+// are built one case ahead (prefetchCases) while the device runs the
+// previous one, and the progress meter counts the cases.
+func runProducerCases(t *gates.T, cases []producerCase) {
+	plans := make([]casePlan, len(cases))
+	var work float64
+	for ci, c := range cases {
+		for _, k := range caseKernels(t, c.M) {
+			plans[ci].withGroup = plans[ci].withGroup || k.Op == OpGroup
+			plans[ci].withShuffle = plans[ci].withShuffle || k.Form == FormShuffle
+		}
+		work += caseWork(c)
+	}
+	meter := t.Progress("cases", len(cases))
+	meter.SetWork(work)
+	next, stop := prefetchCases(t.Seed(), cases, plans)
+	defer stop()
+	var host hostBuffers
 	launches := 0
 	for ci, c := range cases {
-		seed := t.Seed() + uint64(ci)
-		rng := rand.New(rand.NewPCG(seed, 0x9e))
-		rots := make([]*refimpl.Rotation, c.P)
-		for p := range rots {
-			rots[p] = refimpl.RandomRotation(rng, c.K)
-		}
-		x := randomActivations(rng, c.M, c.K, c.dist)
-		var withGroup, withShuffle bool
-		for _, k := range caseKernels(t, c.M) {
-			withGroup = withGroup || k.Op == OpGroup
-			withShuffle = withShuffle || k.Form == FormShuffle
-		}
-		in, err := newProducerInputs(rots, x, c, withGroup, withShuffle)
-		t.Check(err, "build rotation records")
-		launches += runProducerCase(t, c, seed, in)
+		pc := <-next
+		t.Check(pc.err, fmt.Sprintf("case %d (K=%d P=%d M=%d): inputs and mirror", ci, c.K, c.P, c.M))
+		launches += runProducerCase(t, c, t.Seed()+uint64(ci), pc.in, &host)
 		t.Release()
+		meter.Step(1, caseWork(c))
 	}
 	t.Metric("cases", float64(len(cases)))
 	t.Metric("variant_runs", float64(launches))
 	t.Logf("%d cases (K x P x M x distribution), %d variant runs checked (experimental kernels in the full suite only)", len(cases), launches)
+}
+
+// caseWork is a case's share of the gate's time, for the progress
+// estimate: its mirror and its downloads grow with the rows it rotates,
+// plus a few rows' worth of fixed cost.
+func caseWork(c producerCase) float64 { return float64((c.M + 16) * c.K * c.P) }
+
+// preparedCase is one case's inputs and mirror, or why they could not be
+// built.
+type preparedCase struct {
+	in  *producerInputs
+	err error
+}
+
+// prefetchCases builds the cases' inputs and mirrors in order on a
+// goroutine of its own, one case ahead of the device: case i+1's mirror
+// is computed (on every CPU) while case i runs and is checked. Each case
+// draws from its own seed (seed + its index), so the inputs are those of
+// a serial loop. stop ends the goroutine early (a gate that stopped).
+func prefetchCases(seed uint64, cases []producerCase, plans []casePlan) (next <-chan preparedCase, stop func()) {
+	out := make(chan preparedCase)
+	done := make(chan struct{})
+	go func() {
+		defer close(out)
+		for ci, c := range cases {
+			pc := prepareCase(seed+uint64(ci), c, plans[ci])
+			select {
+			case out <- pc:
+			case <-done:
+				return
+			}
+		}
+	}()
+	return out, sync.OnceFunc(func() { close(done) })
+}
+
+// prepareCase draws one case's rotations and activations from its seed
+// and builds its records and mirror; a panic becomes the case's error
+// (the gate's recover cannot see this goroutine).
+func prepareCase(seed uint64, c producerCase, pl casePlan) (pc preparedCase) {
+	defer func() {
+		if r := recover(); r != nil {
+			pc = preparedCase{err: fmt.Errorf("panic: %v", r)}
+		}
+	}()
+	rng := rand.New(rand.NewPCG(seed, 0x9e))
+	rots := make([]*refimpl.Rotation, c.P)
+	for p := range rots {
+		rots[p] = refimpl.RandomRotation(rng, c.K)
+	}
+	x := randomActivations(rng, c.M, c.K, c.dist)
+	pc.in, pc.err = newProducerInputs(rots, x, c, pl.withGroup, pl.withShuffle)
+	return pc
+}
+
+// hostBuffers are the host slices the gate downloads into, kept from
+// case to case (grown to the largest) so that no download allocates.
+type hostBuffers struct{ bufs map[string][]byte }
+
+// take is the host slice for buffer name, n bytes long.
+func (h *hostBuffers) take(name string, n int) []byte {
+	if h.bufs == nil {
+		h.bufs = map[string][]byte{}
+	}
+	if cap(h.bufs[name]) < n {
+		h.bufs[name] = make([]byte, n)
+	}
+	return h.bufs[name][:n]
 }
 
 // caseKernels are the registered producer kernels a gate case at M runs on
@@ -331,60 +323,6 @@ func caseKernels(t *gates.T, M int) []kernels.Kernel {
 		return opOrder[a.Op] - opOrder[b.Op]
 	})
 	return ks
-}
-
-// producerInputs is one case's host data: the activations, the records of
-// every launch form the case's kernels read, and the mirror's outputs.
-type producerInputs struct {
-	x  []uint16
-	rr *refimpl.RotRecords
-	sr *refimpl.ShuffleRecords // nil unless a shuffle-form kernel runs
-	pm *producerMirror
-}
-
-// newProducerInputs builds the rotation records, the shuffle-routed ones
-// when a shuffle-form kernel will read them, and the mirror (with the
-// per-group outputs when a group kernel will be checked).
-func newProducerInputs(rots []*refimpl.Rotation, x []uint16, c producerCase, withGroup, withShuffle bool) (*producerInputs, error) {
-	rr, err := refimpl.BuildRotRecords(rots)
-	if err != nil {
-		return nil, err
-	}
-	in := &producerInputs{x: x, rr: rr}
-	if withShuffle {
-		if in.sr, err = refimpl.BuildShuffleRecords(rots); err != nil {
-			return nil, err
-		}
-	}
-	in.pm = buildMirror(rr, x, c, withGroup, false)
-	return in, nil
-}
-
-// producerWant is what a producer Op must write, as bytes, from the mirror.
-type producerWant struct {
-	groupCodes, groupScales, groupRSums []byte // OpGroup
-	xr, gamax                           []byte // OpPassA (and OpPassC's inputs)
-	tokCodesRow, tokCodesTiled          []byte // OpPassC, OpToken
-	tokScales, tokRSums                 []byte
-}
-
-func (pm *producerMirror) want(P int) producerWant {
-	var w producerWant
-	var gs, gr, ts, tr []float32
-	for p := 0; p < P; p++ {
-		if pm.groupQ[p] != nil {
-			w.groupCodes = append(w.groupCodes, pm.groupQ[p].Codes...)
-			gs = append(gs, pm.groupQ[p].GroupScale...)
-			gr = append(gr, pm.groupQ[p].RowSums...)
-		}
-		ts = append(ts, pm.tokQ[p].TokenScale...)
-		tr = append(tr, pm.tokQ[p].RowSums...)
-	}
-	w.groupScales, w.groupRSums = gates.F32Bytes(gs), gates.F32Bytes(gr)
-	w.xr, w.gamax = gates.U16Bytes(pm.xrBits), gates.F32Bytes(pm.gamax)
-	w.tokCodesRow, w.tokCodesTiled = pm.codesRow, pm.codesTil
-	w.tokScales, w.tokRSums = gates.F32Bytes(ts), gates.F32Bytes(tr)
-	return w
 }
 
 // producerOutputs are the downloads of one launch's output buffers (each
@@ -407,11 +345,8 @@ func checkProducerOp(r gates.Reporter, label string, op string, tiled bool, M, K
 		}
 	}
 	poisoned := func(what string, b []byte) {
-		for i, v := range b {
-			if v != 0xFF {
-				r.Failf("%s: %s was written at byte %d (%#02x): not this kernel's output, every byte must still be the poison", label, what, i, v)
-				return
-			}
+		if i := par.IndexNot(b, 0xFF); i >= 0 {
+			r.Failf("%s: %s was written at byte %d (%#02x): not this kernel's output, every byte must still be the poison", label, what, i, b[i])
 		}
 	}
 	switch op {
@@ -461,8 +396,9 @@ func layoutName(t bool) string {
 }
 
 // runProducerCase runs and checks every registered producer kernel of one
-// case (caseKernels) and returns how many runs it checked.
-func runProducerCase(t *gates.T, c producerCase, seed uint64, in *producerInputs) (ran int) {
+// case (caseKernels) and returns how many runs it checked; the downloads
+// go into host's slices.
+func runProducerCase(t *gates.T, c producerCase, seed uint64, in *producerInputs, host *hostBuffers) (ran int) {
 	K, P, M, G := c.K, c.P, c.M, c.K/refimpl.GroupSize
 	Mpad := refimpl.PadRows(M)
 	name := fmt.Sprintf("K=%d P=%d M=%d %s seed=%d", K, P, M, c.dist, seed)
@@ -471,7 +407,7 @@ func runProducerCase(t *gates.T, c producerCase, seed uint64, in *producerInputs
 	bidx := t.Buffer("rot_idx", 4*len(rr.Idx))
 	bcs := t.Buffer("rot_cs", 4*len(rr.CS))
 	bchs := t.Buffer("chs", 4*len(rr.ChS))
-	t.Upload(bx, gates.U16Bytes(in.x))
+	t.Upload(bx, in.xBytes)
 	idx, cs, chs := rr.Bytes()
 	t.Upload(bidx, idx)
 	t.Upload(bcs, cs)
@@ -492,18 +428,23 @@ func runProducerCase(t *gates.T, c producerCase, seed uint64, in *producerInputs
 		t.Upload(bfin, fin)
 		bufs.ShCtrl, bufs.ShCS, bufs.ShFin = bctrl.Ptr(), bscs.Ptr(), bfin.Ptr()
 	}
-	w := in.pm.want(P)
+	w := in.want
+	download := func(b *gates.Buffer) []byte {
+		h := host.take(b.Name, b.N)
+		t.DownloadInto(b, h)
+		return h
+	}
 	for _, k := range caseKernels(t, M) {
 		for _, tiled := range layouts(k.Op) {
 			for _, b := range []*gates.Buffer{codes, scale, rsum, xr, gamax} {
 				t.Poison(b, 0xFF)
 			}
 			if k.Op == OpPassC || k.Op == OpToken {
-				// Pass A's outputs as the mirror has them: pass C's input
-				// (checked unchanged after the launch), and bytes the fused
-				// producer must not touch.
-				t.Upload(xr, append(append([]byte{}, w.xr...), bytesOf(0xFF, xr.N-len(w.xr))...))
-				t.Upload(gamax, append(append([]byte{}, w.gamax...), bytesOf(0xFF, gamax.N-len(w.gamax))...))
+				// Pass A's outputs as the mirror has them, then the poison:
+				// pass C's input (checked unchanged after the launch), and
+				// bytes the fused producer must not touch.
+				t.Upload(xr, w.xrBuf)
+				t.Upload(gamax, w.gamaxBuf)
 			}
 			grid, block, args, err := ProducerLaunch(k.Name, M, K, P, 0, tiled, bufs)
 			t.Check(err, name)
@@ -513,20 +454,11 @@ func runProducerCase(t *gates.T, c producerCase, seed uint64, in *producerInputs
 				label = fmt.Sprintf("%s %s %s", k.Name, layoutName(tiled), name)
 			}
 			checkProducerOp(t, label, k.Op, tiled, M, K, P, w, producerOutputs{
-				codes: t.Download(codes), scale: t.Download(scale), rsum: t.Download(rsum), xr: t.Download(xr), gamax: t.Download(gamax)})
+				codes: download(codes), scale: download(scale), rsum: download(rsum), xr: download(xr), gamax: download(gamax)})
 			ran++
 		}
 	}
 	return ran
-}
-
-// bytesOf is n bytes of v.
-func bytesOf(v byte, n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = v
-	}
-	return b
 }
 
 // gateProducerSemantics checks the mirror (which the device equals byte for
@@ -547,7 +479,7 @@ func gateProducerSemantics(t *gates.T) {
 		rr, err := refimpl.BuildRotRecords(rots)
 		t.Check(err, "records")
 		x := randomActivations(rng, c.M, c.K, c.dist)
-		pm := buildMirror(rr, x, c, true, true)
+		pm := buildSerialMirror(rr, x, c, true)
 		G := c.K / refimpl.GroupSize
 		var worst float64
 		for p := 0; p < c.P; p++ {

@@ -53,3 +53,24 @@ func TestMemory(t *testing.T) {
 		t.Error("a far pointer past an allocation was accepted")
 	}
 }
+
+// Memset fills exactly the bytes asked for, at any length.
+func TestMemsetFillsExactly(t *testing.T) {
+	d := New(gpu.Info{Arch: "sm_90"})
+	for _, n := range []int{0, 1, 2, 3, 7, 64, 1000, 1 << 16} {
+		p, _ := d.Malloc(n + 2)
+		if err := d.Memset(p.Add(1), 0xA5, n); err != nil {
+			t.Fatal(err)
+		}
+		m, _ := d.Mem(p, n+2)
+		for i, v := range m {
+			want := byte(0xA5)
+			if i == 0 || i == n+1 {
+				want = 0
+			}
+			if v != want {
+				t.Fatalf("n=%d: byte %d is %#02x, want %#02x", n, i, v, want)
+			}
+		}
+	}
+}

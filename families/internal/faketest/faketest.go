@@ -29,7 +29,7 @@ func Targets(llc int) []gpu.Info { return fakegpu.Targets(llc) }
 
 // device returns a fake for info, skipping the test when the code objects
 // are not built.
-func device(t *testing.T, info gpu.Info) *fakegpu.Device {
+func device(t testing.TB, info gpu.Info) *fakegpu.Device {
 	t.Helper()
 	if err := fakegpu.Built(BuildDir, info); err != nil {
 		t.Skip(err)
@@ -38,7 +38,7 @@ func device(t *testing.T, info gpu.Info) *fakegpu.Device {
 }
 
 // Env is a gate environment on a fake device (the full suite).
-func Env(t *testing.T, info gpu.Info) (*gates.Env, *fakegpu.Device) {
+func Env(t testing.TB, info gpu.Info) (*gates.Env, *fakegpu.Device) {
 	t.Helper()
 	dev := device(t, info)
 	return &gates.Env{Seed: 1, Dev: dev, Kernels: kernels.NewLoader(BuildDir, dev), BuildDir: BuildDir, Full: true}, dev
