@@ -3,12 +3,14 @@ package e4m3
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/parharness/parharness/families/internal/faketest"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/fakegpu"
+	"github.com/parharness/parharness/refimpl"
 )
 
 // packLanesExec stands in for pack_lanes: the Go values, with corrupt
@@ -120,5 +122,68 @@ func TestLaneExpectHandValues(t *testing.T) {
 	// gfx1201 lut: code 8 -> 0 (0x00), code 9 -> 1.0 (0x38), code 0 -> -8 (0xD0).
 	if got := LaneExpect("gfx1201", 0x00000908, 0)[2]; got != 0xD0D03800 {
 		t.Errorf("w4_lut_e4m3(0x0908) = %#08x, want 0xD0D03800", got)
+	}
+}
+
+// encodeRangeExec stands in for e4m3_encode_range, with bug applied to
+// each packed word (index i of the launch, base pattern u).
+func encodeRangeExec(bug func(u, word uint32) uint32) func(d *fakegpu.Device, l fakegpu.Launch) error {
+	return func(d *fakegpu.Device, l fakegpu.Launch) error {
+		if l.Kernel != "e4m3_encode_range" {
+			return nil
+		}
+		base, n4 := l.Args[1].(uint32), int(l.Args[2].(uint32))
+		out, err := d.Mem(l.Args[0].(gpu.Ptr), 4*n4)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < n4; i++ {
+			u := base + 4*uint32(i)
+			var w uint32
+			for j := uint32(0); j < 4; j++ {
+				w |= uint32(refimpl.EncodeE4M3Bits(u+j)) << (8 * j)
+			}
+			binary.LittleEndian.PutUint32(out[4*i:], bug(u, w))
+		}
+		return nil
+	}
+}
+
+// The quick suite runs e4m3_encode_range too (it packs four codes per
+// word, which the list kernel does not): a packing bug fails the quick
+// e4m3-device-vs-go, not only the full sweep.
+func TestQuickRangesCatchPackingBugs(t *testing.T) {
+	var g gates.Gate
+	for _, x := range gates.All() {
+		if x.Name == "e4m3-device-vs-go" {
+			g = x
+		}
+	}
+	info := faketest.Targets(50 << 20)[0]
+	for _, c := range []struct {
+		name string
+		bug  func(u, w uint32) uint32
+		want bool
+	}{
+		{"correct", func(u, w uint32) uint32 { return w }, false},
+		{"byte1-repeats-byte0", func(u, w uint32) uint32 { return w&^0xFF00 | (w&0xFF)<<8 }, true},
+		{"byte3-shift-23", func(u, w uint32) uint32 { return w&0xFFFFFF | (w>>24)<<23 }, true},
+		{"one-window-edge", func(u, w uint32) uint32 {
+			if u == 0x43E00000 { // 448: saturation
+				return w ^ 1
+			}
+			return w
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env, dev := faketest.Env(t, info)
+			env.Full = false
+			dev.Exec = encodeRangeExec(c.bug)
+			r := gates.RunGate(env, g)
+			got := strings.Contains(strings.Join(append([]string{r.Reason}, r.Failures...), "\n"), "four codes per word")
+			if got != c.want {
+				t.Errorf("range check failed=%v, want %v (%s: %v)", got, c.want, r.Status, r.Failures)
+			}
+		})
 	}
 }

@@ -15,7 +15,7 @@ func TestGoConstantsMatchKernelDefines(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range cdefs.Mismatches("skinny.hip", src, map[string]int64{
-		"SLICE": Slice, "SK_THREADS": Threads, "SK_WARPS": Threads / 32, "LANE_K": LaneK, "SK_ROWS": Rows,
+		"SLICE": Slice, "RED_BATCH": RedBatch, "SK_THREADS": Threads, "SK_WARPS": Threads / 32, "LANE_K": LaneK, "SK_ROWS": Rows,
 	}) {
 		t.Error(m)
 	}

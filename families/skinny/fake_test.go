@@ -188,7 +188,7 @@ func emulate(bug string) func(d *fakegpu.Device, l fakegpu.Launch) error {
 
 func TestGateOnAnEmulatedKernel(t *testing.T) {
 	cases := []gateCase{{fakeShape, 1, "normal"}, {fakeShape, 9, "order"}, {fakeShape, 17, "wide"},
-		{edgeShapes[0], 3, "order"}, {edgeShapes[1], 9, "order"}} // one slice; 33 (two reduce batches)
+		{edgeShapes[0], 3, "order"}, {edgeShapes[2], 9, "order"}} // one slice; 33 (two reduce batches)
 	for _, tc := range []struct {
 		bug  string
 		want string // a failure must contain it ("": the gate passes)

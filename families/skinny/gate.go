@@ -40,7 +40,7 @@ import (
 
 func init() {
 	gates.Register(gates.Gate{Family: Family, Name: "skinny", Headline: []string{"worst_rel_over_floor", "mirror_mismatches", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateSkinny,
-		Proves: "every registered skinny bf16 GEMM kernel equals the Go mirror of its fp32 op order bit for bit and is within the bf16 floor of the fp64 reference (1.15x pooled and per row, each element within half a bf16 ulp + (8+5+S+1)·2^-24·Σ|x·w|) on gdn_in_ba (N=48 and 96), N=256, 1280 at K=5120 and N=48 at K=256 and 8448 (1 and 33 slices), M in 1..64 incl. odd M; bit-identical on a second launch, rows past M untouched, the split-K counters back at 0, the workspace past its extent untouched, canaries intact"})
+		Proves: "every registered skinny bf16 GEMM kernel equals the Go mirror of its fp32 op order bit for bit and is within the bf16 floor of the fp64 reference (1.15x pooled and per row, each element within half a bf16 ulp + (8+5+S+1)·2^-24·Σ|x·w|) on gdn_in_ba (N=48 and 96), N=256, 1280 at K=5120 and N=48 at K=256, 8192 and 8448 (1, 32 and 33 slices), M in 1..64 incl. odd M; bit-identical on a second launch, rows past M untouched, the split-K counters back at 0, the workspace past its extent untouched, canaries intact"})
 }
 
 // rowsPast are the poisoned output rows after M that must stay untouched.
@@ -84,9 +84,10 @@ type gateCase struct {
 }
 
 // edgeShapes are the gate's synthetic shapes at the kernels' reduce edges:
-// one slice (the only block of an n-tile is the last), and 33 slices (the
-// reduce's second batch of RED_BATCH = 32 loads, holding one slice).
-var edgeShapes = []Shape{{"synthetic/K256", 48, Slice}, {"synthetic/K8448", 48, 33 * Slice}}
+// one slice (the only block of an n-tile is the last), exactly one full
+// batch of RED_BATCH = 32 loads (a reduce loop that runs one batch too many
+// reads past the partials), and 33 slices (the second batch holds one).
+var edgeShapes = []Shape{{"synthetic/K256", 48, Slice}, {"synthetic/K8192", 48, RedBatch * Slice}, {"synthetic/K8448", 48, (RedBatch + 1) * Slice}}
 
 func gateCases(full bool) ([]gateCase, error) {
 	shs, err := Shapes()

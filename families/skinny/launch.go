@@ -30,7 +30,7 @@ func init() {
 	for _, k := range []kernels.Kernel{
 		{Name: "skinny_bf16_n8", Op: OpGEMM, Form: FormN8, MinM: 1, MaxM: MaxM, Role: kernels.Baseline, Tag: "n8", Caps: kernels.DynShared,
 			Doc: "skinny bf16 GEMM, M <= 64: split-K over 256-wide K slices, one block per (8-column n-tile, slice), x slice staged in shared memory, 16-byte weight loads, fp32 partials reduced in slice order by the last block (deterministic; counters reset for graph replay)"},
-		{Name: "skinny_bf16_n16", Op: OpGEMM, Form: FormN16, MinM: 1, MaxM: MaxM, Role: kernels.Variant, Tag: "n16", Caps: kernels.DynShared, Status: kernels.Experimental,
+		{Name: "skinny_bf16_n16", Op: OpGEMM, Form: FormN16, MinM: 1, MaxM: MaxM, Role: kernels.Variant, Tag: "n16", Caps: kernels.DynShared,
 			Doc: "skinny_bf16_n8's body with a 16-column n-tile (4 columns per warp): half the blocks, each twice the weights, for wide N"},
 	} {
 		k.Family, k.Module = Family, "skinny"
@@ -53,11 +53,14 @@ const (
 
 // Geometry constants (skinny.hip; TestGoConstantsMatchKernelDefines ties them).
 const (
-	Slice   = 256 // k per split-K slice: S = K / Slice
-	Threads = 128 // threads per block (4 warps)
-	LaneK   = 8   // k per lane in a slice (one 16-byte vector)
-	Rows    = 8   // rows per reduce-scatter round
-	MaxM    = 64  // largest M (the x slice in shared memory: MaxM x 512 bytes)
+	Slice = 256 // k per split-K slice: S = K / Slice
+	// RedBatch is the number of slices' partials the last block loads at
+	// once per element in its reduce.
+	RedBatch = 32
+	Threads  = 128 // threads per block (4 warps)
+	LaneK    = 8   // k per lane in a slice (one 16-byte vector)
+	Rows     = 8   // rows per reduce-scatter round
+	MaxM     = 64  // largest M (the x slice in shared memory: MaxM x 512 bytes)
 )
 
 // warpLanes is the width of the warp-sum tree (32 lanes on both targets).
