@@ -255,3 +255,20 @@ func caseKernelsFor(info gpu.Info, M int) []kernels.Kernel {
 	gates.RunGate(&gates.Env{Dev: fakegpu.New(info), Full: true}, gates.Gate{Name: "list", Run: func(t *gates.T) { out = caseKernels(t, M) }})
 	return out
 }
+
+// A case whose inputs cannot be built stops the gate with the case named
+// (the prefetching goroutine's error reaches the gate), after the cases
+// before it ran.
+func TestGateStopsOnAnInputError(t *testing.T) {
+	e := &emulator{}
+	env, dev := faketest.Env(t, fakeTargets[0])
+	dev.Exec = e.exec
+	cases := []producerCase{emulatedCases[0], {K: 200, P: 1, M: 8, dist: "normal"}, emulatedCases[1]}
+	r := gates.RunGate(env, gates.Gate{Name: "producers-bad-input", Device: true, Run: func(t *gates.T) { runProducerCases(t, cases) }})
+	if r.Status != gates.Fail || !strings.Contains(r.Reason, "case 1 (K=200 P=1 M=8): inputs and mirror") || !strings.Contains(r.Reason, "multiple of 128") {
+		t.Fatalf("%s: %s", r.Status, r.Reason)
+	}
+	if e.n == 0 {
+		t.Error("the case before the bad one did not run")
+	}
+}
