@@ -328,13 +328,9 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 			// times mean nothing, so the others get no verdict against it.
 			r.Extra["no_verdict_baseline_failed"] = 1
 		default:
-			vd, err := stats.Compare(graphs[0].samples, graphs[i].samples, control.SpreadPct)
-			if err != nil {
+			if err := setVerdict(&r, graphs[0].samples, graphs[i].samples, control); err != nil {
 				return nil, err
 			}
-			r.Verdict = vd.Call
-			r.Extra["ratio_vs_baseline"] = vd.Ratio
-			r.Extra["p_value"] = vd.PValue
 		}
 		recs = append(recs, r)
 	}
@@ -346,6 +342,20 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 		recs = append(recs, iso...)
 	}
 	return recs, nil
+}
+
+// setVerdict judges variant samples against the baseline's under the
+// control's noise figure (stats.Compare) and records the call, the ratio
+// and the U test's p on r.
+func setVerdict(r *results.Record, baseline, samples []float64, control *results.Control) error {
+	vd, err := stats.Compare(baseline, samples, control.SpreadPct)
+	if err != nil {
+		return err
+	}
+	r.Verdict = vd.Call
+	r.Extra["ratio_vs_baseline"] = vd.Ratio
+	r.Extra["p_value"] = vd.PValue
+	return nil
 }
 
 // isolating reports whether point p is also timed in the isolated regime.
@@ -437,13 +447,9 @@ func isolatedRecords(stream []results.Record, samples map[string][]float64, cont
 		case i == 0:
 			r.Control = control
 		case control != nil:
-			vd, err := stats.Compare(samples[base.Variant], s, control.SpreadPct)
-			if err != nil {
+			if err := setVerdict(&r, samples[base.Variant], s, control); err != nil {
 				return nil, err
 			}
-			r.Verdict = vd.Call
-			r.Extra["ratio_vs_baseline"] = vd.Ratio
-			r.Extra["p_value"] = vd.PValue
 		}
 		out = append(out, r)
 	}

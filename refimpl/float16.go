@@ -121,3 +121,18 @@ func decode16(h uint16, ebits, mbits uint) float64 {
 	}
 	return sign * math.Ldexp(m+float64(uint(1)<<mbits), e-bias-int(mbits))
 }
+
+// BF16Ulp is the spacing of bf16 values in the binade of x >= 0 (the
+// subnormal spacing 2^-133 below the normal range).
+func BF16Ulp(x float64) float64 {
+	if x < 0x1p-126 {
+		return 0x1p-133
+	}
+	_, e := math.Frexp(x) // x = f·2^e, f in [0.5, 1): binade 2^(e-1)
+	return math.Ldexp(1, e-1-7)
+}
+
+// BF16RoundBound is how far one correctly rounded bf16 output may be from
+// a reference ref when the value rounded is within e of it: half a bf16
+// ulp of |v| <= |ref| + e, plus e. A second rounding has no room in it.
+func BF16RoundBound(ref, e float64) float64 { return 0.5*BF16Ulp(math.Abs(ref)+e) + e }

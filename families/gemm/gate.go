@@ -833,18 +833,9 @@ func preRef(rr gemmRef, k kernels.Kernel) gemmRef {
 // room for.
 func gemmElemBound(ref, mag float64, G, S int, opAcc float64) float64 {
 	e := (float64(128+G+S+8)*0x1p-24 + opAcc) * mag
-	return 0.5*bf16Ulp(math.Abs(ref)+e) + e
+	return refimpl.BF16RoundBound(ref, e)
 }
 
-// bf16Ulp is the spacing of bf16 values in the binade of x >= 0 (the
-// subnormal spacing 2^-133 below the normal range).
-func bf16Ulp(x float64) float64 {
-	if x < 0x1p-126 {
-		return 0x1p-133
-	}
-	_, e := math.Frexp(x) // x = f·2^e, f in [0.5, 1): binade 2^(e-1)
-	return math.Ldexp(1, e-1-7)
-}
 
 // gemmElemOK reports whether got is within gemmElemBound of ref; NaN fails.
 func gemmElemOK(got, ref, mag float64, G, S int, opAcc float64) bool {

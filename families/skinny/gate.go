@@ -216,18 +216,9 @@ func (cr *caseRef) negated() *caseRef {
 // gate's data keeps them.
 func elemBound(ref, mag float64, S int) float64 {
 	e := float64(LaneK+5+S+1) * 0x1p-24 * mag
-	return 0.5*bf16Ulp(math.Abs(ref)+e) + e
+	return refimpl.BF16RoundBound(ref, e)
 }
 
-// bf16Ulp is the spacing of bf16 values in the binade of x >= 0 (the
-// subnormal spacing 2^-133 below the normal range).
-func bf16Ulp(x float64) float64 {
-	if x < 0x1p-126 {
-		return 0x1p-133
-	}
-	_, e := math.Frexp(x) // x = f·2^e, f in [0.5, 1): binade 2^(e-1)
-	return math.Ldexp(1, e-1-7)
-}
 
 // checkOut checks one downloaded output ([M + rowsPast, N] bf16) of a
 // launch named by what: rows past M untouched, no NaN or unwritten element,
