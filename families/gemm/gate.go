@@ -836,7 +836,6 @@ func gemmElemBound(ref, mag float64, G, S int, opAcc float64) float64 {
 	return refimpl.BF16RoundBound(ref, e)
 }
 
-
 // gemmElemOK reports whether got is within gemmElemBound of ref; NaN fails.
 func gemmElemOK(got, ref, mag float64, G, S int, opAcc float64) bool {
 	return math.Abs(got-ref) <= gemmElemBound(ref, mag, G, S, opAcc)

@@ -219,7 +219,6 @@ func elemBound(ref, mag float64, S int) float64 {
 	return refimpl.BF16RoundBound(ref, e)
 }
 
-
 // checkOut checks one downloaded output ([M + rowsPast, N] bf16) of a
 // launch named by what: rows past M untouched, no NaN or unwritten element,
 // the fp64 bounds (pooled, per row, per element) and the mirror's bits. It
