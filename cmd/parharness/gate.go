@@ -22,6 +22,7 @@ import (
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/progress"
+	"github.com/parharness/parharness/internal/textutil"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/results"
 )
@@ -209,7 +210,11 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 			r.Status = gates.Error // could not run, which --require-device does not allow
 			r.Reason = "--require-device: " + r.Reason
 		}
-		fmt.Fprintf(stdout, "%-4s %-24s %6.2fs  %s\n", r.Status, r.Gate, r.Seconds, oneLine(shortReason(r.Reason, noDevice)))
+		line := fmt.Sprintf("%-4s %-24s %6.2fs  %s", r.Status, r.Gate, r.Seconds, oneLine(shortReason(r.Reason, noDevice)))
+		if w := textutil.Width(stdout); len([]rune(line)) > w && w > 1 {
+			line = string([]rune(line)[:w-1]) + "…" // the whole reason is in the table below and the JSON
+		}
+		fmt.Fprintln(stdout, line)
 		res = append(res, r)
 		mu.Lock()
 		doc.Gates = append(doc.Gates, r)

@@ -92,3 +92,20 @@ func unwrapTables(s string) string {
 	flush()
 	return strings.Join(out, "\n")
 }
+
+// Every line the gate command prints to a pipe fits 100 columns: the
+// per-gate lines as they finish (their long reasons cut), the table and
+// the summary.
+func TestGateOutputFits100Columns(t *testing.T) {
+	build := filepath.Join("..", "..", "build")
+	if _, err := os.Stat(filepath.Join(build, "sm_90a")); err != nil {
+		t.Skipf("no code objects (run make kernels): %v", err)
+	}
+	t.Setenv("COLUMNS", "")
+	_, out, _ := run(t, "gate", "--backend", "none", "--build", build, "--only", "^(e4m3-device-sweep|gemm|e4m3-decode)$")
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if w := twwidth.Width(l); w > 100 {
+			t.Errorf("%d columns: %q", w, l)
+		}
+	}
+}
