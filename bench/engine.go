@@ -486,6 +486,16 @@ func CheckedCopies(copies int) []int {
 	return out
 }
 
+// MiddleCheckedCopy is the middle one of CheckedCopies (-1 when only the
+// first and last are checked): the set a family gives other inputs than
+// the first.
+func MiddleCheckedCopy(copies int) int {
+	if cs := CheckedCopies(copies); len(cs) == 3 {
+		return cs[1]
+	}
+	return -1
+}
+
 // check replays v's captured graph once onto poisoned outputs of the
 // checked copies and verifies them; nil for a variant with nothing to check.
 func (e *Engine) check(v Variant, g *timedGraph, copies []int, when string) error {

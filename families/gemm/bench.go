@@ -193,12 +193,7 @@ func newGemmBufs(c *bench.Ctx, label string, s GemmShape, M int, prefill, rowMaj
 
 // midCopy is the checked middle buffer set, which holds the negated
 // weight scales (-1 when there is none apart from the first and last).
-func (b *gemmBufs) midCopy() int {
-	if cs := bench.CheckedCopies(b.copies); len(cs) == 3 {
-		return cs[1]
-	}
-	return -1
-}
+func (b *gemmBufs) midCopy() int { return bench.MiddleCheckedCopy(b.copies) }
 
 // refAt is rr for buffer set k: negated for the last set, whose
 // activations are, and the middle set, whose weight scales are.

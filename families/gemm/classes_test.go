@@ -51,30 +51,14 @@ func TestSubsetHitsEveryOutputTile(t *testing.T) {
 	}
 }
 
-// kernelFP32Pre emulates a prefill kernel's fp32 arithmetic: per group
-// T_g = Σ (c − 8)·code, the fold sc·T_g − sc·d·rs summed over the groups,
-// then the token scale and one bf16 rounding; doubleRound rounds the
-// unscaled sum to bf16 first (a second rounding in the epilogue). corrupt
-// may change the fp32 result of (m, n).
+// kernelFP32Pre emulates a prefill kernel's fp32 arithmetic
+// (emulateFP32 with no group scale, then the token scale);
+// doubleRound rounds the unscaled sum to bf16 first (a second rounding in
+// the epilogue). corrupt may change the fp32 result of (m, n).
 func kernelFP32Pre(w *refimpl.QWeight, q *refimpl.QuantAct, M int, doubleRound bool, corrupt func(m, n int, y float32) float32) []byte {
-	K, N, G := w.K, w.N, w.Groups()
-	out := make([]byte, 2*(M+gemmRowsPast)*N)
-	for i := range out {
-		out[i] = 0xFF
-	}
-	codes := refimpl.UnpackAWQ(w.QWeight, K, N)
-	zeros := refimpl.UnpackAWQ(w.QZeros, G, N)
-	for m := 0; m < M; m++ {
-		for n := 0; n < N; n++ {
-			var y float32
-			for g := 0; g < G; g++ {
-				var tg float32
-				for k := g * refimpl.GroupSize; k < (g+1)*refimpl.GroupSize; k++ {
-					tg += float32(int(codes[k*N+n])-8) * float32(q.CodeValue(m, k))
-				}
-				sc := float32(w.Scales[g*N+n])
-				y += sc*tg - sc*float32(int(zeros[g*N+n])-8)*q.RowSums[m*G+g]
-			}
+	N := w.N
+	return emulateFP32(w, q, M, func(g, n int) float64 { return w.Scales[g*N+n] }, func(int, int) float32 { return 1 },
+		func(m, n int, y float32) float32 {
 			if doubleRound {
 				y = float32(refimpl.RoundBF16(float64(y)))
 			}
@@ -82,11 +66,8 @@ func kernelFP32Pre(w *refimpl.QWeight, q *refimpl.QuantAct, M int, doubleRound b
 			if corrupt != nil {
 				y = corrupt(m, n, y)
 			}
-			b := refimpl.F64ToBF16(float64(y))
-			out[2*(m*N+n)], out[2*(m*N+n)+1] = byte(b), byte(b>>8)
-		}
-	}
-	return out
+			return y
+		})
 }
 
 // A second bf16 rounding in the prefill epilogue fails the pooled or the

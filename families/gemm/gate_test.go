@@ -76,6 +76,15 @@ func TestGEMMElemBound(t *testing.T) {
 // downloads it: [M + gemmRowsPast, N] bf16, the rows past M poisoned.
 // scale(g, n) gives the scale the kernel reads (a fault may be injected).
 func kernelFP32(w *refimpl.QWeight, q *refimpl.QuantAct, M int, scale func(g, n int) float64) []byte {
+	G := w.Groups()
+	return emulateFP32(w, q, M, scale, func(m, g int) float32 { return q.GroupScale[m*G+g] }, nil)
+}
+
+// emulateFP32 is the GEMMs' fp32 arithmetic: per group the fold
+// sc·T_g − sc·d·rs, times groupScale(m, g), summed over the groups; then
+// epilogue (nil: none) and one bf16 rounding.
+func emulateFP32(w *refimpl.QWeight, q *refimpl.QuantAct, M int, scale func(g, n int) float64,
+	groupScale func(m, g int) float32, epilogue func(m, n int, y float32) float32) []byte {
 	K, N, G := w.K, w.N, w.Groups()
 	out := make([]byte, 2*(M+gemmRowsPast)*N)
 	for i := range out {
@@ -94,7 +103,10 @@ func kernelFP32(w *refimpl.QWeight, q *refimpl.QuantAct, M int, scale func(g, n 
 				sc := float32(scale(g, n))
 				scd := sc * float32(int(zeros[g*N+n])-8)
 				f := sc*tg - scd*q.RowSums[m*G+g]
-				y += q.GroupScale[m*G+g] * f
+				y += groupScale(m, g) * f
+			}
+			if epilogue != nil {
+				y = epilogue(m, n, y)
 			}
 			b := refimpl.F64ToBF16(float64(y))
 			out[2*(m*N+n)], out[2*(m*N+n)+1] = byte(b), byte(b>>8)

@@ -102,12 +102,7 @@ func newBenchBufs(c *bench.Ctx, s Shape, M int, w []uint16) (*benchBufs, error) 
 
 // midCopy is the checked middle buffer set (-1 when only the first and
 // last are checked).
-func (b *benchBufs) midCopy() int {
-	if cs := bench.CheckedCopies(b.copies); len(cs) == 3 {
-		return cs[1]
-	}
-	return -1
-}
+func (b *benchBufs) midCopy() int { return bench.MiddleCheckedCopy(b.copies) }
 
 // refAt is the reference of buffer set k: negated for the middle set
 // (negated weights) and the last (negated activations).
