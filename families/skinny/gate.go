@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/internal/coverage"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 )
@@ -89,19 +90,75 @@ type gateCase struct {
 // reads past the partials), and 33 slices (the second batch holds one).
 var edgeShapes = []Shape{{"synthetic/K256", 48, Slice}, {"synthetic/K8192", 48, RedBatch * Slice}, {"synthetic/K8448", 48, (RedBatch + 1) * Slice}}
 
+// gateCases are the suite's shapes (the deployed bf16 linears and
+// edgeShapes) times gateMs, plus the cheapest (shape, M) cases that reach
+// a launch class (LaunchClasses) the others do not, over M = 1..MaxM.
 func gateCases(full bool) ([]gateCase, error) {
-	shs, err := Shapes()
+	shs, err := gateShapes()
 	if err != nil {
 		return nil, err
 	}
-	shs = append(shs, edgeShapes...)
 	var out []gateCase
 	for si, s := range shs {
 		for mi, M := range gateMs(full) {
 			out = append(out, gateCase{s, M, dists[(si+mi)%len(dists)]})
 		}
 	}
+	dom := classDomain(shs)
+	all := append(append([]gateCase{}, out...), dom...)
+	base := make([]int, len(out))
+	for i := range base {
+		base[i] = i
+	}
+	added, _ := coverage.Cover(base, len(all), func(i int) []string { return caseClasses(all[i], full) },
+		func(i int) float64 { return float64(all[i].M+8) * float64(all[i].shape.N) * float64(all[i].shape.K) })
+	for j, i := range added {
+		c := all[i]
+		c.dist = dists[j%len(dists)]
+		out = append(out, c)
+	}
 	return out, nil
+}
+
+func gateShapes() ([]Shape, error) {
+	shs, err := Shapes()
+	if err != nil {
+		return nil, err
+	}
+	return append(shs, edgeShapes...), nil
+}
+
+// classDomain is every (shape, M) of the suite's shapes, M = 1..MaxM.
+func classDomain(shs []Shape) []gateCase {
+	var out []gateCase
+	for _, s := range shs {
+		for M := 1; M <= MaxM; M++ {
+			out = append(out, gateCase{shape: s, M: M})
+		}
+	}
+	return out
+}
+
+// caseClasses are the launch classes of every kernel the gate runs on a
+// case, on either target.
+func caseClasses(c gateCase, full bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, arch := range kernels.CodeArchs {
+		for _, k := range Kernels(c.M, arch, full) {
+			cls, err := LaunchClasses(k.Name, c.shape, c.M)
+			if err != nil {
+				continue // a shape the kernel's n-tile does not divide: not run (runCase logs it)
+			}
+			for _, cl := range cls {
+				if !seen[cl] {
+					seen[cl] = true
+					out = append(out, cl)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // genWeights draws bf16 weights [N, K]: N(0, 1) times a per-column scale

@@ -216,3 +216,34 @@ func ShapesOf(set *shapes.Set, prefix string) ([]Shape, error) {
 	}
 	return out, nil
 }
+
+// LaunchClasses names the launch-geometry classes of one launch, in two
+// facets per kernel computed from its grid (Launch): the reduce's shape (S
+// = 1, one batch of RedBatch partials or less, exactly whole batches,
+// a partial last batch; one n-tile or several), and how M fills the
+// reduce-scatter rounds of Rows rows (one round or several, a partial
+// last round, odd M). The gate's cases cover every class its shapes and
+// M = 1..MaxM reach (gateCases).
+func LaunchClasses(kernel string, s Shape, M int) ([]string, error) {
+	_, grid, _, _, _, err := Launch(s, M, Args{Kernel: kernel})
+	if err != nil {
+		return nil, err
+	}
+	S := int(grid.Y)
+	red := "S=1"
+	switch {
+	case S == 1:
+	case S < RedBatch:
+		red = "S<batch"
+	case S%RedBatch == 0:
+		red = "S=whole-batches"
+	default:
+		red = "S=partial-batch"
+	}
+	tiles := map[bool]string{true: "one", false: "many"}[grid.X == 1]
+	rounds := map[bool]string{true: "one", false: "many"}[M <= Rows]
+	return []string{
+		fmt.Sprintf("%s reduce %s ntiles=%s", kernel, red, tiles),
+		fmt.Sprintf("%s rounds=%s partialRound=%t oddM=%t", kernel, rounds, M%Rows != 0, M%2 == 1),
+	}, nil
+}
