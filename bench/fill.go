@@ -108,3 +108,28 @@ func (s CopySet) Download(dev gpu.Device, k int) ([]byte, error) {
 func (s CopySet) Poison(dev gpu.Device, k int, v byte) error {
 	return dev.Memset(s.At(k), v, s.Size)
 }
+
+// PoisonedOutputCheck is the Check of a variant that writes out (one
+// buffer per copy): Prepare fills copy k of out with 0xFF (a NaN pattern
+// no kernel writes) and, when scratchBytes > 0, the whole of scratch (a
+// split-K workspace: a reduce that reads a partial no block wrote reads
+// NaN); Verify downloads copy k and hands it to verify.
+func PoisonedOutputCheck(dev gpu.Device, out CopySet, scratch gpu.Ptr, scratchBytes int, verify func(k int, got []byte) error) *Check {
+	return &Check{
+		Prepare: func(k int) error {
+			if scratchBytes > 0 {
+				if err := dev.Memset(scratch, 0xFF, scratchBytes); err != nil {
+					return err
+				}
+			}
+			return out.Poison(dev, k, 0xFF)
+		},
+		Verify: func(k int) error {
+			got, err := out.Download(dev, k)
+			if err != nil {
+				return err
+			}
+			return verify(k, got)
+		},
+	}
+}

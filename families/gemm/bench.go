@@ -208,27 +208,16 @@ func (b *gemmBufs) refAt(k int, rr gemmRef) gemmRef {
 // be within the gate's bounds of the reference rr: the output copy is
 // poisoned before the check run and compared after it (checkGEMMOut).
 func (b *gemmBufs) check(name string, rr gemmRef) *bench.Check {
-	dev := b.c.Dev
 	what := fmt.Sprintf("%s M=%d %s", b.label, b.M, name)
-	return &bench.Check{
-		Prepare: func(k int) error {
-			if b.ws != 0 { // split-K partials: a kernel that reads stale ones reads NaN
-				if err := dev.Memset(b.ws, 0xFF, b.wsBytes); err != nil {
-					return err
-				}
-			}
-			return b.out.Poison(dev, k, 0xFF)
-		},
-		Verify: func(k int) error {
-			got, err := b.out.Download(dev, k)
-			if err != nil {
-				return err
-			}
-			var f gates.Findings
-			checkGEMMOut(&f, fmt.Sprintf("%s copy %d", what, k), gates.Case{}, got, b.M, b.s.N(), b.refAt(k, rr))
-			return f.Err()
-		},
+	wsBytes := 0
+	if b.ws != 0 {
+		wsBytes = b.wsBytes
 	}
+	return bench.PoisonedOutputCheck(b.c.Dev, b.out, b.ws, wsBytes, func(k int, got []byte) error {
+		var f gates.Findings
+		checkGEMMOut(&f, fmt.Sprintf("%s copy %d", what, k), gates.Case{}, got, b.M, b.s.N(), b.refAt(k, rr))
+		return f.Err()
+	})
 }
 
 // decVariant times decode kernel k at split S: clusters of the S splits

@@ -117,25 +117,12 @@ func (b *benchBufs) refAt(k int) *caseRef {
 // output poisoned before the check run, with the workspace poisoned too (a
 // reduce that reads a partial no block wrote reads NaN).
 func (b *benchBufs) check(name string) *bench.Check {
-	dev := b.c.Dev
 	what := fmt.Sprintf("%s M=%d %s", b.s.Label, b.M, name)
-	return &bench.Check{
-		Prepare: func(k int) error {
-			if err := dev.Memset(b.ws, 0xFF, b.wsBytes); err != nil {
-				return err
-			}
-			return b.out.Poison(dev, k, 0xFF)
-		},
-		Verify: func(k int) error {
-			got, err := b.out.Download(dev, k)
-			if err != nil {
-				return err
-			}
-			var f gates.Findings
-			checkOut(&f, fmt.Sprintf("%s copy %d", what, k), gates.NewCase("copy", k), got, b.M, b.s.N, b.refAt(k))
-			return f.Err()
-		},
-	}
+	return bench.PoisonedOutputCheck(b.c.Dev, b.out, b.ws, b.wsBytes, func(k int, got []byte) error {
+		var f gates.Findings
+		checkOut(&f, fmt.Sprintf("%s copy %d", what, k), gates.NewCase("copy", k), got, b.M, b.s.N, b.refAt(k))
+		return f.Err()
+	})
 }
 
 // variant times kernel k as variant name.
