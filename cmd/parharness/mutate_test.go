@@ -41,8 +41,9 @@ func TestMutateUsageErrors(t *testing.T) {
 }
 
 // TestMutateListDefault: the default selection over the real sources is
-// a run of 50 to 200 mutants (about 28 per kernel family and 35 for int5's
-// kernel and header), every one in a gated module.
+// a run of 50 to 400 mutants (about 28 per kernel source and header: one
+// device call runs 200 in about 210 s on the H200), every one in a gated
+// module.
 func TestMutateListDefault(t *testing.T) {
 	code, out, stderr := run(t, "mutate", "list", "--root", "../..")
 	if code != ExitOK {
@@ -53,8 +54,8 @@ func TestMutateListDefault(t *testing.T) {
 		t.Fatalf("no count line in:\n%s", out)
 	}
 	n, _ := strconv.Atoi(m[1])
-	if n < 50 || n > 200 {
-		t.Errorf("%d mutants by default, want 50..200", n)
+	if n < 50 || n > 400 {
+		t.Errorf("%d mutants by default, want 50..400", n)
 	}
 	if strings.Contains(out, "families/basics/") {
 		t.Error("the default list mutates families/basics, which --exclude leaves out by default")
