@@ -132,7 +132,7 @@ func (b *benchBufs) variant(k kernels.Kernel, name string) (bench.Variant, error
 	if err != nil {
 		return bench.Variant{}, err
 	}
-	f, err := b.c.Launcher(kern, grid, block, shared, func(c int) []any {
+	f, err := b.c.LauncherEx(kern, grid, block, shared, LaunchOpts(kern, s), func(c int) []any {
 		_, _, _, _, args, _ := Launch(s, M, Args{X: b.x.At(c), W: b.w.At(c), Out: b.out.At(c), WS: b.ws, Counters: b.counter, Kernel: k.Name})
 		return args
 	})
@@ -204,7 +204,7 @@ func runSkinnySuite(c *bench.Ctx) error {
 					c.Skipf("skinny %s M=%d: %s (%s) is experimental: name it in --variants to time it", s.Label, M, k.Tag, k.Name)
 					continue
 				}
-				if err := s.Check(M, NTile(k)); err != nil {
+				if err := s.CheckKernel(k, M); err != nil {
 					c.Skipf("skinny %s M=%d: %s: %v", s.Label, M, k.Tag, err)
 					continue
 				}

@@ -64,8 +64,14 @@ func TestGateRunsEveryRegisteredKernel(t *testing.T) {
 		}
 		for _, l := range dev.Launches {
 			M := int(l.Args[5].(uint32))
-			if l.SharedBytes != SharedBytes(M) || l.Block.X != Threads || int(l.Grid.Y) != fakeShape.S() {
+			k, _ := kernels.Lookup(l.Kernel)
+			S, J, _ := Splits(k, fakeShape)
+			cluster := l.Opts != nil && l.Opts.Cluster != (gpu.Dim3{})
+			if l.SharedBytes != SharedBytes(M, J) || l.Block.X != Threads || int(l.Grid.Y) != S {
 				t.Errorf("%s %s M=%d: launched %v x %v with %d bytes of shared memory", info.Arch, l.Kernel, M, l.Grid, l.Block, l.SharedBytes)
+			}
+			if want := k.Form == FormCluster; cluster != want || (want && int(l.Opts.Cluster.Y) != S) {
+				t.Errorf("%s %s M=%d: launch options %+v, want a 1 x %d cluster: %t", info.Arch, l.Kernel, M, l.Opts, S, want)
 			}
 		}
 	}
@@ -74,7 +80,7 @@ func TestGateRunsEveryRegisteredKernel(t *testing.T) {
 func TestBenchTimesEveryRegisteredKernel(t *testing.T) {
 	for _, info := range fakeTargets {
 		c, dev := faketest.Ctx(t, info, shapes.MustBuiltin("qwen38-27b-tp2"), []int{1, 3})
-		c.Variants = []string{"n16"} // the experimental variant, by name
+		c.Variants = []string{"n16", "cl"} // the variants, by name
 		for _, s := range bench.FamilySuites(Family) {
 			if err := s.Run(c); err != nil {
 				t.Fatalf("%s suite %s: %v", info.Arch, s.Name, err)
@@ -95,7 +101,11 @@ func TestBenchTimesEveryRegisteredKernel(t *testing.T) {
 			}
 		}
 		shs, _ := Shapes()
-		if want := 2 * 2 * len(shs); n != want { // (n8, n16) x 2 M x shapes
+		want := 2 * 2 * len(shs) // (n8, n16) x 2 M x shapes
+		if info.CodeArch() == kernels.SM90a {
+			want += 2 * len(shs) // the cluster form's, on every shape (K = 5120)
+		}
+		if n != want {
 			t.Errorf("%s: %d records, want %d", info.Arch, n, want)
 		}
 	}
@@ -116,6 +126,9 @@ func emulate(bug string) func(d *fakegpu.Device, l fakegpu.Launch) error {
 		ptr := func(i int) gpu.Ptr { return l.Args[i].(gpu.Ptr) }
 		M, N, K := int(l.Args[5].(uint32)), int(l.Args[6].(uint32)), int(l.Args[7].(uint32))
 		S, tiles := K/Slice, N/nt
+		if k.Form == FormCluster {
+			return emulateCluster(d, l, bug, M, N, K)
+		}
 		mem := func(i, n int) []byte {
 			b, err := d.Mem(ptr(i), n)
 			if err != nil {
@@ -137,7 +150,7 @@ func emulate(bug string) func(d *fakegpu.Device, l fakegpu.Launch) error {
 			tile, s := blk%tiles, blk/tiles
 			for n := tile * nt; n < (tile+1)*nt; n++ {
 				for m := 0; m < M; m++ {
-					p := slicePartial(xf[m*K+s*Slice:m*K+(s+1)*Slice], wf[n*K+s*Slice:n*K+(s+1)*Slice])
+					p := splitPartial(xf[m*K+s*Slice:m*K+(s+1)*Slice], wf[n*K+s*Slice:n*K+(s+1)*Slice], 1)
 					put32(ws, (s*M+m)*N+n, math.Float32bits(p))
 				}
 			}
@@ -184,6 +197,51 @@ func emulate(bug string) func(d *fakegpu.Device, l fakegpu.Launch) error {
 		}
 		return nil
 	}
+}
+
+// emulateCluster runs the cluster form: each CTA's partial over its J
+// slices, rank 0 summing ranks 0..S-1; no workspace or counters. The
+// order bugs apply to the rank sum.
+func emulateCluster(d *fakegpu.Device, l fakegpu.Launch, bug string, M, N, K int) error {
+	S, J, ok := ClusterSplits(K)
+	if !ok || int(l.Grid.Y) != S || l.Opts == nil || int(l.Opts.Cluster.Y) != S {
+		return nil // a launch the kernel's rank arithmetic would get wrong: computes nothing
+	}
+	xb, err := d.Mem(l.Args[0].(gpu.Ptr), 2*M*K)
+	if err != nil {
+		return err
+	}
+	wb, err := d.Mem(l.Args[1].(gpu.Ptr), 2*N*K)
+	if err != nil {
+		return err
+	}
+	out, err := d.Mem(l.Args[2].(gpu.Ptr), 2*M*N)
+	if err != nil {
+		return err
+	}
+	x, w := make([]uint16, M*K), make([]uint16, N*K)
+	for i := range x {
+		x[i] = binary.LittleEndian.Uint16(xb[2*i:])
+	}
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint16(wb[2*i:])
+	}
+	parts := SplitPartials(x, w, M, N, K, J)
+	var order []int
+	switch bug {
+	case "reversed":
+		for r := S - 1; r >= 0; r-- {
+			order = append(order, r)
+		}
+	case "dropped":
+		for r := 0; r < S-1; r++ {
+			order = append(order, r)
+		}
+	}
+	for i, b := range ReduceOrder(parts, S, M, N, order) {
+		binary.LittleEndian.PutUint16(out[2*i:], b)
+	}
+	return nil
 }
 
 func TestGateOnAnEmulatedKernel(t *testing.T) {

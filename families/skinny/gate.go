@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/coverage"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
@@ -41,7 +42,7 @@ import (
 
 func init() {
 	gates.Register(gates.Gate{Family: Family, Name: "skinny", Headline: []string{"worst_rel_over_floor", "mirror_mismatches", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateSkinny,
-		Proves: "every registered skinny bf16 GEMM kernel equals the Go mirror of its fp32 op order bit for bit and is within the bf16 floor of the fp64 reference (1.15x pooled and per row, each element within half a bf16 ulp + (8+5+S+1)·2^-24·Σ|x·w|) on gdn_in_ba (N=48 and 96), N=256, 1280 at K=5120 and N=48 at K=256, 8192 and 8448 (1, 32 and 33 slices), M in 1..64 incl. odd M; bit-identical on a second launch, rows past M untouched, the split-K counters back at 0, the workspace past its extent untouched, canaries intact"})
+		Proves: "every registered skinny bf16 GEMM kernel equals the Go mirror of its fp32 op order bit for bit and is within the bf16 floor of the fp64 reference (1.15x pooled and per row, each element within half a bf16 ulp + (8+5+S+1)·2^-24·Σ|x·w|) on gdn_in_ba (N=48 and 96), N=256, 1280 at K=5120 and N=48 at K=256, 8192 and 8448 (1, 32 and 33 slices), M in 1..64 incl. odd M (the sm_90a cluster form: M <= 8, its own mirror of J slices per split); bit-identical on a second launch, rows past M untouched, the split-K counters back at 0, the workspace past its extent untouched, canaries intact"})
 }
 
 // rowsPast are the poisoned output rows after M that must stay untouched.
@@ -229,7 +230,14 @@ type caseRef struct {
 	ref, mag []float64 // fp64 reference and Σ|x·w| [M, N]
 	mirror   []uint16  // the kernel's bits [M, N]
 	floor    float64   // the rel of rounding ref to bf16
-	S        int       // split-K slices, for elemBound
+	S        int       // split-K splits, for elemBound
+	chain    int       // terms in a lane's fmaf chain (LaneK x slices per split), for elemBound
+	// x, w, M, shape and neg rebuild the mirror of another split geometry
+	// (forKernel); neg: the inputs' signs flipped (negated).
+	x, w  []uint16
+	M     int
+	shape Shape
+	neg   bool
 	// anyZeroSign: a zero of either sign matches a zero of mirror (the
 	// negated inputs' reference: -x rounds like x but for the sign of an
 	// exact zero).
@@ -238,7 +246,27 @@ type caseRef struct {
 
 func newCaseRef(x, w []uint16, M int, s Shape) *caseRef {
 	ref, mag := refimpl.BF16GEMM(x, w, M, s.N, s.K)
-	return &caseRef{ref: ref, mag: mag, mirror: Mirror(x, w, M, s.N, s.K), floor: refimpl.Bf16Floor(ref), S: s.S()}
+	return &caseRef{ref: ref, mag: mag, mirror: Mirror(x, w, M, s.N, s.K), floor: refimpl.Bf16Floor(ref), S: s.S(), chain: LaneK,
+		x: x, w: w, M: M, shape: s}
+}
+
+// forKernel is the reference of kernel k's launches: for a kernel whose
+// splits cover J > 1 slices (the cluster form), the mirror of that split
+// (negated like cr) and its split count and chain length.
+func (cr *caseRef) forKernel(k kernels.Kernel) *caseRef {
+	S, J, err := Splits(k, cr.shape)
+	if err != nil || J == 1 {
+		return cr
+	}
+	out := *cr
+	out.mirror = MirrorSplits(cr.x, cr.w, cr.M, cr.shape.N, cr.shape.K, J)
+	if cr.neg {
+		for i := range out.mirror {
+			out.mirror[i] ^= 0x8000
+		}
+	}
+	out.S, out.chain = S, LaneK*J
+	return &out
 }
 
 // negated is the reference of the negated inputs (x or w with every sign
@@ -254,25 +282,27 @@ func (cr *caseRef) negated() *caseRef {
 		out.mirror[i] = b ^ 0x8000
 	}
 	out.anyZeroSign = true
+	out.neg = !cr.neg
 	return &out
 }
 
 // elemBound is how far one output element may be from its fp64 reference.
 // The kernel's fp32 sum v adds K exact bf16 products; each passes through
-// at most n = LaneK + 5 + S rounded additions (its lane's 8-term chain, the
-// 5 levels of the 32-lane tree, the S-slice reduce), so |v − ref| ≤ γ_n ·
+// at most n = chain + 5 + S rounded additions (its lane's chain of LaneK
+// terms per slice of its split, the 5 levels of the 32-lane tree, the
+// S-split reduce), so |v − ref| ≤ γ_n ·
 // mag with γ_n = n·u / (1 − n·u), u = 2^-24 (recursive summation, Higham,
 // Accuracy and Stability of Numerical Algorithms, 2nd ed., §4.2), mag = Σ|x·w|.
 // (n + 1)·u bounds γ_n for n(n+1) ≤ 2^24 and leaves about u·mag for the
 // fp64 reference's own error (≤ K·2^-53·mag). One rounding to nearest bf16
 // then moves v by at most half a bf16 ulp of |v| ≤ |ref| + E:
 //
-//	|got − ref| ≤ ½·ulp(|ref| + E) + E,   E = (LaneK + 5 + S + 1)·2^-24·mag.
+//	|got − ref| ≤ ½·ulp(|ref| + E) + E,   E = (chain + 5 + S + 1)·2^-24·mag.
 //
 // It assumes the products are in float32's normal range (exact), as the
 // gate's data keeps them.
-func elemBound(ref, mag float64, S int) float64 {
-	e := float64(LaneK+5+S+1) * 0x1p-24 * mag
+func elemBound(ref, mag float64, chain, S int) float64 {
+	e := float64(chain+5+S+1) * 0x1p-24 * mag
 	return refimpl.BF16RoundBound(ref, e)
 }
 
@@ -324,7 +354,7 @@ func checkOut(r gates.Reporter, what string, key gates.Case, got []byte, M, N in
 		}
 		for n := 0; n < N; n++ {
 			i := m*N + n
-			bound := elemBound(cr.ref[i], cr.mag[i], cr.S)
+			bound := elemBound(cr.ref[i], cr.mag[i], cr.chain, cr.S)
 			d := math.Abs(g[i] - cr.ref[i])
 			if cr.mag[i] > 0 {
 				margin = max(margin, d/bound)
@@ -349,7 +379,7 @@ func checkOut(r gates.Reporter, what string, key gates.Case, got []byte, M, N in
 	}
 	r.Metric(key.Key("elem_margin"), margin)
 	if badElems > 0 {
-		r.Failf("%s: %d of %d elements off the fp64 reference by more than half a bf16 ulp + (%d+5+S+1) x 2^-24 x mag, S=%d (first: %s)", what, badElems, M*N, LaneK, cr.S, firstElem)
+		r.Failf("%s: %d of %d elements off the fp64 reference by more than half a bf16 ulp + (%d+5+S+1) x 2^-24 x mag, S=%d (first: %s)", what, badElems, M*N, cr.chain, cr.S, firstElem)
 	}
 	r.Metric(key.Key("mirror_mismatches"), float64(mism))
 	if mism > 0 {
@@ -412,22 +442,29 @@ func runCase(t *gates.T, c gateCase, seed uint64, w []uint16) (worst, mismatches
 	slices.SortStableFunc(ks, func(a, b kernels.Kernel) int { return int(a.Status) - int(b.Status) }) // experimental last
 	ran := 0
 	for _, k := range ks {
-		if err := s.Check(M, NTile(k)); err != nil {
+		if err := s.CheckKernel(k, M); err != nil {
 			t.Logf("%s: %s not run: %v", name, k.Name, err)
 			continue
 		}
 		kern, grid, block, shared, args, err := Launch(s, M, Args{X: bx.Ptr(), W: bw.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Counters: counters.Ptr(), Kernel: k.Name})
 		t.Check(err, name)
+		opts, kref := LaunchOpts(kern, s), cr.forKernel(k)
 		var first []byte
+		launched := true
 		for launch := 1; launch <= 2; launch++ {
 			what := fmt.Sprintf("%s %s launch %d", name, kern, launch)
 			t.Poison(out, 0xFF)
 			t.Poison(ws, 0xFF)
-			t.Launch(kern, grid, block, shared, args...)
+			if opts == (gpu.LaunchOpts{}) {
+				t.Launch(kern, grid, block, shared, args...)
+			} else if !t.LaunchEx(kern, grid, block, shared, opts, args...) {
+				launched = false // the backend cannot launch clusters: LaunchEx noted why
+				break
+			}
 			got := t.Download(out)
 			t.RequireFilled(what, counters, 0, "the split-K counters must be back at 0 after every launch (the last block resets its n-tile's)")
 			wb := t.Download(ws)
-			if bytes.Count(wb[:wsBytes], []byte{0xFF}) == wsBytes {
+			if UsesWorkspace(k) && bytes.Count(wb[:wsBytes], []byte{0xFF}) == wsBytes {
 				t.Failf("%s: the workspace was never written: the split-K reduce did not go through ws", what)
 			}
 			if i := gates.FirstWritten(wb, wsBytes); i >= 0 {
@@ -435,7 +472,7 @@ func runCase(t *gates.T, c gateCase, seed uint64, w []uint16) (worst, mismatches
 			}
 			if launch == 1 {
 				first = got
-				worst = max(worst, checkOut(t, what, ck.With("kernel", kern), got, M, N, cr))
+				worst = max(worst, checkOut(t, what, ck.With("kernel", kern), got, M, N, kref))
 				continue
 			}
 			if !bytes.Equal(first, got) {
@@ -452,8 +489,11 @@ func runCase(t *gates.T, c gateCase, seed uint64, w []uint16) (worst, mismatches
 				t.Failf("%s: not bit-identical to launch 1 in %d of %d elements (first: row m=%d column n=%d, launch 2 %#04x, launch 1 %#04x)", what, diff, len(got)/2, at/N, at%N, b(got), b(first))
 			}
 		}
+		if !launched {
+			continue
+		}
 		for i := 0; i < M*N; i++ {
-			if b := uint16(first[2*i]) | uint16(first[2*i+1])<<8; b != cr.mirror[i] {
+			if b := uint16(first[2*i]) | uint16(first[2*i+1])<<8; b != kref.mirror[i] {
 				mismatches++
 			}
 		}

@@ -32,6 +32,8 @@ func init() {
 			Doc: "skinny bf16 GEMM, M <= 64: split-K over 256-wide K slices, one block per (8-column n-tile, slice), x slice staged in shared memory, 16-byte weight loads, fp32 partials reduced in slice order by the last block (deterministic; counters reset for graph replay)"},
 		{Name: "skinny_bf16_n16", Op: OpGEMM, Form: FormN16, MinM: 1, MaxM: MaxM, Role: kernels.Variant, Tag: "n16", Caps: kernels.DynShared,
 			Doc: "skinny_bf16_n8's body with a 16-column n-tile (4 columns per warp): half the blocks, each twice the weights, for wide N"},
+		{Name: "skinny_bf16_cl_n8", Op: OpGEMM, Form: FormCluster, MinM: 1, MaxM: ClusterMaxM, Role: kernels.Variant, Tag: "cl", Caps: kernels.DynShared | kernels.Cluster, Targets: []string{kernels.SM90a},
+			Doc: "decode form, M <= 8: the S <= 8 splits of an 8-column n-tile are one thread-block cluster, each CTA J consecutive slices; rank 0 sums the CTAs' partials in split order through distributed shared memory (no workspace, counters or fences)"},
 	} {
 		k.Family, k.Module = Family, "skinny"
 		kernels.Register(k)
@@ -49,6 +51,17 @@ const OpGEMM = "bf16"
 const (
 	FormN8  = "n8"  // 8 columns per block, 2 per warp
 	FormN16 = "n16" // 16 columns per block, 4 per warp
+	// FormCluster: 8 columns per block, the S splits of an n-tile one 1 x S
+	// cluster of J slices each (ClusterSplits), M <= ClusterMaxM.
+	FormCluster = "cluster"
+)
+
+// The cluster form's limits (skinny.hip CL_MAXM, CL_JMAX): M rows, slices
+// per CTA, and the portable cluster size.
+const (
+	ClusterMaxM = 8
+	ClusterMaxJ = 8
+	ClusterMaxS = 8
 )
 
 // Geometry constants (skinny.hip; TestGoConstantsMatchKernelDefines ties them).
@@ -74,8 +87,65 @@ func NTile(k kernels.Kernel) int {
 		return 8
 	case FormN16:
 		return 16
+	case FormCluster:
+		return 8
 	}
 	return 0
+}
+
+// ClusterSplits is the cluster form's split of K's slices: the most splits
+// S <= ClusterMaxS that divide them evenly with J = slices / S <=
+// ClusterMaxJ per CTA (more CTAs pull the weights in parallel); ok is false
+// when no such split exists (K = 8448: 33 slices).
+func ClusterSplits(K int) (S, J int, ok bool) {
+	slices := K / Slice
+	for S = ClusterMaxS; S >= 1; S-- {
+		if slices%S == 0 && slices/S <= ClusterMaxJ {
+			return S, slices / S, true
+		}
+	}
+	return 0, 0, false
+}
+
+// Splits is kernel k's split-K geometry on shape s: S splits of J slices
+// each (J = 1 but for the cluster form).
+func Splits(k kernels.Kernel, s Shape) (S, J int, err error) {
+	if k.Form != FormCluster {
+		return s.S(), 1, nil
+	}
+	S, J, ok := ClusterSplits(s.K)
+	if !ok {
+		return 0, 0, &ContractError{s.Label, "K", fmt.Sprintf("= %d: its %d slices split into no S <= %d clusters of at most %d slices (%s)", s.K, s.K/Slice, ClusterMaxS, ClusterMaxJ, k.Name)}
+	}
+	return S, J, nil
+}
+
+// UsesWorkspace is whether kernel k reduces through ws and the counters
+// (every form but the cluster one, which reduces in distributed shared
+// memory).
+func UsesWorkspace(k kernels.Kernel) bool { return k.Form != FormCluster }
+
+// CheckKernel is Check for kernel k: its n-tile, its M range and its split.
+func (s Shape) CheckKernel(k kernels.Kernel, M int) error {
+	if err := s.Check(M, NTile(k)); err != nil {
+		return err
+	}
+	if !k.ServesM(M) {
+		return &ContractError{s.Label, "M", fmt.Sprintf("= %d is outside %s's %d..%d", M, k.Name, k.MinM, k.MaxM)}
+	}
+	_, _, err := Splits(k, s)
+	return err
+}
+
+// LaunchOpts are kernel's launch options on shape s: the 1 x S cluster of
+// the cluster form, none otherwise.
+func LaunchOpts(kernel string, s Shape) gpu.LaunchOpts {
+	k, ok := kernels.Lookup(kernel)
+	if !ok || k.Form != FormCluster {
+		return gpu.LaunchOpts{}
+	}
+	S, _, _ := ClusterSplits(s.K)
+	return gpu.LaunchOpts{Cluster: gpu.Dim3{X: 1, Y: uint32(S), Z: 1}}
 }
 
 // Shape is one GEMM as the kernel sees it: N output columns, K inputs.
@@ -131,11 +201,13 @@ func WorkspaceBytes(s Shape, M int) int { return 4 * s.S() * M * s.N }
 // u32 per n-tile of the narrowest (8-column) form.
 func CounterBytes(s Shape) int { return 4 * (s.N / 8) }
 
-// SharedBytes is a launch's dynamic shared memory: the x slice, M x Slice bf16.
-func SharedBytes(M int) int { return 2 * Slice * M }
+// SharedBytes is a launch's dynamic shared memory: the x slices, M x J x
+// Slice bf16.
+func SharedBytes(M, J int) int { return 2 * Slice * M * J }
 
 // Launch returns the kernel, grid, block, dynamic shared memory and
-// arguments of one launch: grid (N / n-tile, S), Threads threads.
+// arguments of one launch: grid (N / n-tile, S), Threads threads; the
+// cluster form also needs LaunchOpts.
 func Launch(s Shape, M int, a Args) (kernel string, grid, block gpu.Dim3, shared int, args []any, err error) {
 	if M < 1 || M > MaxM {
 		err = &ContractError{s.Label, "M", fmt.Sprintf("= %d is outside 1..%d", M, MaxM)}
@@ -159,12 +231,13 @@ func Launch(s Shape, M int, a Args) (kernel string, grid, block gpu.Dim3, shared
 		err = &ContractError{s.Label, "kernel", fmt.Sprintf("%s: form %q has no launch (families/skinny/launch.go NTile)", k.Name, k.Form)}
 		return
 	}
-	if err = s.Check(M, nt); err != nil {
+	if err = s.CheckKernel(k, M); err != nil {
 		return
 	}
-	grid = gpu.Dim3{X: uint32(s.N / nt), Y: uint32(s.S()), Z: 1}
+	S, J, _ := Splits(k, s)
+	grid = gpu.Dim3{X: uint32(s.N / nt), Y: uint32(S), Z: 1}
 	args = []any{a.X, a.W, a.Out, a.WS, a.Counters, uint32(M), uint32(s.N), uint32(s.K)}
-	return k.Name, grid, gpu.D1(Threads), SharedBytes(M), args, nil
+	return k.Name, grid, gpu.D1(Threads), SharedBytes(M, J), args, nil
 }
 
 // Kernels are the registered skinny kernels serving M on arch ("" any),
@@ -230,6 +303,14 @@ func LaunchClasses(kernel string, s Shape, M int) ([]string, error) {
 		return nil, err
 	}
 	S := int(grid.Y)
+	rounds := map[bool]string{true: "one", false: "many"}[M <= Rows]
+	if k, _ := kernels.Lookup(kernel); k.Form == FormCluster {
+		_, J, _ := ClusterSplits(s.K)
+		return []string{
+			fmt.Sprintf("%s cluster S=1:%t J=1:%t J=max:%t ntiles=%s", kernel, S == 1, J == 1, J == ClusterMaxJ, map[bool]string{true: "one", false: "many"}[grid.X == 1]),
+			fmt.Sprintf("%s rows=%d", kernel, M),
+		}, nil
+	}
 	red := "S=1"
 	switch {
 	case S == 1:
@@ -241,7 +322,6 @@ func LaunchClasses(kernel string, s Shape, M int) ([]string, error) {
 		red = "S=partial-batch"
 	}
 	tiles := map[bool]string{true: "one", false: "many"}[grid.X == 1]
-	rounds := map[bool]string{true: "one", false: "many"}[M <= Rows]
 	return []string{
 		fmt.Sprintf("%s reduce %s ntiles=%s", kernel, red, tiles),
 		fmt.Sprintf("%s rounds=%s partialRound=%t oddM=%t", kernel, rounds, M%Rows != 0, M%2 == 1),

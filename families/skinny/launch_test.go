@@ -89,7 +89,10 @@ func TestLaunchContract(t *testing.T) {
 // a CUDA launch (48 KiB without opting in) and gfx1201's 64 KiB LDS, with
 // the static counter word beside it.
 func TestSharedMemoryFits(t *testing.T) {
-	if b := SharedBytes(MaxM) + 16; b > 48<<10 {
+	if b := SharedBytes(MaxM, 1) + 16; b > 48<<10 {
 		t.Errorf("M=%d: %d bytes of shared memory, above 48 KiB", MaxM, b)
+	}
+	if b := SharedBytes(ClusterMaxM, ClusterMaxJ) + 4*ClusterMaxM*8; b > 48<<10 {
+		t.Errorf("cluster form, M=%d J=%d: %d bytes of shared memory, above 48 KiB", ClusterMaxM, ClusterMaxJ, b)
 	}
 }

@@ -16,9 +16,15 @@ import (
 // reordered sum from the right one).
 
 // Partials are the fp32 partials ws[s, m, n] the kernels write, for x [M,
-// K] and w [N, K] as bf16 bits (row-major), K a multiple of Slice.
-func Partials(x, w []uint16, M, N, K int) []float32 {
-	S := K / Slice
+// K] and w [N, K] as bf16 bits (row-major), K a multiple of Slice: one
+// split per slice.
+func Partials(x, w []uint16, M, N, K int) []float32 { return SplitPartials(x, w, M, N, K, 1) }
+
+// SplitPartials are the fp32 partials [S, M, N] of splits of J consecutive
+// slices each (S = K / (J·Slice)): the cluster form's CTA partials for J > 1.
+func SplitPartials(x, w []uint16, M, N, K, J int) []float32 {
+	span := J * Slice
+	S := K / span
 	xf, wf := decodeBF16(x), decodeBF16(w)
 	out := make([]float32, S*M*N)
 	parallelCols(N, func(n int) {
@@ -26,30 +32,33 @@ func Partials(x, w []uint16, M, N, K int) []float32 {
 		for m := 0; m < M; m++ {
 			xr := xf[m*K : (m+1)*K]
 			for s := 0; s < S; s++ {
-				out[(s*M+m)*N+n] = slicePartial(xr[s*Slice:(s+1)*Slice], wr[s*Slice:(s+1)*Slice])
+				out[(s*M+m)*N+n] = splitPartial(xr[s*span:(s+1)*span], wr[s*span:(s+1)*span], J)
 			}
 		}
 	})
 	return out
 }
 
-// slicePartial is one warp's sum over a slice: lane l's chain over k = 8l
-// .. 8l+7 from 0, then the tree pairing lanes (l, l+16), then the sums at
-// distance 8, 4, 2, 1. Each chain step is fmaf(x, w, a) for bf16 x and w:
-// their product has at most 16 significant bits, so it is exact in
-// float32 unless it falls below the normal range, and the fma is then a
-// single rounded add (refimpl.FMA32 otherwise). The chains advance
-// together, k step by k step; each lane's additions keep their order.
-func slicePartial(xs, ws []float32) float32 {
-	x, w := (*[Slice]float32)(xs), (*[Slice]float32)(ws)
+// splitPartial is one warp's sum over J slices: lane l's chain over k =
+// 256j + 8l .. 256j + 8l + 7 for j = 0..J-1 from 0, then the tree pairing
+// lanes (l, l+16), then the sums at distance 8, 4, 2, 1. Each chain step
+// is fmaf(x, w, a) for bf16 x and w: their product has at most 16
+// significant bits, so it is exact in float32 unless it falls below the
+// normal range, and the fma is then a single rounded add (refimpl.FMA32
+// otherwise). The chains advance together, k step by k step; each lane's
+// additions keep their order.
+func splitPartial(x, w []float32, J int) float32 {
 	var lanes [warpLanes]float32
-	for j := 0; j < LaneK; j++ {
-		for l := range lanes {
-			xv, wv := x[l*LaneK+j], w[l*LaneK+j]
-			if p := float32(xv * wv); p <= -0x1p-126 || p >= 0x1p-126 {
-				lanes[l] = lanes[l] + p
-			} else { // zero, subnormal or underflowed: round once, the fma way
-				lanes[l] = refimpl.FMA32(xv, wv, lanes[l])
+	for j := 0; j < J; j++ {
+		for t := 0; t < LaneK; t++ {
+			for l := range lanes {
+				k := j*Slice + l*LaneK + t
+				xv, wv := x[k], w[k]
+				if p := float32(xv * wv); p <= -0x1p-126 || p >= 0x1p-126 {
+					lanes[l] = lanes[l] + p
+				} else { // zero, subnormal or underflowed: round once, the fma way
+					lanes[l] = refimpl.FMA32(xv, wv, lanes[l])
+				}
 			}
 		}
 	}
@@ -88,9 +97,14 @@ func ReduceOrder(parts []float32, S, M, N int, order []int) []uint16 {
 	return out
 }
 
-// Mirror is the bf16 output [M, N] the kernels must produce.
-func Mirror(x, w []uint16, M, N, K int) []uint16 {
-	return Reduce(Partials(x, w, M, N, K), K/Slice, M, N)
+// Mirror is the bf16 output [M, N] the one-slice-per-split kernels must
+// produce.
+func Mirror(x, w []uint16, M, N, K int) []uint16 { return MirrorSplits(x, w, M, N, K, 1) }
+
+// MirrorSplits is the bf16 output of a kernel whose splits cover J slices
+// each (Splits).
+func MirrorSplits(x, w []uint16, M, N, K, J int) []uint16 {
+	return Reduce(SplitPartials(x, w, M, N, K, J), K/(J*Slice), M, N)
 }
 
 func decodeBF16(b []uint16) []float32 {

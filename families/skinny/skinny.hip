@@ -8,6 +8,8 @@
 //   skinny_bf16_n8    n-tile of 8 columns (2 per warp): the baseline
 //   skinny_bf16_n16   n-tile of 16 columns (4 per warp): fewer, larger
 //                     blocks for wide N
+//   skinny_bf16_cl_n8 sm_90a only, M <= 8: the split-K reduce inside a
+//                     thread-block cluster (see its comment at the end)
 //
 // Geometry. Split-K over S = K / 256 slices; one block of 4 warps per
 // (n-tile, slice), grid (N / NT, S). The block stages its slice of x (M
@@ -181,3 +183,93 @@ KERNEL LAUNCH_BOUNDS(SK_THREADS) void skinny_bf16_n16(const u16 *x, const u16 *w
                                                      u32 M, u32 N, u32 K) {
   skinny_bf16<4>(x, w, out, ws, counters, M, N, K);
 }
+
+#if defined(__NVPTX__)
+// ---------------------------------------------------------------------------
+// skinny_bf16_cl_n8: the decode form (M <= CL_MAXM) with no second phase.
+// The S splits of an 8-column n-tile are one 1 x S cluster (S <= 8,
+// skinny.ClusterSplits), each CTA covering J = K / (256 S) consecutive
+// 256-wide slices: lane l owns k = 256j + 8l .. 256j + 8l + 7 of its CTA's
+// slices j = 0..J-1, all J x 2 weight vectors issued before x is staged
+// (up to 16 x 16 bytes in flight per lane). The lane's chain runs over its
+// J x 8 products (j outer, k inner) from 0; the warp sum is the tree of the
+// other kernels; each CTA parks its [M, 8] partial in its own shared
+// memory, and after a cluster barrier rank 0 sums ranks 0..S-1 in order
+// through distributed shared memory and writes bf16:
+//   y = bf16_rne(((0 + p[0]) + p[1]) + ... + p[S-1])
+// No workspace, no counters, no fences: the chain from the weight loads to
+// the store is one DRAM round trip, one cluster barrier and S shared reads.
+// The cluster's rank is its split (grid (N / 8, S), cluster dims 1 x S).
+#define CL_MAXM 8
+#define CL_JMAX 8
+
+KERNEL LAUNCH_BOUNDS(SK_THREADS) void skinny_bf16_cl_n8(const u16 *x, const u16 *w, u16 *out, float *ws, u32 *counters,
+                                                       u32 M, u32 N, u32 K) {
+  constexpr int C = 2;                 // columns per warp
+  constexpr u32 NT = SK_WARPS * C;     // the n-tile
+  constexpr int V = SK_ROWS * C;       // values per warp, index r * C + c
+  constexpr u32 DUP = 32u / V;         // lanes holding each reduced value
+  extern SHARED __attribute__((aligned(16))) u8 s_x[]; // [M][J * SLICE] bf16
+  SHARED float s_part[CL_MAXM][NT];
+  (void)ws, (void)counters;
+
+  const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5;
+  const u32 tile = bid_x(), S = cluster_nctarank(), rank = cluster_ctarank();
+  const u32 J = K / (SLICE * S), kb = rank * J * SLICE;
+  const u32 nw = tile * NT + warp * C;
+
+  u32x4 wv[C][CL_JMAX];
+#pragma unroll
+  for (int c = 0; c < C; c++)
+#pragma unroll
+    for (u32 j = 0; j < CL_JMAX; j++)
+      if (j < J) wv[c][j] = ldg_stream_v4(w + (u64)(nw + c) * K + kb + SLICE * j + LANE_K * lane);
+
+  const u32 rowv = J * (SLICE / 8); // 16-byte vectors per staged row
+  for (u32 i = tid; i < M * rowv; i += SK_THREADS) {
+    const u32 m = i / rowv, v8 = i % rowv;
+    const u32x4 t = ldg_stream_v4(x + (u64)m * K + kb + 8u * v8);
+    *(u32x4v *)(s_x + 16u * (m * rowv + v8)) = u32x4v{t.x, t.y, t.z, t.w};
+  }
+  block_sync();
+
+  float v[V];
+#pragma unroll
+  for (int r = 0; r < SK_ROWS; r++) {
+    float a[C];
+#pragma unroll
+    for (int c = 0; c < C; c++) a[c] = 0.0f;
+    if ((u32)r < M) {
+#pragma unroll
+      for (u32 j = 0; j < CL_JMAX; j++) {
+        if (j < J) {
+          const u32x4v q = *(const u32x4v *)(s_x + 16u * (r * rowv + j * (SLICE / 8) + lane));
+#pragma unroll
+          for (int c = 0; c < C; c++) {
+            const u32 wq[4] = {wv[c][j].x, wv[c][j].y, wv[c][j].z, wv[c][j].w};
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+              a[c] = __builtin_fmaf(bits_f32(q[e] << 16), bits_f32(wq[e] << 16), a[c]);
+              a[c] = __builtin_fmaf(bits_f32(q[e] & 0xFFFF0000u), bits_f32(wq[e] & 0xFFFF0000u), a[c]);
+            }
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < C; c++) v[r * C + c] = a[c];
+  }
+  u32 idx = 0;
+  reduce_scatter<V, V, 16u>(v, lane, idx);
+  const u32 m = idx / C, nl = warp * C + idx % C;
+  if ((lane & (DUP - 1u)) == 0 && m < M) s_part[m][nl] = v[0];
+  cluster_sync(); // every CTA's partial is in its shared memory
+  if (rank == 0 && tid < M * NT) {
+    const u32 mm = tid / NT, n = tid % NT;
+    float sum = 0.0f;
+    for (u32 r = 0; r < S; r++) sum += ld_dsmem_f32(&s_part[mm][n], r); // split order: deterministic
+    out[(u64)mm * N + tile * NT + n] = (u16)bf16_rne(sum);
+  }
+  cluster_sync(); // keep every CTA's partial alive until rank 0 has read it
+}
+#endif
