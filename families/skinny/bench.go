@@ -113,14 +113,15 @@ func (b *benchBufs) refAt(k int) *caseRef {
 	return b.ref
 }
 
-// check is the gate's comparison of copy k's output (checkOut), on an
+// check is the gate's comparison of copy c's output (checkOut) with
+// kernel k's reference, on an
 // output poisoned before the check run, with the workspace poisoned too (a
 // reduce that reads a partial no block wrote reads NaN).
-func (b *benchBufs) check(name string) *bench.Check {
+func (b *benchBufs) check(k kernels.Kernel, name string) *bench.Check {
 	what := fmt.Sprintf("%s M=%d %s", b.s.Label, b.M, name)
-	return bench.PoisonedOutputCheck(b.c.Dev, b.out, b.ws, b.wsBytes, func(k int, got []byte) error {
+	return bench.PoisonedOutputCheck(b.c.Dev, b.out, b.ws, b.wsBytes, func(c int, got []byte) error {
 		var f gates.Findings
-		checkOut(&f, fmt.Sprintf("%s copy %d", what, k), gates.NewCase("copy", k), got, b.M, b.s.N, b.refAt(k))
+		checkOut(&f, fmt.Sprintf("%s copy %d", what, c), gates.NewCase("copy", c), got, b.M, b.s.N, b.refAt(c).forKernel(k))
 		return f.Err()
 	})
 }
@@ -136,7 +137,7 @@ func (b *benchBufs) variant(k kernels.Kernel, name string) (bench.Variant, error
 		_, _, _, _, args, _ := Launch(s, M, Args{X: b.x.At(c), W: b.w.At(c), Out: b.out.At(c), WS: b.ws, Counters: b.counter, Kernel: k.Name})
 		return args
 	})
-	return bench.Variant{Name: name, Enqueue: f, Check: b.check(name)}, err
+	return bench.Variant{Name: name, Enqueue: f, Check: b.check(k, name)}, err
 }
 
 // benchShapes are the gate's shapes, then the bf16 linears of --shapes

@@ -231,7 +231,7 @@ type caseRef struct {
 	mirror   []uint16  // the kernel's bits [M, N]
 	floor    float64   // the rel of rounding ref to bf16
 	S        int       // split-K splits, for elemBound
-	chain    int       // terms in a lane's fmaf chain (LaneK x slices per split), for elemBound
+	chain    int       // rounded adds in a lane's partial (LaneK, plus J-1 for J-slice splits), for elemBound
 	// x, w, M, shape and neg rebuild the mirror of another split geometry
 	// (forKernel); neg: the inputs' signs flipped (negated).
 	x, w  []uint16
@@ -265,7 +265,7 @@ func (cr *caseRef) forKernel(k kernels.Kernel) *caseRef {
 			out.mirror[i] ^= 0x8000
 		}
 	}
-	out.S, out.chain = S, LaneK*J
+	out.S, out.chain = S, LaneK+J-1 // 8 chain terms, then J-1 rounded adds of the slices' chains
 	return &out
 }
 

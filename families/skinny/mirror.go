@@ -40,7 +40,8 @@ func SplitPartials(x, w []uint16, M, N, K, J int) []float32 {
 }
 
 // splitPartial is one warp's sum over J slices: lane l's chain over k =
-// 256j + 8l .. 256j + 8l + 7 for j = 0..J-1 from 0, then the tree pairing
+// 256j + 8l .. 256j + 8l + 7 from 0 for each slice j, the lane's partial
+// ((0 + t_0) + t_1) + ... + t_{J-1} of those chains, then the tree pairing
 // lanes (l, l+16), then the sums at distance 8, 4, 2, 1. Each chain step
 // is fmaf(x, w, a) for bf16 x and w: their product has at most 16
 // significant bits, so it is exact in float32 unless it falls below the
@@ -50,16 +51,20 @@ func SplitPartials(x, w []uint16, M, N, K, J int) []float32 {
 func splitPartial(x, w []float32, J int) float32 {
 	var lanes [warpLanes]float32
 	for j := 0; j < J; j++ {
+		var chain [warpLanes]float32
 		for t := 0; t < LaneK; t++ {
-			for l := range lanes {
+			for l := range chain {
 				k := j*Slice + l*LaneK + t
 				xv, wv := x[k], w[k]
 				if p := float32(xv * wv); p <= -0x1p-126 || p >= 0x1p-126 {
-					lanes[l] = lanes[l] + p
+					chain[l] = chain[l] + p
 				} else { // zero, subnormal or underflowed: round once, the fma way
-					lanes[l] = refimpl.FMA32(xv, wv, lanes[l])
+					chain[l] = refimpl.FMA32(xv, wv, chain[l])
 				}
 			}
+		}
+		for l := range lanes {
+			lanes[l] = lanes[l] + chain[l]
 		}
 	}
 	for d := warpLanes / 2; d >= 1; d /= 2 {

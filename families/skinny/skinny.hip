@@ -191,9 +191,11 @@ KERNEL LAUNCH_BOUNDS(SK_THREADS) void skinny_bf16_n16(const u16 *x, const u16 *w
 // skinny.ClusterSplits), each CTA covering J = K / (256 S) consecutive
 // 256-wide slices: lane l owns k = 256j + 8l .. 256j + 8l + 7 of its CTA's
 // slices j = 0..J-1, all J x 2 weight vectors issued before x is staged
-// (up to 16 x 16 bytes in flight per lane). The lane's chain runs over its
-// J x 8 products (j outer, k inner) from 0; the warp sum is the tree of the
-// other kernels; each CTA parks its [M, 8] partial in its own shared
+// (up to 16 x 16 bytes in flight per lane). The lane's partial is
+// ((0 + t_0) + t_1) + ... + t_{J-1}, t_j the 8-term chain of slice j from 0
+// (the other kernels' lane chain, so values that cancel slice against
+// slice cancel exactly here too); the warp sum is the tree of the other
+// kernels; each CTA parks its [M, 8] partial in its own shared
 // memory, and after a cluster barrier rank 0 sums ranks 0..S-1 in order
 // through distributed shared memory and writes bf16:
 //   y = bf16_rne(((0 + p[0]) + p[1]) + ... + p[S-1])
@@ -225,12 +227,15 @@ KERNEL LAUNCH_BOUNDS(SK_THREADS) void skinny_bf16_cl_n8(const u16 *x, const u16 
     for (u32 j = 0; j < CL_JMAX; j++)
       if (j < J) wv[c][j] = ldg_stream_v4(w + (u64)(nw + c) * K + kb + SLICE * j + LANE_K * lane);
 
+  // x by cp.async: every piece in flight at once (a load-then-store loop
+  // would wait one DRAM round trip per iteration).
   const u32 rowv = J * (SLICE / 8); // 16-byte vectors per staged row
   for (u32 i = tid; i < M * rowv; i += SK_THREADS) {
     const u32 m = i / rowv, v8 = i % rowv;
-    const u32x4 t = ldg_stream_v4(x + (u64)m * K + kb + 8u * v8);
-    *(u32x4v *)(s_x + 16u * (m * rowv + v8)) = u32x4v{t.x, t.y, t.z, t.w};
+    cp_async16(s_x + 16u * (m * rowv + v8), x + (u64)m * K + kb + 8u * v8, 16u);
   }
+  cp_async_commit();
+  cp_async_wait<0>();
   block_sync();
 
   float v[V];
@@ -247,11 +252,13 @@ KERNEL LAUNCH_BOUNDS(SK_THREADS) void skinny_bf16_cl_n8(const u16 *x, const u16 
 #pragma unroll
           for (int c = 0; c < C; c++) {
             const u32 wq[4] = {wv[c][j].x, wv[c][j].y, wv[c][j].z, wv[c][j].w};
+            float t = 0.0f; // slice j's chain, from 0
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-              a[c] = __builtin_fmaf(bits_f32(q[e] << 16), bits_f32(wq[e] << 16), a[c]);
-              a[c] = __builtin_fmaf(bits_f32(q[e] & 0xFFFF0000u), bits_f32(wq[e] & 0xFFFF0000u), a[c]);
+              t = __builtin_fmaf(bits_f32(q[e] << 16), bits_f32(wq[e] << 16), t);
+              t = __builtin_fmaf(bits_f32(q[e] & 0xFFFF0000u), bits_f32(wq[e] & 0xFFFF0000u), t);
             }
+            a[c] = a[c] + t;
           }
         }
       }
