@@ -16,7 +16,7 @@ func TestGoConstantsMatchKernelDefines(t *testing.T) {
 	}
 	for _, m := range cdefs.Mismatches("skinny.hip", src, map[string]int64{
 		"SLICE": Slice, "RED_BATCH": RedBatch, "SK_THREADS": Threads, "SK_WARPS": Threads / 32, "LANE_K": LaneK, "SK_ROWS": Rows,
-		"CL_MAXM": ClusterMaxM, "CL_JMAX": ClusterMaxJ,
+		"CL_MAXM": ClusterMaxM, "CL_JMAX": ClusterMaxJ, "CL_THREADS": ClusterThreads, "CL_WARPS": ClusterThreads / 32,
 	}) {
 		t.Error(m)
 	}

@@ -67,7 +67,7 @@ func TestGateRunsEveryRegisteredKernel(t *testing.T) {
 			k, _ := kernels.Lookup(l.Kernel)
 			S, J, _ := Splits(k, fakeShape)
 			cluster := l.Opts != nil && l.Opts.Cluster != (gpu.Dim3{})
-			if l.SharedBytes != SharedBytes(M, J) || l.Block.X != Threads || int(l.Grid.Y) != S {
+			if l.SharedBytes != SharedBytes(M, J) || int(l.Block.X) != BlockThreads(k) || int(l.Grid.Y) != S {
 				t.Errorf("%s %s M=%d: launched %v x %v with %d bytes of shared memory", info.Arch, l.Kernel, M, l.Grid, l.Block, l.SharedBytes)
 			}
 			if want := k.Form == FormCluster; cluster != want || (want && int(l.Opts.Cluster.Y) != S) {

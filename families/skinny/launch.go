@@ -62,6 +62,8 @@ const (
 	ClusterMaxM = 8
 	ClusterMaxJ = 8
 	ClusterMaxS = 8
+	// ClusterThreads: 8 warps per CTA, one column each (CL_WARPS).
+	ClusterThreads = 256
 )
 
 // Geometry constants (skinny.hip; TestGoConstantsMatchKernelDefines ties them).
@@ -91,6 +93,15 @@ func NTile(k kernels.Kernel) int {
 		return 8
 	}
 	return 0
+}
+
+// BlockThreads is kernel k's block size: Threads, or ClusterThreads for
+// the cluster form.
+func BlockThreads(k kernels.Kernel) int {
+	if k.Form == FormCluster {
+		return ClusterThreads
+	}
+	return Threads
 }
 
 // ClusterSplits is the cluster form's split of K's slices: the most splits
@@ -206,8 +217,8 @@ func CounterBytes(s Shape) int { return 4 * (s.N / 8) }
 func SharedBytes(M, J int) int { return 2 * Slice * M * J }
 
 // Launch returns the kernel, grid, block, dynamic shared memory and
-// arguments of one launch: grid (N / n-tile, S), Threads threads; the
-// cluster form also needs LaunchOpts.
+// arguments of one launch: grid (N / n-tile, S) of BlockThreads threads;
+// the cluster form also needs LaunchOpts.
 func Launch(s Shape, M int, a Args) (kernel string, grid, block gpu.Dim3, shared int, args []any, err error) {
 	if M < 1 || M > MaxM {
 		err = &ContractError{s.Label, "M", fmt.Sprintf("= %d is outside 1..%d", M, MaxM)}
@@ -237,7 +248,7 @@ func Launch(s Shape, M int, a Args) (kernel string, grid, block gpu.Dim3, shared
 	S, J, _ := Splits(k, s)
 	grid = gpu.Dim3{X: uint32(s.N / nt), Y: uint32(S), Z: 1}
 	args = []any{a.X, a.W, a.Out, a.WS, a.Counters, uint32(M), uint32(s.N), uint32(s.K)}
-	return k.Name, grid, gpu.D1(Threads), SharedBytes(M, J), args, nil
+	return k.Name, grid, gpu.D1(BlockThreads(k)), SharedBytes(M, J), args, nil
 }
 
 // Kernels are the registered skinny kernels serving M on arch ("" any),

@@ -28,7 +28,7 @@ func TestLaunchGeometryGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if block != gpu.D1(Threads) {
+				if block != gpu.D1(BlockThreads(k)) {
 					t.Errorf("%s: block %v", kern, block)
 				}
 				fmt.Fprintf(&buf, "%-20s %5d %5d %3d  %-16s %4dx%-4d %7d %10d %10d\n", s.Label, s.N, s.K, M, kern, grid.X, grid.Y, grid.X*grid.Y, shared, PointBytes(s, M))

@@ -189,13 +189,13 @@ KERNEL LAUNCH_BOUNDS(SK_THREADS) void skinny_bf16_n16(const u16 *x, const u16 *w
 // skinny_bf16_cl_n8: the decode form (M <= CL_MAXM) with no second phase.
 // The S splits of an 8-column n-tile are one 1 x S cluster (S <= 8,
 // skinny.ClusterSplits), each CTA covering J = K / (256 S) consecutive
-// 256-wide slices: lane l owns k = 256j + 8l .. 256j + 8l + 7 of its CTA's
-// slices j = 0..J-1, all J x 2 weight vectors issued before x is staged
-// (up to 16 x 16 bytes in flight per lane). The lane's partial is
+// 256-wide slices; a CTA is 8 warps, one column each, and lane l owns k =
+// 256j + 8l .. 256j + 8l + 7 of its CTA's slices j = 0..J-1, all J weight
+// vectors issued before x is staged. The lane's partial is
 // ((0 + t_0) + t_1) + ... + t_{J-1}, t_j the 8-term chain of slice j from 0
 // (the other kernels' lane chain, so values that cancel slice against
 // slice cancel exactly here too); the warp sum is the tree of the other
-// kernels; each CTA parks its [M, 8] partial in its own shared
+// kernels (one value per row); each CTA parks its [M, 8] partial in its own shared
 // memory, and after a cluster barrier rank 0 sums ranks 0..S-1 in order
 // through distributed shared memory and writes bf16:
 //   y = bf16_rne(((0 + p[0]) + p[1]) + ... + p[S-1])
@@ -204,12 +204,14 @@ KERNEL LAUNCH_BOUNDS(SK_THREADS) void skinny_bf16_n16(const u16 *x, const u16 *w
 // The cluster's rank is its split (grid (N / 8, S), cluster dims 1 x S).
 #define CL_MAXM 8
 #define CL_JMAX 8
+#define CL_WARPS 8 // one column per warp: 8 warps per CTA hide the chains' latency
+#define CL_THREADS (32 * CL_WARPS)
+#define CL_XV (CL_MAXM * CL_JMAX * (SLICE / 8) / CL_THREADS) // x vectors per thread, at most
 
-KERNEL LAUNCH_BOUNDS(SK_THREADS) void skinny_bf16_cl_n8(const u16 *x, const u16 *w, u16 *out, float *ws, u32 *counters,
+KERNEL LAUNCH_BOUNDS(CL_THREADS) void skinny_bf16_cl_n8(const u16 *x, const u16 *w, u16 *out, float *ws, u32 *counters,
                                                        u32 M, u32 N, u32 K) {
-  constexpr int C = 2;                 // columns per warp
-  constexpr u32 NT = SK_WARPS * C;     // the n-tile
-  constexpr int V = SK_ROWS * C;       // values per warp, index r * C + c
+  constexpr u32 NT = CL_WARPS;         // the n-tile: a column per warp
+  constexpr int V = SK_ROWS;           // values per warp, one per row
   constexpr u32 DUP = 32u / V;         // lanes holding each reduced value
   extern SHARED __attribute__((aligned(16))) u8 s_x[]; // [M][J * SLICE] bf16
   SHARED float s_part[CL_MAXM][NT];
@@ -218,64 +220,59 @@ KERNEL LAUNCH_BOUNDS(SK_THREADS) void skinny_bf16_cl_n8(const u16 *x, const u16 
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5;
   const u32 tile = bid_x(), S = cluster_nctarank(), rank = cluster_ctarank();
   const u32 J = K / (SLICE * S), kb = rank * J * SLICE;
-  const u32 nw = tile * NT + warp * C;
+  const u32 n = tile * NT + warp; // the warp's column
 
-  u32x4 wv[C][CL_JMAX];
+  u32x4 wv[CL_JMAX];
 #pragma unroll
-  for (int c = 0; c < C; c++)
-#pragma unroll
-    for (u32 j = 0; j < CL_JMAX; j++)
-      if (j < J) wv[c][j] = ldg_stream_v4(w + (u64)(nw + c) * K + kb + SLICE * j + LANE_K * lane);
+  for (u32 j = 0; j < CL_JMAX; j++)
+    if (j < J) wv[j] = ldg_stream_v4(w + (u64)n * K + kb + SLICE * j + LANE_K * lane);
 
-  // x by cp.async: every piece in flight at once (a load-then-store loop
-  // would wait one DRAM round trip per iteration).
+  // x: every piece loaded before any is stored, so all are in flight at once.
   const u32 rowv = J * (SLICE / 8); // 16-byte vectors per staged row
-  for (u32 i = tid; i < M * rowv; i += SK_THREADS) {
-    const u32 m = i / rowv, v8 = i % rowv;
-    cp_async16(s_x + 16u * (m * rowv + v8), x + (u64)m * K + kb + 8u * v8, 16u);
+  u32x4 xv[CL_XV];
+#pragma unroll
+  for (u32 i = 0; i < CL_XV; i++) {
+    const u32 e = tid + CL_THREADS * i;
+    if (e < M * rowv) xv[i] = ldg_stream_v4(x + (u64)(e / rowv) * K + kb + 8u * (e % rowv));
   }
-  cp_async_commit();
-  cp_async_wait<0>();
+#pragma unroll
+  for (u32 i = 0; i < CL_XV; i++) {
+    const u32 e = tid + CL_THREADS * i;
+    if (e < M * rowv) *(u32x4v *)(s_x + 16u * e) = u32x4v{xv[i].x, xv[i].y, xv[i].z, xv[i].w};
+  }
   block_sync();
 
   float v[V];
 #pragma unroll
   for (int r = 0; r < SK_ROWS; r++) {
-    float a[C];
-#pragma unroll
-    for (int c = 0; c < C; c++) a[c] = 0.0f;
+    float a = 0.0f;
     if ((u32)r < M) {
 #pragma unroll
       for (u32 j = 0; j < CL_JMAX; j++) {
         if (j < J) {
           const u32x4v q = *(const u32x4v *)(s_x + 16u * (r * rowv + j * (SLICE / 8) + lane));
+          const u32 wq[4] = {wv[j].x, wv[j].y, wv[j].z, wv[j].w};
+          float t = 0.0f; // slice j's chain, from 0
 #pragma unroll
-          for (int c = 0; c < C; c++) {
-            const u32 wq[4] = {wv[c][j].x, wv[c][j].y, wv[c][j].z, wv[c][j].w};
-            float t = 0.0f; // slice j's chain, from 0
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-              t = __builtin_fmaf(bits_f32(q[e] << 16), bits_f32(wq[e] << 16), t);
-              t = __builtin_fmaf(bits_f32(q[e] & 0xFFFF0000u), bits_f32(wq[e] & 0xFFFF0000u), t);
-            }
-            a[c] = a[c] + t;
+          for (int e = 0; e < 4; e++) {
+            t = __builtin_fmaf(bits_f32(q[e] << 16), bits_f32(wq[e] << 16), t);
+            t = __builtin_fmaf(bits_f32(q[e] & 0xFFFF0000u), bits_f32(wq[e] & 0xFFFF0000u), t);
           }
+          a = a + t;
         }
       }
     }
-#pragma unroll
-    for (int c = 0; c < C; c++) v[r * C + c] = a[c];
+    v[r] = a;
   }
   u32 idx = 0;
   reduce_scatter<V, V, 16u>(v, lane, idx);
-  const u32 m = idx / C, nl = warp * C + idx % C;
-  if ((lane & (DUP - 1u)) == 0 && m < M) s_part[m][nl] = v[0];
+  if ((lane & (DUP - 1u)) == 0 && idx < M) s_part[idx][warp] = v[0];
   cluster_sync(); // every CTA's partial is in its shared memory
   if (rank == 0 && tid < M * NT) {
-    const u32 mm = tid / NT, n = tid % NT;
+    const u32 mm = tid / NT, c = tid % NT;
     float sum = 0.0f;
-    for (u32 r = 0; r < S; r++) sum += ld_dsmem_f32(&s_part[mm][n], r); // split order: deterministic
-    out[(u64)mm * N + tile * NT + n] = (u16)bf16_rne(sum);
+    for (u32 r = 0; r < S; r++) sum += ld_dsmem_f32(&s_part[mm][c], r); // split order: deterministic
+    out[(u64)mm * N + tile * NT + c] = (u16)bf16_rne(sum);
   }
   cluster_sync(); // keep every CTA's partial alive until rank 0 has read it
 }
