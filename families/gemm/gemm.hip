@@ -444,7 +444,7 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8
   // One group: consume ring slot i, refill it (predicated), the op steps
   // from the staged rows, then the fold. Lane holds D[n][m] for
   // n = n0+gid (+8), m = 8mt + 2tig (+1).
-  auto group = [&](const int i, u32 g, u32 gl, u32 buf) {
+  auto group = [&](const int i, u32 g, u32 gl, u32 buf) __attribute__((always_inline)) {
     const u32x4 w0 = wb[i][0], w1 = wb[i][1];
     const u32x2 z = zb[i], pl = BITS == 5 ? pb[i] : u32x2{0u, 0u};
     const bool more = g + PF < gend;
