@@ -329,7 +329,9 @@ func (b *gemmBufs) planesAt(c int) gpu.Ptr {
 	return b.pl.At(c)
 }
 
-func gemmPointBytes(s GemmShape, M int, prefill bool) int64 { return gemmPointBytesBits(s, M, prefill, 4) }
+func gemmPointBytes(s GemmShape, M int, prefill bool) int64 {
+	return gemmPointBytesBits(s, M, prefill, 4)
+}
 
 // gemmPointBytesBits is a call's bytes on bits-wide weights.
 func gemmPointBytesBits(s GemmShape, M int, prefill bool, bits int) int64 {

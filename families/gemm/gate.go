@@ -316,7 +316,9 @@ func gemmClassDomain() ([]gemmCase, error) {
 // reach on a device with sms SMs: every decode launch (the baseline at
 // each of DecGateSplits, the variants at the law's S) or every prefill
 // kernel, on either target.
-func gemmCaseClasses(c gemmCase, full bool, sms int) []string { return gemmCaseClassesBits(4, c, full, sms) }
+func gemmCaseClasses(c gemmCase, full bool, sms int) []string {
+	return gemmCaseClassesBits(4, c, full, sms)
+}
 
 // gemmCaseClassesBits is gemmCaseClasses for the bits-wide kernels.
 func gemmCaseClassesBits(bits int, c gemmCase, full bool, sms int) []string {
@@ -611,7 +613,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	}
 	ws := t.Buffer("ws", max(4, DecWorkspaceBytes(M, N, maxS)))
 	sema := t.Buffer("sema", DecSemaBytes(N))
-	t.Init(sema, make([]byte, DecSemaBytes(N)))                                                                                                 // the counters' required start (and end) state
+	t.Init(sema, make([]byte, DecSemaBytes(N)))                                                                                                                             // the counters' required start (and end) state
 	base := DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr(), Bits: bits, Planes: planes} // every decode launch's buffers; copies vary Out, Act, RS, Kernel
 	// The law's S launches as the product does (DecLaunchOpts: a
 	// cluster launch where S = DecClusterS), the other S values plainly
