@@ -114,7 +114,7 @@ done
 m=$(cat "$build/sm_90a/gemm.ptx")
 status=PASS; code=0
 case "$m" in base|*survive*) ;; *) status=FAIL; code=1 ;; esac
-printf '{"schema":1,"tool":"fake","commit":"x","date":"2026-01-01T00:00:00Z","command":[],"seed":1,"gates":[{"gate":"gemm","status":"%s","reason":"fake verdict","seed":1,"seconds":0}],"records":[]}\n' "$status" >"$json"
+printf '{"schema":1,"tool":"fake","commit":"x","date":"2026-01-01T00:00:00Z","command":[],"seed":1,"gates":[{"gate":"gemm","status":"%s","reason":"fake verdict","seed":1,"seconds":0},{"gate":"gemm5","status":"%s","reason":"fake verdict","seed":1,"seconds":0}],"records":[]}\n' "$status" "$status" >"$json"
 exit $code
 `), 0o755)
 	old := mutateGateCommand

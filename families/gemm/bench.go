@@ -86,6 +86,9 @@ type gemmBufs struct {
 	s                               GemmShape
 	M, copies                       int
 	w, sz, act, actRow, sc, rs, out bench.CopySet
+	pl, rs16                        bench.CopySet // 5-bit planes; fp16 row sums (prefill, 4-bit: the ZPE form's)
+	bits                            int
+	zref                            gemmRef // the ZPE form's reference (prefill, 4-bit)
 	ws, sema                        gpu.Ptr
 	wsBytes                         int
 	footprint                       int64
@@ -93,20 +96,33 @@ type gemmBufs struct {
 	label                           string
 }
 
-func gemmWeightBytes(s GemmShape) int64 {
-	return int64(s.N())*int64(s.K)/2 + 4*int64(s.G())*int64(s.N())
+// gemmWeightBytes is the weight stream of a bits-wide weight: 4 bits of
+// words per weight, 1 of planes at 5 bits, and 4 bytes of scale word per
+// 128 weights.
+func gemmWeightBytes(s GemmShape, bits int) int64 {
+	b := int64(s.N())*int64(s.K)/2 + 4*int64(s.G())*int64(s.N())
+	if bits == 5 {
+		b += int64(s.N()) * int64(s.K) / 8
+	}
+	return b
 }
 
 // benchWeights are one shape's weights, drawn as the gate draws them and
 // repacked, kept across the M values of a suite run.
 type benchWeights struct {
 	w  *refimpl.QWeight
-	pk *refimpl.W4Packed
+	pk gemmPacked
 }
 
-func newBenchWeights(s GemmShape) (*benchWeights, error) {
-	w := gemmWeights(rand.New(rand.NewPCG(uint64(s.K), uint64(s.N()))), s.K, s.N())
-	pk, err := refimpl.RepackW4(w)
+func newBenchWeights(s GemmShape) (*benchWeights, error) { return newBenchWeightsBits(s, 4) }
+
+func newBenchWeightsBits(s GemmShape, bits int) (*benchWeights, error) {
+	rng := rand.New(rand.NewPCG(uint64(s.K), uint64(s.N())))
+	w := gemmWeights(rng, s.K, s.N())
+	if bits == 5 {
+		w = gemmWeights5(rng, s.K, s.N())
+	}
+	pk, err := packGEMM(w)
 	if err != nil {
 		return nil, err
 	}
@@ -121,17 +137,35 @@ func newBenchWeights(s GemmShape) (*benchWeights, error) {
 // read them. The footprint (one call's bytes, which sizes the rotation)
 // counts one activation layout: a call reads one of them.
 func newGemmBufs(c *bench.Ctx, label string, s GemmShape, M int, prefill, rowMajor bool, maxS int, bw *benchWeights) (*gemmBufs, error) {
+	return newGemmBufsCopies(c, label, s, M, prefill, rowMajor, maxS, bw, 0)
+}
+
+// newGemmBufsCopies is newGemmBufs with at least minCopies buffer sets (two
+// weight widths timed in one point rotate through the same number). 5-bit
+// weights add their plane copies; 4-bit prefill adds the ZPE form's fp16
+// row sums (read instead of the fp32 ones, so not in the footprint).
+func newGemmBufsCopies(c *bench.Ctx, label string, s GemmShape, M int, prefill, rowMajor bool, maxS int, bw *benchWeights, minCopies int) (*gemmBufs, error) {
 	N := s.N()
 	d := newGemmCaseData(gemmCase{label: label, shape: s, M: M, dist: "normal", prefill: prefill}, uint64(M)<<20^uint64(N), bw.w)
-	b := &gemmBufs{c: c, s: s, M: M, ref: d.rr, label: label}
-	wb, szb := bw.pk.WordBytes(), bw.pk.SZBytes()
+	b := &gemmBufs{c: c, s: s, M: M, ref: d.rr, label: label, bits: bw.w.Bits}
+	wb, szb := bw.pk.words, bw.pk.sz
 	data := [][]byte{wb, szb, d.codes, gates.F32Bytes(d.scales), gates.F32Bytes(d.rsums)}
 	sets := []*bench.CopySet{&b.w, &b.sz, &b.act, &b.sc, &b.rs}
+	if b.bits == 5 {
+		data, sets = append(data, bw.pk.planes), append(sets, &b.pl)
+	}
 	for _, x := range data {
 		b.footprint += int64(bench.CopyStride(len(x)))
 	}
 	b.footprint += int64(bench.CopyStride(2 * M * N))
-	b.copies = bench.CopiesFor(b.footprint, c.Dev.Info().LLCBytes)
+	var rs16 []byte
+	if prefill && b.bits == 4 {
+		P := len(s.Parts)
+		rs16 = ZPERowSums(d.rsums, P, M, s.G())
+		data, sets = append(data, rs16), append(sets, &b.rs16)
+		b.zref = zpeRef(d.rr, bw.w, s.Parts, d.rsums, d.scales, M)
+	}
+	b.copies = max(bench.CopiesFor(b.footprint, c.Dev.Info().LLCBytes), minCopies)
 	var err error
 	for i, dst := range sets {
 		if *dst, err = bench.AllocCopies(c, len(data[i]), b.copies); err != nil {
@@ -169,6 +203,9 @@ func newGemmBufs(c *bench.Ctx, label string, s GemmShape, M int, prefill, rowMaj
 	}
 	if b.copies > 1 {
 		last := []bench.CopyUpload{{Set: b.act, Data: flipSigns(d.codes)}, {Set: b.rs, Data: gates.F32Bytes(negated(d.rsums))}}
+		if rs16 != nil { // RNE is symmetric: the fp16 row sums of the negated ones are the sign-flipped fp16 row sums
+			last = append(last, bench.CopyUpload{Set: b.rs16, Data: ZPERowSums(negated(d.rsums), len(s.Parts), M, s.G())})
+		}
 		if rowMajor {
 			last = append(last, bench.CopyUpload{Set: b.actRow, Data: flipSigns(d.rowCodes)})
 		}
@@ -228,7 +265,7 @@ func (b *gemmBufs) check(name string, rr gemmRef) *bench.Check {
 // in a decode step); plain forces a plain launch (ws reduce).
 func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain bool) (bench.Variant, error) {
 	s, M := b.s, b.M
-	kern, grid, block, _, err := DecLaunch(s, M, S, DecArgs{Kernel: k.Name})
+	kern, grid, block, _, err := DecLaunch(s, M, S, DecArgs{Kernel: k.Name, Bits: b.bits, Planes: 1})
 	if err != nil {
 		return bench.Variant{}, err
 	}
@@ -241,7 +278,7 @@ func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain b
 	}
 	f, err := b.c.LauncherEx(kern, grid, block, 0, opts, func(c int) []any {
 		_, _, _, args, _ := DecLaunch(s, M, S, DecArgs{W: b.w.At(c), SZ: b.sz.At(c),
-			Act: b.act.At(c), ASG: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), WS: b.ws, Sema: b.sema, Kernel: k.Name})
+			Act: b.act.At(c), ASG: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), WS: b.ws, Sema: b.sema, Kernel: k.Name, Bits: b.bits, Planes: b.planesAt(c)})
 		return args
 	})
 	v := bench.Variant{Name: name, Enqueue: f}
@@ -257,7 +294,11 @@ func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain b
 // layout its form reads.
 func (b *gemmBufs) preVariant(k kernels.Kernel, name string) (bench.Variant, error) {
 	s, M := b.s, b.M
-	kern, grid, block, shared, _, err := PreLaunch(s, M, PreArgs{Kernel: k.Name})
+	zpe := k.Form == FormPreZPE
+	if zpe && b.rs16.Size == 0 {
+		return bench.Variant{}, fmt.Errorf("%s reads fp16 row sums: the buffer sets have none (4-bit prefill only)", k.Name)
+	}
+	kern, grid, block, shared, _, err := PreLaunch(s, M, PreArgs{Kernel: k.Name, Bits: b.bits, Planes: 1, RS16: 1})
 	if err != nil {
 		return bench.Variant{}, err
 	}
@@ -266,14 +307,34 @@ func (b *gemmBufs) preVariant(k kernels.Kernel, name string) (bench.Variant, err
 		act = b.actRow
 	}
 	f, err := b.c.Launcher(kern, grid, block, shared, func(c int) []any {
-		_, _, _, _, args, _ := PreLaunch(s, M, PreArgs{W: b.w.At(c), SZ: b.sz.At(c),
-			Act: act.At(c), TScale: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), Kernel: k.Name})
+		a := PreArgs{W: b.w.At(c), SZ: b.sz.At(c), Act: act.At(c), TScale: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), Kernel: k.Name, Bits: b.bits, Planes: b.planesAt(c)}
+		if zpe {
+			a.RS16 = b.rs16.At(c)
+		}
+		_, _, _, _, args, _ := PreLaunch(s, M, a)
 		return args
 	})
-	return bench.Variant{Name: name, Enqueue: f, Check: b.check(name, preRef(b.ref, k))}, err
+	ref := preRef(b.ref, k)
+	if zpe {
+		ref = b.zref
+	}
+	return bench.Variant{Name: name, Enqueue: f, Check: b.check(name, ref)}, err
+}
+
+// planesAt is buffer set c's plane stream (5-bit), else 0.
+func (b *gemmBufs) planesAt(c int) gpu.Ptr {
+	if b.bits != 5 {
+		return 0
+	}
+	return b.pl.At(c)
 }
 
 func gemmPointBytes(s GemmShape, M int, prefill bool) int64 {
+	return gemmPointBytesBits(s, M, prefill, 4)
+}
+
+// gemmPointBytesBits is a call's bytes on bits-wide weights.
+func gemmPointBytesBits(s GemmShape, M int, prefill bool, bits int) int64 {
 	N, K, G, P := int64(s.N()), int64(s.K), int64(s.G()), int64(len(s.Parts))
 	m := int64(M)
 	act := P*m*K + P*m*G*4 // codes + row sums
@@ -282,7 +343,7 @@ func gemmPointBytes(s GemmShape, M int, prefill bool) int64 {
 	} else {
 		act += P * m * G * 4
 	}
-	return gemmWeightBytes(s) + act + 2*m*N
+	return gemmWeightBytes(s, bits) + act + 2*m*N
 }
 
 // peerRow appends the vendor library's fp8 record (cuBLASLt or hipBLASLt) at

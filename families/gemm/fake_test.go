@@ -47,16 +47,18 @@ func TestGateRunsEveryRegisteredKernel(t *testing.T) {
 		env, dev := faketest.Env(t, info)
 		sh := GemmShape{K: 384, Parts: []int{256, 128}}
 		res := gates.RunGate(env, gates.Gate{Name: "gemm-launches", Device: true, Run: func(t *gates.T) {
-			w := gemmWeights(rand.New(rand.NewPCG(3, 4)), sh.K, sh.N())
-			p, err := refimpl.RepackW4(w)
-			t.Check(err, "repack")
-			for _, c := range []gemmCase{
-				{"fake/dec", sh, 1, "normal", false}, {"fake/dec", sh, 9, "normal", false},
-				{"fake/dec", sh, 24, "normal", false}, {"fake/dec", sh, 33, "normal", false}, {"fake/dec", sh, 64, "normal", false},
-				{"fake/pre", sh, 200, "normal", true},
-			} {
-				runGEMMCase(t, c, 5, w, p)
-				t.Release()
+			// 4-bit and 5-bit weights: every kernel of both widths.
+			for _, w := range []*refimpl.QWeight{gemmWeights(rand.New(rand.NewPCG(3, 4)), sh.K, sh.N()), gemmWeights5(rand.New(rand.NewPCG(3, 5)), sh.K, sh.N())} {
+				p, err := packGEMM(w)
+				t.Check(err, "repack")
+				for _, c := range []gemmCase{
+					{"fake/dec", sh, 1, "normal", false}, {"fake/dec", sh, 9, "normal", false},
+					{"fake/dec", sh, 24, "normal", false}, {"fake/dec", sh, 33, "normal", false}, {"fake/dec", sh, 64, "normal", false},
+					{"fake/pre", sh, 200, "normal", true},
+				} {
+					runGEMMCase(t, c, 5, w, p)
+					t.Release()
+				}
 			}
 		}})
 		if bad := faketest.ArgumentErrors(res); len(bad) > 0 {
@@ -252,7 +254,7 @@ func TestGateMetricKeysIndependentOfSeed(t *testing.T) {
 		env.Seed = seed
 		return gates.RunGate(env, gates.Gate{Name: "gemm-keys", Device: true, Run: func(t *gates.T) {
 			w := gemmWeights(rand.New(rand.NewPCG(t.Seed(), 4)), sh.K, sh.N())
-			p, err := refimpl.RepackW4(w)
+			p, err := packGEMM(w)
 			t.Check(err, "repack")
 			for i, c := range cases {
 				runGEMMCase(t, c, t.Seed()+uint64(i), w, p)

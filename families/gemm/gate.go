@@ -53,7 +53,9 @@ import (
 // the unquantized activations is recorded as a metric (rel_exact), not gated.
 
 func init() {
-	gates.Register(gates.Gate{Family: Family, Name: "gemm", Headline: []string{"worst_rel_over_floor", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMM,
+	gates.Register(gates.Gate{Family: Family, Name: "gemm5", Headline: []string{"worst_rel_over_floor", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMMBits(5),
+		Proves: "every registered W5A8 GEMM kernel (decode band pq_gemm_dec5_*: at its split-K law's S and fixed S, cluster and ws reduce, PDL pairs; per-token prefill pq_gemm_pre5) is within the gemm gate's bounds of the fp64 reference on 5-bit weights (codes and zeros 0..31, fifth-bit planes) at every shape and M class of the gemm gate, the subnormal-heavy case included"})
+	gates.Register(gates.Gate{Family: Family, Name: "gemm", Headline: []string{"worst_rel_over_floor", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMMBits(4),
 		Proves: "every registered W4A8 GEMM kernel (decode band: the baseline at its split-K law's S and fixed S, its variants at the law's S; per-token prefill: tiled mma.sync and on sm_90a row-major wgmma, also at G = 3 and 5) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
 }
 
@@ -102,6 +104,52 @@ func gemmWeights(rng *rand.Rand, K, N int) *refimpl.QWeight {
 	return w
 }
 
+// gemmWeights5 draws a checkpoint-like int5 weight: codes 0..31, zeros
+// 4..28 for 90% and 0..31 for the rest (the 4-bit draw at twice the range),
+// fp16 scales as gemmWeights.
+func gemmWeights5(rng *rand.Rand, K, N int) *refimpl.QWeight {
+	G := K / refimpl.GroupSize
+	codes := make([]uint8, K*N)
+	for i := range codes {
+		codes[i] = uint8(rng.IntN(32))
+	}
+	zeros := make([]uint8, G*N)
+	for i := range zeros {
+		if rng.IntN(10) == 0 {
+			zeros[i] = uint8(rng.IntN(32))
+		} else {
+			zeros[i] = uint8(4 + rng.IntN(25))
+		}
+	}
+	ql, qh := refimpl.PackInt5(codes, K, N)
+	zl, zh := refimpl.PackInt5(zeros, G, N)
+	w := &refimpl.QWeight{K: K, N: N, Bits: 5, QWeight: ql, QHigh: qh, QZeros: zl, ZHigh: zh, Scales: make([]float64, G*N)}
+	for i := range w.Scales {
+		w.Scales[i] = refimpl.RoundF16(1e-3 * math.Pow(10, rng.Float64()))
+	}
+	return w
+}
+
+// gemmPacked is a repacked weight as the kernels read it (planes nil for
+// 4-bit weights).
+type gemmPacked struct{ words, planes, sz []byte }
+
+// packGEMM repacks w for the kernels of its width.
+func packGEMM(w *refimpl.QWeight) (gemmPacked, error) {
+	if w.Bits == 5 {
+		p, err := refimpl.RepackW5(w)
+		if err != nil {
+			return gemmPacked{}, err
+		}
+		return gemmPacked{p.WordBytes(), p.PlaneBytes(), p.SZBytes()}, nil
+	}
+	p, err := refimpl.RepackW4(w)
+	if err != nil {
+		return gemmPacked{}, err
+	}
+	return gemmPacked{p.WordBytes(), nil, p.SZBytes()}, nil
+}
+
 // zeroFirstChannels returns w with the weights of channel 0 of every group
 // set to their zero point (dequantized weight exactly 0): with the
 // "subnormal" activations, whose group maximum sits on channel 0, the output
@@ -109,6 +157,17 @@ func gemmWeights(rng *rand.Rand, K, N int) *refimpl.QWeight {
 // decodes those as zero produces zeros.
 func zeroFirstChannels(w *refimpl.QWeight) *refimpl.QWeight {
 	G := w.K / refimpl.GroupSize
+	if w.Bits == 5 {
+		codes := refimpl.UnpackInt5(w.QWeight, w.QHigh, w.K, w.N)
+		zeros := refimpl.UnpackInt5(w.QZeros, w.ZHigh, G, w.N)
+		for g := 0; g < G; g++ {
+			k := g * refimpl.GroupSize
+			copy(codes[k*w.N:(k+1)*w.N], zeros[g*w.N:(g+1)*w.N])
+		}
+		out := *w
+		out.QWeight, out.QHigh = refimpl.PackInt5(codes, w.K, w.N)
+		return &out
+	}
 	codes := refimpl.UnpackAWQ(w.QWeight, w.K, w.N)
 	zeros := refimpl.UnpackAWQ(w.QZeros, G, w.N)
 	for g := 0; g < G; g++ {
@@ -163,12 +222,16 @@ type gemmCase struct {
 // gemmCases are the gate's cases on a device with sms SMs: the hand-chosen
 // ones (handGemmCases) plus the cheapest domain cases that reach every
 // launch-geometry class the domain reaches (gemmClassCover).
-func gemmCases(full bool, sms int) ([]gemmCase, error) {
+func gemmCases(full bool, sms int) ([]gemmCase, error) { return gemmCasesBits(4, full, sms) }
+
+// gemmCasesBits is gemmCases for the bits-wide kernels: the same hand
+// cases, and the class cover of those kernels' launch classes.
+func gemmCasesBits(bits int, full bool, sms int) ([]gemmCase, error) {
 	base, err := handGemmCases(full)
 	if err != nil {
 		return nil, err
 	}
-	add, err := gemmClassCover(base, full, sms)
+	add, err := gemmClassCoverBits(bits, base, full, sms)
 	return append(base, add...), err
 }
 
@@ -254,6 +317,11 @@ func gemmClassDomain() ([]gemmCase, error) {
 // each of DecGateSplits, the variants at the law's S) or every prefill
 // kernel, on either target.
 func gemmCaseClasses(c gemmCase, full bool, sms int) []string {
+	return gemmCaseClassesBits(4, c, full, sms)
+}
+
+// gemmCaseClassesBits is gemmCaseClasses for the bits-wide kernels.
+func gemmCaseClassesBits(bits int, c gemmCase, full bool, sms int) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(cls []string) {
@@ -266,21 +334,21 @@ func gemmCaseClasses(c gemmCase, full bool, sms int) []string {
 	}
 	for _, arch := range kernels.CodeArchs {
 		if c.prefill {
-			for _, k := range PreKernels(c.M, arch, full) {
+			for _, k := range PreKernelsBits(bits, c.M, arch, full) {
 				add(PreLaunchClasses(k.Name, c.shape, c.M))
 			}
 			continue
 		}
 		N, K := c.shape.N(), c.shape.K
 		law := DecSplitK(c.M, N, K, sms)
-		base, err := kernels.BaselineFor(Family, OpDec, c.M, arch)
+		base, err := kernels.BaselineFor(Family, DecOp(bits), c.M, arch)
 		if err != nil {
 			continue
 		}
 		for _, S := range DecGateSplits(c.M, N, K, sms) {
 			add(DecLaunchClasses(base.Name, c.shape, c.M, S, S == law))
 		}
-		for _, k := range DecKernels(c.M, arch, full) {
+		for _, k := range DecKernelsBits(bits, c.M, arch, full) {
 			if k.Role == kernels.Variant {
 				add(DecLaunchClasses(k.Name, c.shape, c.M, law, true))
 			}
@@ -295,7 +363,12 @@ var gemmCoverCache sync.Map // "full/sms" -> []gemmCase
 // per-case overhead) that, added to base, reaches every class of the
 // domain on a device with sms SMs.
 func gemmClassCover(base []gemmCase, full bool, sms int) ([]gemmCase, error) {
-	key := fmt.Sprint(full, "/", sms)
+	return gemmClassCoverBits(4, base, full, sms)
+}
+
+// gemmClassCoverBits is gemmClassCover for the bits-wide kernels.
+func gemmClassCoverBits(bits int, base []gemmCase, full bool, sms int) ([]gemmCase, error) {
+	key := fmt.Sprint(bits, "/", full, "/", sms)
 	if v, ok := gemmCoverCache.Load(key); ok {
 		return v.([]gemmCase), nil
 	}
@@ -308,7 +381,7 @@ func gemmClassCover(base []gemmCase, full bool, sms int) ([]gemmCase, error) {
 	for i := range idx {
 		idx[i] = i
 	}
-	added, _ := coverage.Cover(idx, len(all), func(i int) []string { return gemmCaseClasses(all[i], full, sms) },
+	added, _ := coverage.Cover(idx, len(all), func(i int) []string { return gemmCaseClassesBits(bits, all[i], full, sms) },
 		func(i int) float64 { return float64(all[i].M+16) * float64(all[i].shape.K) * float64(all[i].shape.N()) })
 	var out []gemmCase
 	for j, i := range added {
@@ -320,13 +393,17 @@ func gemmClassCover(base []gemmCase, full bool, sms int) ([]gemmCase, error) {
 	return out, nil
 }
 
-func gateGEMM(t *gates.T) {
+// gateGEMMBits is the gemm gate (bits 4) or the gemm5 gate (bits 5): the
+// same cases and checks on bits-wide weights and kernels.
+func gateGEMMBits(bits int) func(*gates.T) { return func(t *gates.T) { gateGEMM(t, bits) } }
+
+func gateGEMM(t *gates.T, bits int) {
 	t.Device()
-	cases, err := gemmCases(t.Full(), t.Device().Info().SMs)
+	cases, err := gemmCasesBits(bits, t.Full(), t.Device().Info().SMs)
 	t.Check(err, "shapes")
 	var worst float64
 	weights := map[string]*refimpl.QWeight{}
-	packed := map[string]*refimpl.W4Packed{}
+	packed := map[string]gemmPacked{}
 	// Progress, weighted by each case's multiply-adds (the fp64 reference's
 	// cost), plus a fixed share for its weights and launches.
 	work := func(c gemmCase) float64 { return float64((c.M + 16) * c.shape.K * c.shape.N()) }
@@ -344,11 +421,15 @@ func gateGEMM(t *gates.T) {
 		w, ok := weights[key]
 		if !ok {
 			wrng := rand.New(rand.NewPCG(t.Seed(), uint64(len(weights))+0x77))
-			w = gemmWeights(wrng, c.shape.K, c.shape.N())
+			if bits == 5 {
+				w = gemmWeights5(wrng, c.shape.K, c.shape.N())
+			} else {
+				w = gemmWeights(wrng, c.shape.K, c.shape.N())
+			}
 			if c.dist == "subnormal" {
 				w = zeroFirstChannels(w)
 			}
-			p, err := refimpl.RepackW4(w)
+			p, err := packGEMM(w)
 			t.Check(err, "repack "+key)
 			weights[key], packed[key] = w, p
 			t.Logf("weights %s (%s): seed %d stream %#x", key, c.shape, t.Seed(), len(weights)-1+0x77)
@@ -370,6 +451,7 @@ type gemmRef struct {
 	magAbs        []float64 // and its magnitude for codes taken as q − z (the wgmma kernel)
 	floor         float64
 	G             int     // K/128, for the per-element bound
+	extraAdds     int     // additions the kernel makes beyond the in-loop form's (the ZPE epilogue's 2G), for the per-element bound
 	splits        int     // split-K partials the launch adds (1: none), for the per-element bound
 	opAcc         float64 // the kernel's in-op accumulation term of that bound (0: exact products, fp32 adds; wgmmaFP8Acc)
 }
@@ -444,7 +526,7 @@ func newGemmCaseData(c gemmCase, seed uint64, w *refimpl.QWeight) *gemmCaseData 
 	return d
 }
 
-func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *refimpl.W4Packed) float64 {
+func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gemmPacked) float64 {
 	K, N, M, G := c.shape.K, c.shape.N(), c.M, c.shape.G()
 	mode := map[bool]string{false: "decode", true: "prefill"}[c.prefill]
 	name := fmt.Sprintf("%s %s M=%d %s seed=%d", c.label, mode, M, c.dist, seed)
@@ -457,10 +539,17 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 	d := newGemmCaseData(c, seed, w)
 	rr, codes, rowCodes, scales, rsums := d.rr, d.codes, d.rowCodes, d.scales, d.rsums
 
-	bw := t.Buffer("weights", len(pk.Words)*4)
-	bsz := t.Buffer("sz", len(pk.SZ)*4)
-	t.Upload(bw, pk.WordBytes())
-	t.Upload(bsz, pk.SZBytes())
+	bits := w.Bits
+	bw := t.Buffer("weights", len(pk.words))
+	bsz := t.Buffer("sz", len(pk.sz))
+	t.Upload(bw, pk.words)
+	t.Upload(bsz, pk.sz)
+	var planes gpu.Ptr
+	if bits == 5 {
+		bpl := t.Buffer("planes", len(pk.planes))
+		t.Upload(bpl, pk.planes)
+		planes = bpl.Ptr()
+	}
 	out := t.Buffer("out", 2*(M+gemmRowsPast)*N)
 
 	bact := t.Buffer("act", len(codes))
@@ -478,9 +567,9 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 	if c.prefill {
 		// Every prefill kernel the device has, each on a freshly poisoned
 		// output: the tiled-activation kernel, then the row-major ones.
-		var brow *gates.Buffer
+		var brow, brs16 *gates.Buffer
 		ran := 0
-		pre := PreKernels(M, t.Device().Info().CodeArch(), t.Full())
+		pre := PreKernelsBits(bits, M, t.Device().Info().CodeArch(), t.Full())
 		slices.SortStableFunc(pre, func(a, b kernels.Kernel) int { return int(a.Status) - int(b.Status) }) // experimental last
 		for _, k := range pre {
 			kn := k.Name
@@ -492,11 +581,21 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 				}
 				act = brow
 			}
+			rk := preRef(rr, k)
+			pa := PreArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: act.Ptr(), TScale: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), Kernel: kn, Bits: bits, Planes: planes}
+			if k.Form == FormPreZPE {
+				if brs16 == nil {
+					rs16 := ZPERowSums(rsums, len(c.shape.Parts), M, G)
+					brs16 = t.Buffer("rsum-f16", len(rs16))
+					t.Upload(brs16, rs16)
+				}
+				pa.RS16 = brs16.Ptr()
+				rk = zpeRef(rk, w, c.shape.Parts, rsums, scales, M)
+			}
 			t.Poison(out, 0xFF)
-			kern, grid, block, shared, args, err := PreLaunch(c.shape, M, PreArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: act.Ptr(), TScale: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), Kernel: kn})
+			kern, grid, block, shared, args, err := PreLaunch(c.shape, M, pa)
 			t.Check(err, name)
 			t.Launch(kern, grid, block, shared, args...)
-			rk := preRef(rr, k)
 			worst = max(worst, checkGEMMOut(t, name+" "+kern, ck.With("kernel", kern), t.Download(out), M, N, rk))
 			ran++
 		}
@@ -514,8 +613,8 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 	}
 	ws := t.Buffer("ws", max(4, DecWorkspaceBytes(M, N, maxS)))
 	sema := t.Buffer("sema", DecSemaBytes(N))
-	t.Init(sema, make([]byte, DecSemaBytes(N)))                                                                                                 // the counters' required start (and end) state
-	base := DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr()} // every decode launch's buffers; copies vary Out, Act, RS, Kernel
+	t.Init(sema, make([]byte, DecSemaBytes(N)))                                                                                                                             // the counters' required start (and end) state
+	base := DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr(), Bits: bits, Planes: planes} // every decode launch's buffers; copies vary Out, Act, RS, Kernel
 	// The law's S launches as the product does (DecLaunchOpts: a
 	// cluster launch where S = DecClusterS), the other S values plainly
 	// (split-K through ws and sema); then the previous generation at the
@@ -527,7 +626,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 	}
 	var runs []run
 	arch := t.Device().Info().CodeArch()
-	baseK, err := kernels.BaselineFor(Family, OpDec, M, arch)
+	baseK, err := kernels.BaselineFor(Family, DecOp(bits), M, arch)
 	t.Check(err, name)
 	clusterAt := func(k kernels.Kernel, S int) bool {
 		return k.Caps&kernels.Cluster != 0 && DecLaunchOpts(S) != (gpu.LaunchOpts{})
@@ -538,7 +637,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 	// Every registered variant serving M at the law's S, launched as the
 	// baseline is there (attribution kernels compute no GEMM: not gated).
 	var experimental []run
-	for _, k := range DecKernels(M, arch, t.Full()) {
+	for _, k := range DecKernelsBits(bits, M, arch, t.Full()) {
 		switch {
 		case k.Role != kernels.Variant:
 		case k.Status == kernels.Experimental:
@@ -941,11 +1040,11 @@ func checkGEMMOut(t gates.Reporter, what string, key gates.Case, got []byte, M, 
 		}
 		mr := rr.mag[ri*C : (ri+1)*C]
 		for ci, v := range rr2 {
-			bound := gemmElemBound(v, mr[ci], rr.G, rr.splits, rr.opAcc)
+			bound := gemmElemBound(v, mr[ci], rr.G+rr.extraAdds, rr.splits, rr.opAcc)
 			if d := math.Abs(gr[ci] - v); mr[ci] > 0 {
 				margin = max(margin, d/bound)
 			}
-			if !gemmElemOK(gr[ci], v, mr[ci], rr.G, rr.splits, rr.opAcc) {
+			if !gemmElemOK(gr[ci], v, mr[ci], rr.G+rr.extraAdds, rr.splits, rr.opAcc) {
 				if badElems == 0 {
 					firstElem = fmt.Sprintf("m=%d n=%d got %g want %g mag %g bound %g", rows[ri], cols[ci], gr[ci], v, mr[ci], bound)
 				}

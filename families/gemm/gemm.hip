@@ -88,6 +88,7 @@
 // codes as c − z and reads no rs), token scales [P, M], rs [P, M, G];
 // S ≤ 64.
 #include "arch/mma.h"
+#include "format/int5.h"
 #if defined(__NVPTX__)
 #include "arch/wgmma.h"
 #endif
@@ -95,6 +96,50 @@
 #define GROUP 128
 
 DEVICE u32 partition_of(u32 n0, u32 nend0, u32 nend1) { return (n0 >= nend0 ? 1u : 0u) + (n0 >= nend1 ? 1u : 0u); }
+
+// ------------------------------------------------------- 5-bit weight operands
+// The W5 kernels read the 4-bit words above plus their plane bytes: plane
+// word i/4, byte i%4 holds the fifth bits of weight word i (bit l' = the
+// fifth bit of nibble l', int5.h), so a lane's 16 bytes of a group (words
+// s = 0..3) have one plane word whose byte s belongs to word s
+// (refimpl.RepackW5). The codes enter the op as c − 16 (exact in fp16 and
+// e4m3); the fold is the 4-bit one with d = z − 16 in the scale word.
+#if defined(__NVPTX__)
+// Fifth bits of one word's pairs j = 0..3 from its plane byte q (bits 0..7).
+struct W5Fifth { u32 j[4]; };
+DEVICE W5Fifth w5_fifth(u32 q) {
+  const u32 e = int5_spread4(q), o = int5_spread4(q >> 1);
+  return W5Fifth{{int5_pair_fifth(e, o, 0), int5_pair_fifth(e, o, 1), int5_pair_fifth(e, o, 2), int5_pair_fifth(e, o, 3)}};
+}
+// make_afrag_w4's operand for 5-bit codes: rows gid (w0, plane byte q0)
+// and gid+8 (w1, q1).
+DEVICE AFrag make_afrag_w5(u32 w0, u32 w1, u32 q0, u32 q1) {
+  const W5Fifth f0 = w5_fifth(q0), f1 = w5_fifth(q1);
+  AFrag f;
+#pragma unroll
+  for (u32 j = 0; j < 4; j++) f.h[2 * j] = w5_pair_f16x2(w0, f0.j[j], j), f.h[2 * j + 1] = w5_pair_f16x2(w1, f1.j[j], j);
+  return f;
+}
+// make_bfrag_w4's operand for 5-bit codes (plane byte q of w).
+DEVICE BFrag make_bfrag_w5(u32 w, u32 q) {
+  const W5Fifth f5 = w5_fifth(q);
+  BFrag f;
+#pragma unroll
+  for (u32 j = 0; j < 4; j++) f.h[j] = w5_pair_f16x2(w, f5.j[j], j);
+  return f;
+}
+#else
+// w4_wmma_step for 5-bit codes: wa, wb as there, qa, qb their plane bytes.
+// The byte codes of nibbles 2b (codes_even) and 2b+1 (codes_odd) are the
+// e(l 0,4,1,5) / e(l 2,6,3,7) bytes w4_lut_e4m3 gives for 4-bit codes.
+DEVICE W4Step w5_wmma_step(u32 wa, u32 wb, u32 qa, u32 qb) {
+  const u32 alo = int5_e4m3x4(int5_codes_even(wa, int5_spread4(qa))), ahi = int5_e4m3x4(int5_codes_odd(wa, int5_spread4(qa >> 1)));
+  const u32 blo = int5_e4m3x4(int5_codes_even(wb, int5_spread4(qb))), bhi = int5_e4m3x4(int5_codes_odd(wb, int5_spread4(qb >> 1)));
+  const u32 l0123 = 0x06040200u, l4567 = 0x07050301u;
+  return W4Step{make_v2i(__builtin_amdgcn_perm(ahi, alo, l0123), __builtin_amdgcn_perm(bhi, blo, l0123)),
+                make_v2i(__builtin_amdgcn_perm(ahi, alo, l4567), __builtin_amdgcn_perm(bhi, blo, l4567))};
+}
+#endif
 
 // ================================================================= decode
 #define DEC_WARPS 4
@@ -329,8 +374,8 @@ DEVICE void dec_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u3
 // (so its bits differ from v1's within the gate's bound); split-K through a cluster's
 // distributed shared memory when launched as clusters of the S splits, else
 // per warp through ws (dec_epilogue_warp: counters per 16-column tile).
-template <int MT, int PF, int CH, bool MEMONLY = false>
-DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
+template <int MT, int PF, int CH, bool MEMONLY = false, int BITS = 4>
+DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                             float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
   static_assert(CH % PF == 0, "a chunk holds whole prefetch rounds (static ring slots)");
   constexpr u32 ROWS = 8u * MT;
@@ -347,13 +392,16 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
   // The weight stream: wnx / znx point at the next group to prefetch.
   const u8 *wnx = wq + (u64)j16 * G * 1024u + lane * 16u + (u64)gbeg * 1024u;
   const u32 *znx = sz + n0 + gid + (u64)gbeg * N;
+  // 5-bit: the lane's plane words of both halves (h = 0, 1) of each group.
+  const u8 *pnx = BITS == 5 ? wpl + (u64)j16 * G * 256u + lane * 4u + (u64)gbeg * 256u : nullptr;
   u32x4 wb[PF][2];
-  u32x2 zb[PF];
+  u32x2 zb[PF], pb[PF];
 #pragma unroll
   for (int i = 0; i < PF; i++) {
     const bool live = gbeg + i < gend;
     ldg_stream_v4_if(wb[i][0], wnx, live), ldg_stream_v4_if(wb[i][1], wnx + 512u, live);
     ldg_u32_if(zb[i].x, znx, live), ldg_u32_if(zb[i].y, znx + 8u, live);
+    if (BITS == 5) ldg_u32_if(pb[i].x, pnx, live), ldg_u32_if(pb[i].y, pnx + 128u, live), pnx += 256u;
     wnx += 1024u, znx += N;
   }
   // Everything above reads only weights and scale words (static); what
@@ -396,12 +444,13 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
   // One group: consume ring slot i, refill it (predicated), the op steps
   // from the staged rows, then the fold. Lane holds D[n][m] for
   // n = n0+gid (+8), m = 8mt + 2tig (+1).
-  auto group = [&](const int i, u32 g, u32 gl, u32 buf) {
+  auto group = [&](const int i, u32 g, u32 gl, u32 buf) __attribute__((always_inline)) {
     const u32x4 w0 = wb[i][0], w1 = wb[i][1];
-    const u32x2 z = zb[i];
+    const u32x2 z = zb[i], pl = BITS == 5 ? pb[i] : u32x2{0u, 0u};
     const bool more = g + PF < gend;
     ldg_stream_v4_if(wb[i][0], wnx, more), ldg_stream_v4_if(wb[i][1], wnx + 512u, more);
     ldg_u32_if(zb[i].x, znx, more), ldg_u32_if(zb[i].y, znx + 8u, more);
+    if (BITS == 5) ldg_u32_if(pb[i].x, pnx, more), ldg_u32_if(pb[i].y, pnx + 128u, more), pnx += 256u;
     wnx += 1024u, znx += N;
     if (MEMONLY) { // attribution: the same loads, no conversion, op or fold
       acc[0][0] += bits_f32(w0.x ^ w0.y ^ w0.z ^ w0.w ^ w1.x ^ w1.y ^ w1.z ^ w1.w ^ z.x ^ z.y);
@@ -416,7 +465,7 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
       for (int mt = 0; mt < MT; mt++) t[h][mt][0] = t[h][mt][1] = t[h][mt][2] = t[h][mt][3] = 0.0f;
 #pragma unroll
     for (int s = 0; s < 4; s++) {
-      const AFrag af = w4_afrag_lop3(ww0[s], ww1[s]);
+      const AFrag af = BITS == 5 ? make_afrag_w5(ww0[s], ww1[s], pl.x >> (8 * s), pl.y >> (8 * s)) : w4_afrag_lop3(ww0[s], ww1[s]);
 #pragma unroll
       for (int mt = 0; mt < MT; mt++) {
         const u8 *r = sg + 8u * mt * ROWB + 32u * s;
@@ -499,9 +548,11 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const fl
 // MT: 8-row op tiles (M <= 8*MT). PF: groups of weights and scale words in
 // flight per warp. APF: the next group's activation codes are loaded while
 // this one computes (registers permitting).
-template <int MT, int PF, bool APF>
-DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
+template <int MT, int PF, bool APF, int BITS = 4>
+DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                      float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
+  static_assert(BITS == 4, "the sm_90 per-warp body is 4-bit only (the W5 decode runs the staged body)");
+  (void)wpl;
   SHARED float s_ar[DEC_AR_CAP][2];
   SHARED u32 s_last;
   const u32 G = K / GROUP;
@@ -626,8 +677,8 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
 //            one asg/rs pair per row tile and the 8 columns' scale words,
 //            and the lane writes 8 adjacent outputs.
 // MT counts 8-row tiles as in the sm_90 body; the op tile is 16 rows.
-template <int MT, int PF, bool APF>
-DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
+template <int MT, int PF, bool APF, int BITS = 4>
+DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                      float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
   constexpr int MT16 = (MT + 1) / 2;
   SHARED float s_ar[DEC_AR_CAP][2];
@@ -642,8 +693,11 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
   const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
   const u8 *wp = wq + (u64)j16 * G * 1024u + (r >> 3) * 512u + (4u * (r & 7u) + 2u * h) * 16u;
   const u32 *szp = sz + n0 + 8u * h; // scale words of this lane's D columns
+  // 5-bit: the plane words of the lane's two memory lanes (tigs 2h, 2h+1).
+  const u8 *pp = BITS == 5 ? wpl + (u64)j16 * G * 256u + (r >> 3) * 128u + (4u * (r & 7u) + 2u * h) * 4u : nullptr;
 
   u32x4 wb[PF][2], zb[PF][2]; // [group][tig 2h, 2h+1] / [columns 0..3, 4..7]
+  u32x2 pb[PF];               // [group]: plane words of tigs 2h, 2h+1
 #pragma unroll
   for (int i = 0; i < PF; i++) {
     if (gbeg + i < gend) {
@@ -652,6 +706,7 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
       wb[i][1] = ldg_stream_v4(wp + (u64)g * 1024u + 16u);
       zb[i][0] = ldg_u32x4(szp + (u64)g * N);
       zb[i][1] = ldg_u32x4(szp + (u64)g * N + 4u);
+      if (BITS == 5) pb[i] = ldg_u32x2(pp + (u64)g * 256u);
     }
   }
   const bool ar_smem = M * ng <= DEC_AR_CAP;
@@ -693,11 +748,13 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
       const u32 g = g0 + i;
       if (g < gend) {
         const u32x4 w0 = wb[i][0], w1 = wb[i][1], z0 = zb[i][0], z1 = zb[i][1];
+        const u32x2 pl = BITS == 5 ? pb[i] : u32x2{0u, 0u};
         if (g + PF < gend) {
           wb[i][0] = ldg_stream_v4(wp + (u64)(g + PF) * 1024u);
           wb[i][1] = ldg_stream_v4(wp + (u64)(g + PF) * 1024u + 16u);
           zb[i][0] = ldg_u32x4(szp + (u64)(g + PF) * N);
           zb[i][1] = ldg_u32x4(szp + (u64)(g + PF) * N + 4u);
+          if (BITS == 5) pb[i] = ldg_u32x2(pp + (u64)(g + PF) * 256u);
         }
         u32x2 a[MT16][8];
         if (APF) {
@@ -713,7 +770,7 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
         for (int mt = 0; mt < MT16; mt++) tmp[mt] = v8f{};
 #pragma unroll
         for (int s = 0; s < 4; s++) {
-          const W4Step wk = w4_wmma_step(wa[s], wc[s]); // columns n0 + r
+          const W4Step wk = BITS == 5 ? w5_wmma_step(wa[s], wc[s], pl.x >> (8 * s), pl.y >> (8 * s)) : w4_wmma_step(wa[s], wc[s]); // columns n0 + r
 #pragma unroll
           for (int mt = 0; mt < MT16; mt++) {
             if (16u * mt < M) {
@@ -781,14 +838,21 @@ DEVICE void gemm_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *as
   KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
                                                  const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
                                                  u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
-    gemm_dec<MT, PF, APF>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                           \
+    gemm_dec<MT, PF, APF>(wq, nullptr, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                  \
+  }
+// The 5-bit entries take the plane stream wpl after the weight words.
+#define DEC5_ENTRY(NAME, BODY)                                                                                         \
+  KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act,           \
+                                                 const float *asg, const float *rsum, u16 *out, float *ws, u32 *sema,  \
+                                                 u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {                  \
+    BODY(wq, wpl, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                                       \
   }
 #if defined(__NVPTX__)
 #define DEC_STAGED_ENTRY(NAME, MT, PF, CH)                                                                      \
   KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
                                                  const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
                                                  u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
-    gemm_dec_staged<MT, PF, CH>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);              \
+    gemm_dec_staged<MT, PF, CH>(wq, nullptr, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);     \
   }
 // No register cap for residency (H200, 2026-11-29, `parharness bench2 dec
 // --m 1,8,16` with the caps): registers capped for 6 blocks/SM (PF = 4)
@@ -803,7 +867,7 @@ KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void pq_gemm_dec_memonly_m8(const u8 *wq, c
                                                                 const float *asg, const float *rsum, u16 *out,
                                                                 float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0,
                                                                 u32 nend1, u32 S) {
-  gemm_dec_staged<1, 4, 8, true>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);
+  gemm_dec_staged<1, 4, 8, true>(wq, nullptr, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);
 }
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
@@ -814,15 +878,41 @@ DEC_ENTRY(pq_gemm_dec_v1_m8, 1, 4, true)
 DEC_ENTRY(pq_gemm_dec_v1_m16, 2, 4, true)
 DEC_ENTRY(pq_gemm_dec_v1_m32, 4, 2, false)
 DEC_ENTRY(pq_gemm_dec_v1_m64, 8, 2, false)
+// W5A8 decode band: the staged body's 5-bit instance, the 4-bit one's
+// classes and prefetch depths.
+DEC5_ENTRY(pq_gemm_dec5_m8, (gemm_dec_staged<1, 4, 8, false, 5>))
+DEC5_ENTRY(pq_gemm_dec5_m16, (gemm_dec_staged<2, 4, 8, false, 5>))
+DEC5_ENTRY(pq_gemm_dec5_m32, (gemm_dec_staged<4, 4, 4, false, 5>))
+DEC5_ENTRY(pq_gemm_dec5_m64, (gemm_dec_staged<8, 2, 2, false, 5>))
 #else
 DEC_ENTRY(pq_gemm_dec_m8, 1, 4, true)
 DEC_ENTRY(pq_gemm_dec_m16, 2, 4, true)
 DEC_ENTRY(pq_gemm_dec_m32, 4, 2, false)
 DEC_ENTRY(pq_gemm_dec_m64, 8, 2, false)
+DEC5_ENTRY(pq_gemm_dec5_m8, (gemm_dec<1, 4, true, 5>))
+DEC5_ENTRY(pq_gemm_dec5_m16, (gemm_dec<2, 4, true, 5>))
+DEC5_ENTRY(pq_gemm_dec5_m32, (gemm_dec<4, 2, false, 5>))
+DEC5_ENTRY(pq_gemm_dec5_m64, (gemm_dec<8, 2, false, 5>))
 #endif
 
 
 // ================================================================ prefill
+// The zero-scale −sc·d of scale word z as an fp16 pair hi + lo with hi +
+// lo = −sc·d exactly (pq_gemm_pre_zpe's epilogue B operands): sc·d is exact
+// in fp32 with at most 11 + 5 significant bits and a multiple of 2^-24 (sc
+// is fp16); hi is it rounded to fp16, lo = v − hi is exact in fp32 (v and
+// hi agree to within half an fp16 ulp of hi) and in fp16 (at most 5
+// significant bits, a multiple of 2^-24). Scales must be below 4096 so hi
+// does not overflow (checkpoint scales are below 1).
+DEVICE void zpe_split(u32 z, u32 &hi, u32 &lo) {
+  float sc, zs;
+  scale_word(z, sc, zs);
+  const float v = -zs;
+  const _Float16 h = (_Float16)v;
+  hi = __builtin_bit_cast(u16, h);
+  lo = __builtin_bit_cast(u16, (_Float16)(v - (float)h));
+}
+
 #define PRE_BM 128
 #define PRE_BN 128
 #define PRE_BK 64
@@ -844,17 +934,21 @@ DEVICE PreTile pre_tile(u32 M, u32 N, u32 nend0, u32 nend1) {
 
 #if defined(__NVPTX__)
 typedef u32 v2u32_t __attribute__((ext_vector_type(2)));
-struct __attribute__((aligned(16))) PreSmem {
+template <int BITS> struct __attribute__((aligned(16))) PreSmem {
   u32x4v a[PRE_STAGES][8][2][32]; // [stage][m16 tile][k32 step][lane]: one tiled A tile = 32 x 16 B
   v2u32_t w[PRE_STAGES][16][32];   // [stage][n8 tile][lane]: words s, s+1 of the lane's 16 B
   u32 sz[2][PRE_BN];               // [group parity][column]
   float rs[2][PRE_BM];             // [group parity][row]
+  u32 pl[BITS == 5 ? 2 : 1][16][BITS == 5 ? 32 : 1]; // 5-bit: [group parity][n8 tile][lane] plane words
 };
 
-KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, const u8 *act, const float *tscale,
-                                                    const float *rsum, u16 *out, u32 M, u32 N, u32 K, u32 nend0,
-                                                    u32 nend1) {
-  SHARED PreSmem sm;
+// The prefill body: BITS 4 or 5 (5: plane words wpl beside wq); ZPE: the
+// zero-point term as an epilogue product (zpe_epilogue) on fp16 row sums
+// rs16 instead of the in-loop fold on rsum.
+template <int BITS, bool ZPE>
+DEVICE void gemm_pre(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, const float *tscale,
+                     const float *rsum, const u16 *rs16, u16 *out, u32 M, u32 N, u32 K, u32 nend0, u32 nend1) {
+  SHARED PreSmem<BITS> sm;
   const u32 G = K / GROUP, KS = K / PRE_BK, KT = K / 32u;
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
   const u32 wm = warp >> 2, wn = warp & 3u;
@@ -885,10 +979,12 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
       const u32 jj = c >> 5, l = c & 31u, j8 = n_blk / 8u + jj;
       const u8 *src = wq + (((u64)(j8 >> 1) * G + g) * 2u + (j8 & 1u)) * 512u + l * 16u + half * 8u;
       cp_async8(&sm.w[slot][jj][l], src, 8u);
+      if (BITS == 5 && !half)
+        cp_async4(&sm.pl[g & 1u][jj][l], wpl + (((u64)(j8 >> 1) * G + g) * 2u + (j8 & 1u)) * 128u + l * 4u, 4u);
     }
     if (!half) {
       if (tid < PRE_BN / 4) cp_async16(&sm.sz[g & 1u][tid * 4u], sz + (u64)g * N + n_blk + tid * 4u, 16u);
-      if (tid < PRE_BM) {
+      if (!ZPE && tid < PRE_BM) {
         const u32 m = m_blk + tid;
         const bool ok = m < M;
         cp_async4(&sm.rs[g & 1u][tid], rsp + (ok ? (u64)m * G + g : 0u), ok ? 4u : 0u);
@@ -918,13 +1014,18 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
 
     const u32 slot = ks % PRE_STAGES;
     v2u32_t wv[4];
+    u32 pv[4] = {0u, 0u, 0u, 0u};
 #pragma unroll
     for (int j = 0; j < 4; j++) wv[j] = sm.w[slot][4u * wn + j][lane];
+    if (BITS == 5) {
+#pragma unroll
+      for (int j = 0; j < 4; j++) pv[j] = sm.pl[(ks >> 1) & 1u][4u * wn + j][lane] >> (16u * (ks & 1u)); // bytes of words 2half, 2half+1
+    }
 #pragma unroll
     for (int kk = 0; kk < 2; kk++) {
       BFrag bf[4];
 #pragma unroll
-      for (int j = 0; j < 4; j++) bf[j] = make_bfrag_w4(kk ? wv[j].y : wv[j].x);
+      for (int j = 0; j < 4; j++) bf[j] = BITS == 5 ? make_bfrag_w5(kk ? wv[j].y : wv[j].x, pv[j] >> (8 * kk)) : make_bfrag_w4(kk ? wv[j].y : wv[j].x);
 #pragma unroll
       for (int mt = 0; mt < 4; mt++) {
         const u32x4v av = sm.a[slot][4u * wm + mt][kk][lane];
@@ -947,8 +1048,8 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
       }
 #pragma unroll
       for (int mt = 0; mt < 4; mt++) {
-        rr[mt][0] = sm.rs[gp][64u * wm + 16u * mt + gid];
-        rr[mt][1] = sm.rs[gp][64u * wm + 16u * mt + gid + 8u];
+        rr[mt][0] = ZPE ? 0.0f : sm.rs[gp][64u * wm + 16u * mt + gid];
+        rr[mt][1] = ZPE ? 0.0f : sm.rs[gp][64u * wm + 16u * mt + gid + 8u];
       }
 #pragma unroll
       for (int mt = 0; mt < 4; mt++)
@@ -956,9 +1057,63 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
         for (int j = 0; j < 4; j++)
 #pragma unroll
           for (int e = 0; e < 4; e++) {
-            acc[mt][j][e] = __builtin_fmaf(-zs[j][e & 1], rr[mt][e >> 1], __builtin_fmaf(sc[j][e & 1], tmp[mt][j][e], acc[mt][j][e]));
+            if (ZPE) acc[mt][j][e] = __builtin_fmaf(sc[j][e & 1], tmp[mt][j][e], acc[mt][j][e]);
+            else acc[mt][j][e] = __builtin_fmaf(-zs[j][e & 1], rr[mt][e >> 1], __builtin_fmaf(sc[j][e & 1], tmp[mt][j][e], acc[mt][j][e]));
             tmp[mt][j][e] = 0.0f;
           }
+    }
+  }
+  if (ZPE) {
+    // The zero-point term, acc += Σ_g rs16[m,g] · (−sc·d)[g,n], 16 groups a
+    // chunk: the block's 128 columns of −sc·d as exact fp16 hi + lo pairs
+    // (zpe_stage) in the free A ring, [column][group pair] with a 12-word
+    // row stride (the 8 gid rows x 4 tig words of a B fragment hit 32
+    // banks); the row sums straight from L2 as A fragments (rs16 is
+    // row-major [P, Mpad, Gp], so a0..a3 are single words); two f16
+    // mma.m16n8k16 per op tile and chunk (hi, lo) into acc.
+    cp_async_wait<0>();
+    block_sync();
+    u32(*zt)[2][12] = (u32(*)[2][12]) & sm.a[0][0][0][0]; // [column][hi, lo][group pair]
+    static_assert(sizeof(sm.a) >= PRE_BN * 2 * 12 * 4, "the zero-scale chunk fits the A ring");
+    const u32 Gp = (G + 15u) & ~15u;
+    const u16 *rp = rs16 + (u64)p * Mpad * Gp;
+    for (u32 c0 = 0; c0 < G; c0 += 16u) {
+      {
+        const u32 n = tid & 127u, q0 = 4u * (tid >> 7); // group pairs q0..q0+3 of the chunk
+#pragma unroll
+        for (u32 e = 0; e < 4; e++) {
+          u32 hl[2][2];
+#pragma unroll
+          for (u32 v = 0; v < 2; v++) {
+            const u32 g = c0 + 2u * (q0 + e) + v;
+            zpe_split(g < G ? ldg_u32(sz + (u64)g * N + n_blk + n) : 0u, hl[0][v], hl[1][v]);
+          }
+          zt[n][0][q0 + e] = hl[0][0] | (hl[0][1] << 16);
+          zt[n][1][q0 + e] = hl[1][0] | (hl[1][1] << 16);
+        }
+      }
+      block_sync();
+      u32 bh[4][2], bl[4][2];
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        const u32 n = 32u * wn + 8u * j + gid;
+        bh[j][0] = zt[n][0][tig], bh[j][1] = zt[n][0][4u + tig];
+        bl[j][0] = zt[n][1][tig], bl[j][1] = zt[n][1][4u + tig];
+      }
+#pragma unroll
+      for (int mt = 0; mt < 4; mt++) {
+        const u32 m0 = m_blk + 64u * wm + 16u * mt + gid, m1 = m0 + 8u;
+        const u32 *r0 = (const u32 *)(rp + (u64)(m0 < Mpad ? m0 : 0u) * Gp + c0 + 2u * tig);
+        const u32 *r1 = (const u32 *)(rp + (u64)(m1 < Mpad ? m1 : 0u) * Gp + c0 + 2u * tig);
+        const u32 a0 = m0 < Mpad ? ldg_u32(r0) : 0u, a2 = m0 < Mpad ? ldg_u32(r0 + 4) : 0u;
+        const u32 a1 = m1 < Mpad ? ldg_u32(r1) : 0u, a3 = m1 < Mpad ? ldg_u32(r1 + 4) : 0u;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+          mma_f16_16x8x16(acc[mt][j], a0, a1, a2, a3, bh[j][0], bh[j][1]);
+          mma_f16_16x8x16(acc[mt][j], a0, a1, a2, a3, bl[j][0], bl[j][1]);
+        }
+      }
+      block_sync(); // every warp has its B fragments before the next chunk is staged
     }
   }
 
@@ -1173,10 +1328,14 @@ struct __attribute__((aligned(16))) PreSmemW {
   u32 sz[2][PRE_BN];   // [group parity][column]
   float rs[2][PRE_BM]; // [group parity][row]
 };
+typedef _Float16 v8h __attribute__((ext_vector_type(8)));
+// D(16x16) = A . B + C on fp16 operands, the fp8 WMMA's lane layout with 8
+// halves a lane (k = 8h + j); used by the ZPE epilogue only.
+DEVICE v8f wmma_f16(v8h a, v8h b, v8f c) { return __builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12(a, b, c); }
 
-KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, const u8 *act, const float *tscale,
-                                                    const float *rsum, u16 *out, u32 M, u32 N, u32 K, u32 nend0,
-                                                    u32 nend1) {
+template <int BITS, bool ZPE>
+DEVICE void gemm_pre(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, const float *tscale,
+                     const float *rsum, const u16 *rs16, u16 *out, u32 M, u32 N, u32 K, u32 nend0, u32 nend1) {
   SHARED PreSmemW sm;
   const u32 G = K / GROUP, KT = K / 32u;
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, r = lane & 15u, h = lane >> 4;
@@ -1201,7 +1360,7 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
   const u32 j8 = n_blk / 8u + jj, wl = 16u * t2 + 8u * (jj & 1u) + q;
   const u32 zc = (tid & 31u) * 4u, rrow = tid & 127u;
   u32x4 ra[2], rz = {0u, 0u, 0u, 0u};
-  u32x2 rw[2];
+  u32x2 rw[2], rp = {0u, 0u}; // rp: 5-bit, the plane words of memory lanes 4q + 2t2, +1 (both halves)
   float rr = 0.0f;
   auto fetch = [&](u32 g, u32 half) {
 #pragma unroll
@@ -1217,7 +1376,8 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
     if (!half) {
       const u32 m = m_blk + rrow < M ? m_blk + rrow : M - 1u;
       rz = ldg_u32x4(sz + (u64)g * N + n_blk + zc);
-      rr = m_blk + rrow < M ? ldg_f32(rsp + (u64)m * G + g) : 0.0f;
+      if (!ZPE) rr = m_blk + rrow < M ? ldg_f32(rsp + (u64)m * G + g) : 0.0f;
+      if (BITS == 5) rp = ldg_u32x2(wpl + (((u64)(j8 >> 1) * G + g) * 2u + (j8 & 1u)) * 128u + (4u * q + 2u * t2) * 4u);
     }
   };
   auto store = [&](u32 g, u32 half) { // into slot half (stage 2g + half)
@@ -1228,7 +1388,9 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
     }
 #pragma unroll
     for (u32 kk = 0; kk < 2; kk++) {
-      const W4Step wk = w4_wmma_step(kk ? rw[0].y : rw[0].x, kk ? rw[1].y : rw[1].x);
+      const u32 s8 = 8u * (2u * half + kk); // plane byte of word 2half + kk
+      const W4Step wk = BITS == 5 ? w5_wmma_step(kk ? rw[0].y : rw[0].x, kk ? rw[1].y : rw[1].x, rp.x >> s8, rp.y >> s8)
+                                  : w4_wmma_step(kk ? rw[0].y : rw[0].x, kk ? rw[1].y : rw[1].x);
       *(v2i *)&sm.w[half][jj >> 1][2u * kk][2u * wl] = wk.k0;
       *(v2i *)&sm.w[half][jj >> 1][2u * kk + 1u][2u * wl] = wk.k16;
     }
@@ -1281,11 +1443,59 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
 #pragma unroll
           for (int j = 0; j < 2; j++)
 #pragma unroll
-            for (int i = 0; i < 8; i++)
-              acc[mt][j][i] = __builtin_fmaf(-zs[j], rs8[i], __builtin_fmaf(sc[j], tmp[mt][j][i], acc[mt][j][i]));
+            for (int i = 0; i < 8; i++) {
+              if (ZPE) acc[mt][j][i] = __builtin_fmaf(sc[j], tmp[mt][j][i], acc[mt][j][i]);
+              else acc[mt][j][i] = __builtin_fmaf(-zs[j], rs8[i], __builtin_fmaf(sc[j], tmp[mt][j][i], acc[mt][j][i]));
+            }
         }
       }
       store(gn, 1u - half);
+    }
+  }
+  if (ZPE) {
+    // The zero-point term as on sm_90 (hi + lo fp16 zero-scales of 16
+    // groups a chunk in the free A slots, [column][hi, lo][4 words of 8
+    // groups x 2 halves], rows of 20 words), on the fp16 WMMA: A = rs16 rows
+    // 16mt + r, groups c0 + 8h..+7 (16 bytes of the row-major rs16); B =
+    // columns 16j + r, the same groups.
+    block_sync();
+    u32(*zt)[2][2][5] = (u32(*)[2][2][5]) & sm.a[0][0][0][0]; // [column][hi, lo][h][4 words + pad]
+    static_assert(sizeof(sm.a) >= PRE_BN * 2 * 2 * 5 * 4, "the zero-scale chunk fits the A slots");
+    const u32 Gp = (G + 15u) & ~15u;
+    const u16 *rpz = rs16 + (u64)p * Mpad * Gp;
+    for (u32 c0 = 0; c0 < G; c0 += 16u) {
+      {
+        const u32 n = tid & 127u, q0 = 4u * (tid >> 7); // group pairs q0..q0+3 of the chunk
+#pragma unroll
+        for (u32 e = 0; e < 4; e++) {
+          u32 hl[2][2];
+#pragma unroll
+          for (u32 v = 0; v < 2; v++) {
+            const u32 g = c0 + 2u * (q0 + e) + v;
+            zpe_split(g < G ? ldg_u32(sz + (u64)g * N + n_blk + n) : 0u, hl[0][v], hl[1][v]);
+          }
+          zt[n][0][(q0 + e) >> 2][(q0 + e) & 3u] = hl[0][0] | (hl[0][1] << 16);
+          zt[n][1][(q0 + e) >> 2][(q0 + e) & 3u] = hl[1][0] | (hl[1][1] << 16);
+        }
+      }
+      block_sync();
+      v8h bh[2], bl[2];
+#pragma unroll
+      for (int j = 0; j < 2; j++) {
+        const u32 n = 32u * wn + 16u * j + r;
+        const u32x4 vh = {zt[n][0][h][0], zt[n][0][h][1], zt[n][0][h][2], zt[n][0][h][3]};
+        const u32x4 vl = {zt[n][1][h][0], zt[n][1][h][1], zt[n][1][h][2], zt[n][1][h][3]};
+        bh[j] = __builtin_bit_cast(v8h, vh), bl[j] = __builtin_bit_cast(v8h, vl);
+      }
+#pragma unroll
+      for (int mt = 0; mt < 4; mt++) {
+        const u32 m = m_blk + 64u * wm + 16u * mt + r;
+        const u32x4 av = m < Mpad ? ldg_u32x4(rpz + (u64)m * Gp + c0 + 8u * h) : u32x4{0u, 0u, 0u, 0u};
+        const v8h a = __builtin_bit_cast(v8h, av);
+#pragma unroll
+        for (int j = 0; j < 2; j++) acc[mt][j] = wmma_f16(a, bl[j], wmma_f16(a, bh[j], acc[mt][j]));
+      }
+      block_sync(); // every wave has its B operands before the next chunk is staged
     }
   }
 
@@ -1305,3 +1515,22 @@ KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, 
   }
 }
 #endif
+
+// Prefill entries (both targets): 4-bit, 5-bit (plane words wpl after the
+// weight words) and the 4-bit ZPE form (fp16 row sums rs16 [P, Mpad, Gp],
+// Gp = G rounded up to 16, in place of the fp32 row sums).
+KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre(const u8 *wq, const u32 *sz, const u8 *act, const float *tscale,
+                                                    const float *rsum, u16 *out, u32 M, u32 N, u32 K, u32 nend0,
+                                                    u32 nend1) {
+  gemm_pre<4, false>(wq, nullptr, sz, act, tscale, rsum, nullptr, out, M, N, K, nend0, nend1);
+}
+KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre5(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act,
+                                                     const float *tscale, const float *rsum, u16 *out, u32 M, u32 N,
+                                                     u32 K, u32 nend0, u32 nend1) {
+  gemm_pre<5, false>(wq, wpl, sz, act, tscale, rsum, nullptr, out, M, N, K, nend0, nend1);
+}
+KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_gemm_pre_zpe(const u8 *wq, const u32 *sz, const u8 *act,
+                                                        const float *tscale, const u16 *rs16, u16 *out, u32 M, u32 N,
+                                                        u32 K, u32 nend0, u32 nend1) {
+  gemm_pre<4, true>(wq, nullptr, sz, act, tscale, nullptr, rs16, out, M, N, K, nend0, nend1);
+}

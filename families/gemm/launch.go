@@ -40,6 +40,18 @@ func init() {
 			Doc: "attribution only (not a GEMM, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold"},
 		{Name: "pq_gemm_pre", Op: OpPre, Form: FormPreTiled, Role: kernels.Baseline, Tag: "pq_gemm_pre", MatrixOp: mma,
 			Doc: "per-token prefill W4A8 GEMM: fragment-tiled activations, weights through shared memory, 128x128 tiles, fold once per 128-group"},
+		{Name: "pq_gemm_dec5_m8", Op: OpDec5, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Baseline, Tag: "dec5", Caps: kernels.PDL | kernels.Cluster, MatrixOp: mma,
+			Doc: "decode-band W5A8 GEMM, M <= 8: pq_gemm_dec_m8's body on 5-bit codes (the 4-bit words plus a plane stream, codes as c - 16)"},
+		{Name: "pq_gemm_dec5_m16", Op: OpDec5, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Baseline, Tag: "dec5", Caps: kernels.PDL | kernels.Cluster, MatrixOp: mma,
+			Doc: "decode-band W5A8 GEMM, 8 < M <= 16 (pq_gemm_dec_m16's body, 5-bit)"},
+		{Name: "pq_gemm_dec5_m32", Op: OpDec5, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Baseline, Tag: "dec5", Caps: kernels.PDL | kernels.Cluster, MatrixOp: mma,
+			Doc: "decode-band W5A8 GEMM, 16 < M <= 32 (pq_gemm_dec_m32's body, 5-bit)"},
+		{Name: "pq_gemm_dec5_m64", Op: OpDec5, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Baseline, Tag: "dec5", Caps: kernels.PDL | kernels.Cluster, MatrixOp: mma,
+			Doc: "decode-band W5A8 GEMM, 32 < M <= 64 (pq_gemm_dec_m64's body, 5-bit)"},
+		{Name: "pq_gemm_pre5", Op: OpPre5, Form: FormPreTiled, Role: kernels.Baseline, Tag: "pre5", MatrixOp: mma,
+			Doc: "per-token prefill W5A8 GEMM: pq_gemm_pre's body on 5-bit codes (plane words staged beside the weight words, codes as c - 16)"},
+		{Name: "pq_gemm_pre_zpe", Op: OpPre, Form: FormPreZPE, Role: kernels.Variant, Tag: "zpe", MatrixOp: mma,
+			Doc: "per-token prefill W4A8 GEMM with the zero-point term as an epilogue product: the loop folds sc*tmp only; fp16 row sums times exact hi+lo fp16 zero-scales, 16 groups a chunk, on the f16 matrix op"},
 		{Name: "pq_gemm_pre_wg", Op: OpPre, Form: FormPreWGMMA, Role: kernels.Variant, Tag: "wg", Caps: kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "per-token prefill W4A8 GEMM on Hopper's wgmma (fp8 at the op's native rate): row-major activations staged 128B-swizzled as the shared-memory operand, weights converted in registers to e4m3 codes minus their zero point as the register operand (no row-sum term), a producer warpgroup and two consumers, 128x128 tiles, one FMA fold per 128-group"},
 	} {
@@ -53,13 +65,32 @@ const Family = "gemm"
 
 // The GEMMs' Ops and launch forms.
 const (
-	OpDec = "dec" // decode band: per-group activation scales, split-K, bf16 [M, N]
-	OpPre = "pre" // per-token prefill: token scales, bf16 [M, N]
+	OpDec  = "dec"  // decode band: per-group activation scales, split-K, bf16 [M, N]
+	OpPre  = "pre"  // per-token prefill: token scales, bf16 [M, N]
+	OpDec5 = "dec5" // OpDec on 5-bit weights (refimpl.RepackW5: words, planes, scale words)
+	OpPre5 = "pre5" // OpPre on 5-bit weights
 
 	FormDec      = "dec"        // DecLaunch: grid (N/64, S), 128 threads
 	FormPreTiled = "tiled"      // PreLaunch: fragment-tiled activations [P, Mpad, K], row-sum zero-point fold
 	FormPreWGMMA = "wgmma-rows" // PreLaunch: row-major activations [P, M, K], codes taken as q - z, dynamic shared memory
+	FormPreZPE   = "tiled-zpe"  // PreLaunch: tiled activations, fp16 row sums [P, Mpad, Gp] (ZPERowSums), zero point in the epilogue
 )
+
+// DecOp and PreOp are the decode and prefill Ops of a weight width (4 or 5).
+func DecOp(bits int) string {
+	if bits == 5 {
+		return OpDec5
+	}
+	return OpDec
+}
+
+// PreOp is DecOp for prefill.
+func PreOp(bits int) string {
+	if bits == 5 {
+		return OpPre5
+	}
+	return OpPre
+}
 
 // Matrix instructions the ISA gates look for inside each GEMM's loop.
 const (
@@ -95,7 +126,12 @@ func DecKernel(M int) string {
 // baseline first, then variants, then attribution kernels; experimental
 // ones only when full.
 func DecKernels(M int, arch string, full bool) []kernels.Kernel {
-	return kernels.Select(kernels.Query{Family: Family, Op: OpDec, M: M, Arch: arch, Full: full})
+	return DecKernelsBits(4, M, arch, full)
+}
+
+// DecKernelsBits is DecKernels for bits-wide weights (4 or 5).
+func DecKernelsBits(bits, M int, arch string, full bool) []kernels.Kernel {
+	return kernels.Select(kernels.Query{Family: Family, Op: DecOp(bits), M: M, Arch: arch, Full: full})
 }
 
 // GemmShape is one (merged) linear as the GEMM sees it.
@@ -200,7 +236,9 @@ type DecArgs struct {
 	Out          gpu.Ptr // bf16 [M,N]
 	WS           gpu.Ptr // fp32 [S,M,N] (unused when S = 1)
 	Sema         gpu.Ptr // u32 [N/16] (DecSemaBytes), zero before the first launch
-	Kernel       string  // "" = DecKernel(M); else a registered kernel of Op OpDec serving M
+	Kernel       string  // "" = the baseline of DecOp(Bits) serving M; else a registered kernel of that Op serving M
+	Bits         int     // weight width: 0 or 4 (W4A8), 5 (W5A8: W holds RepackW5's words, Planes its planes)
+	Planes       gpu.Ptr // 5-bit plane stream (Bits 5 only)
 }
 
 // DecWorkspaceBytes is the split-K workspace a decode launch needs.
@@ -231,11 +269,22 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 	}
 	e0, e1 := s.Bounds()
 	N := s.N()
-	kernel = DecKernel(M)
-	if a.Kernel != "" {
+	bits := max(a.Bits, 4)
+	if bits != 4 && bits != 5 {
+		err = fmt.Errorf("gemm: decode Bits=%d, the kernels take 4 or 5", a.Bits)
+		return
+	}
+	op := DecOp(bits)
+	if a.Kernel == "" {
+		base, berr := kernels.BaselineFor(Family, op, M, "")
+		if err = berr; err != nil {
+			return
+		}
+		kernel = base.Name
+	} else {
 		k, ok := kernels.Lookup(a.Kernel)
-		if !ok || k.Family != Family || k.Op != OpDec || k.Form != FormDec || !k.ServesM(M) {
-			err = fmt.Errorf("gemm: kernel %s is not a registered decode kernel (op %s, form %s) serving M=%d", a.Kernel, OpDec, FormDec, M)
+		if !ok || k.Family != Family || k.Op != op || k.Form != FormDec || !k.ServesM(M) {
+			err = fmt.Errorf("gemm: kernel %s is not a registered %d-bit decode kernel (op %s, form %s) serving M=%d", a.Kernel, bits, op, FormDec, M)
 			return
 		}
 		kernel = a.Kernel
@@ -243,6 +292,13 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 	grid = gpu.Dim3{X: uint32(N / DecBN), Y: uint32(S), Z: 1}
 	block = gpu.D1(DecThreads)
 	args = []any{a.W, a.SZ, a.Act, a.ASG, a.RS, a.Out, a.WS, a.Sema, uint32(M), uint32(N), uint32(s.K), e0, e1, uint32(S)}
+	if bits == 5 {
+		if a.Planes == 0 {
+			err = fmt.Errorf("gemm: 5-bit decode kernel %s: no plane stream (DecArgs.Planes)", kernel)
+			return
+		}
+		args = append([]any{a.W, a.Planes}, args[1:]...)
+	}
 	return
 }
 
@@ -291,7 +347,12 @@ func PreRowMajor(kernel string) bool {
 // PreKernels are the registered prefill kernels on arch ("" any), baseline
 // first; experimental ones only when full.
 func PreKernels(M int, arch string, full bool) []kernels.Kernel {
-	return kernels.Select(kernels.Query{Family: Family, Op: OpPre, M: M, Arch: arch, Full: full, Roles: []kernels.Role{kernels.Baseline, kernels.Variant}})
+	return PreKernelsBits(4, M, arch, full)
+}
+
+// PreKernelsBits is PreKernels for bits-wide weights (4 or 5).
+func PreKernelsBits(bits, M int, arch string, full bool) []kernels.Kernel {
+	return kernels.Select(kernels.Query{Family: Family, Op: PreOp(bits), M: M, Arch: arch, Full: full, Roles: []kernels.Role{kernels.Baseline, kernels.Variant}})
 }
 
 // PreArgs are the prefill kernel's buffers.
@@ -299,7 +360,10 @@ type PreArgs struct {
 	W, SZ           gpu.Ptr // repacked weights, scale words
 	Act, TScale, RS gpu.Ptr // codes (tiled [P,Mpad,K], or row-major [P,M,K] for PreRowMajor kernels), token scales [P,M], row sums [P,M,G]
 	Out             gpu.Ptr // bf16 [M,N]
-	Kernel          string  // "": the prefill baseline
+	Kernel          string  // "": the prefill baseline of PreOp(Bits)
+	Bits            int     // weight width: 0 or 4, 5 (W holds RepackW5's words, Planes its planes)
+	Planes          gpu.Ptr // 5-bit plane stream (Bits 5 only)
+	RS16            gpu.Ptr // fp16 row sums [P, Mpad, Gp] (ZPERowSums) for FormPreZPE kernels, which read no RS
 }
 
 // PreLaunch returns the kernel, grid, block, dynamic shared memory and
@@ -312,23 +376,36 @@ func PreLaunch(s GemmShape, M int, a PreArgs) (kernel string, grid, block gpu.Di
 		err = fmt.Errorf("gemm: prefill M=%d", M)
 		return
 	}
+	bits := max(a.Bits, 4)
+	if bits != 4 && bits != 5 {
+		err = fmt.Errorf("gemm: prefill Bits=%d, the kernels take 4 or 5", a.Bits)
+		return
+	}
+	op := PreOp(bits)
 	name := a.Kernel
 	if name == "" {
-		base, berr := kernels.BaselineFor(Family, OpPre, M, "")
+		base, berr := kernels.BaselineFor(Family, op, M, "")
 		if err = berr; err != nil {
 			return
 		}
 		name = base.Name
 	}
 	k, ok := kernels.Lookup(name)
-	if !ok || k.Family != Family || k.Op != OpPre {
-		err = fmt.Errorf("gemm: %q is not a registered prefill kernel", name)
+	if !ok || k.Family != Family || k.Op != op {
+		err = fmt.Errorf("gemm: %q is not a registered %d-bit prefill kernel (op %s)", name, bits, op)
 		return
 	}
 	kernel = k.Name
 	threads := PreThreads
+	rs := a.RS
 	switch k.Form {
 	case FormPreTiled:
+	case FormPreZPE:
+		rs = a.RS16
+		if rs == 0 {
+			err = fmt.Errorf("gemm: kernel %s reads fp16 row sums: PreArgs.RS16 is unset (ZPERowSums)", k.Name)
+			return
+		}
 	case FormPreWGMMA:
 		shared, threads = preWGShared, preWGThreads
 	default:
@@ -338,8 +415,15 @@ func PreLaunch(s GemmShape, M int, a PreArgs) (kernel string, grid, block gpu.Di
 	e0, e1 := s.Bounds()
 	N := s.N()
 	blocks := (M + PreBM - 1) / PreBM * (N / PreBN)
-	return kernel, gpu.D1(blocks), gpu.D1(threads), shared,
-		[]any{a.W, a.SZ, a.Act, a.TScale, a.RS, a.Out, uint32(M), uint32(N), uint32(s.K), e0, e1}, nil
+	args = []any{a.W, a.SZ, a.Act, a.TScale, rs, a.Out, uint32(M), uint32(N), uint32(s.K), e0, e1}
+	if bits == 5 {
+		if a.Planes == 0 {
+			err = fmt.Errorf("gemm: 5-bit prefill kernel %s: no plane stream (PreArgs.Planes)", k.Name)
+			return
+		}
+		args = append([]any{a.W, a.Planes}, args[1:]...)
+	}
+	return kernel, gpu.D1(blocks), gpu.D1(threads), shared, args, nil
 }
 
 // ShapeLabel renders a shape as K=.. N=a+b+c.
