@@ -15,9 +15,11 @@ import (
 //     ±89/104), signed zeros, bf16 subnormals (~1e-39), values with a
 //     4-bit significand (so bf16 products land exactly on bf16 rounding
 //     ties and near them), and normal values;
-//   - subnormal: whole rows of bf16 subnormals and tiny normals (the gated
-//     norm's sum of squares underflows float32; silu of a subnormal is
-//     subnormal).
+//   - subnormal: the first operand (g, x) bf16 subnormals and tiny normals
+//     in whole rows (the gated norm's sum of squares underflows float32;
+//     silu of a subnormal is subnormal), the second (u, gate, z) normal,
+//     so products of the two are normal and a kernel that flushes
+//     denormals changes them.
 var Dists = []string{"normal", "edge", "subnormal"}
 
 // edgeValue draws one edge-distribution value.
@@ -54,11 +56,11 @@ func RandomInputs(rng *rand.Rand, p Params, M, K int, dist string) OpInputs {
 	if p.Mode != SiluMul {
 		in.B = make([]uint16, M*K)
 	}
-	draw := func(r *rand.Rand, rowScale float64) float64 {
-		switch dist {
-		case "edge":
+	draw := func(r *rand.Rand, rowScale float64, second bool) float64 {
+		switch {
+		case dist == "edge":
 			return edgeValue(r)
-		case "subnormal":
+		case dist == "subnormal" && !second:
 			if r.IntN(4) == 0 {
 				return r.NormFloat64() * 1e-36
 			}
@@ -70,11 +72,11 @@ func RandomInputs(rng *rand.Rand, p Params, M, K int, dist string) OpInputs {
 		r := rand.New(rand.NewPCG(seed, uint64(m)))
 		rowScale := math.Exp(r.NormFloat64())
 		for k := 0; k < cols; k++ {
-			in.A[m*cols+k] = refimpl.F64ToBF16(draw(r, rowScale))
+			in.A[m*cols+k] = refimpl.F64ToBF16(draw(r, rowScale, k >= K))
 		}
 		if in.B != nil {
 			for k := 0; k < K; k++ {
-				in.B[m*K+k] = refimpl.F64ToBF16(draw(r, rowScale))
+				in.B[m*K+k] = refimpl.F64ToBF16(draw(r, rowScale, true))
 			}
 		}
 	})

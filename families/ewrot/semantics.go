@@ -220,8 +220,9 @@ func gateSemantics(t *gates.T) {
 		t.Check(err, c.String())
 		label := c.String()
 		y := OpRows(c.Params, pc.In, c.M, c.K)
-		t.Metric(gates.NewCase("case", label).Key("op_worst_err_over_bound"), CheckOpRows(t, label, c.Params, pc.In, y, c.M, c.K))
-		t.Metric(gates.NewCase("case", label).Key("codes_worst_err_over_tol"), CheckCodes(t, label, pc))
+		key := gates.NewCase("mode", c.Mode.String(), "K", c.K, "P", c.P, "dist", c.Dist)
+		t.Metric(key.Key("op_worst_err_over_bound"), CheckOpRows(t, label, c.Params, pc.In, y, c.M, c.K))
+		t.Metric(key.Key("codes_worst_err_over_tol"), CheckCodes(t, label, pc))
 	}
 }
 
