@@ -316,6 +316,12 @@ func ProducerPeer(op string, M int, arch string) (kernels.Kernel, error) {
 func gateEwrot(t *gates.T) {
 	cases := Cases(t.Full())
 	meter := t.Progress("cases", len(cases))
+	work := func(c Case) float64 { return float64((c.M + 16) * c.K * c.P) } // mirror and downloads grow with the rows
+	var total float64
+	for _, c := range cases {
+		total += work(c)
+	}
+	meter.SetWork(total)
 	ran := 0
 	type prep struct {
 		pc  *Prepared
@@ -346,7 +352,7 @@ func gateEwrot(t *gates.T) {
 		t.Check(p.err, fmt.Sprintf("case %d (%s): inputs and mirror", ci, c))
 		ran += RunCase(t, p.pc, t.Seed()+uint64(ci))
 		t.Release()
-		meter.Step(1, 1)
+		meter.Step(1, work(c))
 	}
 	t.Metric("cases", float64(len(cases)))
 	t.Metric("variant_runs", float64(ran))
