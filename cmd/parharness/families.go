@@ -5,6 +5,7 @@ package main
 import (
 	_ "github.com/parharness/parharness/families/basics"
 	_ "github.com/parharness/parharness/families/e4m3"
+	_ "github.com/parharness/parharness/families/ewrot"
 	_ "github.com/parharness/parharness/families/gemm"
 	_ "github.com/parharness/parharness/families/int5"
 	_ "github.com/parharness/parharness/families/producers"
