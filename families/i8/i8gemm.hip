@@ -1,0 +1,395 @@
+// i8gemm.hip: the I8 decode GEMMs. y[M, N] (bf16, row-major) from int8
+// activation codes a (pq_i8_group: per-group scales sa, int32 row sums rs)
+// and the AWQ int4 weights q (0..15) with zero points z and fp16 scales s:
+//
+//   y[m,n] = Σ_g sa[m,g] · s[g,n] · ( Σ_{k in g} a[m,k]·q[k,n]  −  z[g,n]·rs[m,g] )
+//
+// The inner sum is the integer matrix op (i8/mma_i8.h: sm_90
+// mma.sync m16n8k32 .u8.s8 -> s32, the weights unsigned; gfx1201
+// v_wmma_i32_16x16x16_iu8), accumulated in int32 over the group's 128 k
+// (4 k32 steps), and the zero-point term is subtracted in int32 too, so
+// D_g = Σ a·q − z·rs is exact (|D_g| <= 2·127·15·128 < 2^19, exact in
+// fp32). The fold is the only floating-point arithmetic, per group:
+//   t   = s · float(D_g)                       one rounding
+//   acc = fmaf(sa, t, acc)                     one rounding
+// then the split-K partials summed in split order and one bf16 rounding.
+//
+// Entry points: pq_i8_gemm_dec_m8/_m16/_m32/_m64, the decode band (M <= 8
+// / 16 / 32 / 64), split-K across blocks, one launch for all partitions.
+// Memory formats, grid and the per-block split-K protocol are those of the
+// e4m3 decode GEMM's per-warp body (families/gemm/gemm.hip): weights as
+// refimpl.RepackW4 (N/16 column tiles x G groups x 1 KiB), scale words
+// sz[g, n] = fp16 bits of s | (z − 8) as int16 << 16; activations
+// [P, M, K] int8, sa [P, M, G] f32, rs [P, M, G] i32; block = 4 warps = 64
+// columns, warp = one 16-column tile over its split's groups, grid
+// (N/64, S); split s owns groups [s·ceil(G/S), (s+1)·ceil(G/S)) ∩ [0, G).
+// S = 1: bf16 straight from the registers; S > 1: each block writes its
+// fp32 partial tile to ws[s, m, n] and counts in sema[column block]; the
+// block that completes the count sums ws[0..S-1] in split order and resets
+// the counter (sema zero before the first launch, zero again after each).
+// Rows >= M are never written.
+#include "i8/mma_i8.h"
+#include "arch/mma.h"
+
+#pragma clang fp contract(off)
+
+#define GROUP 128
+#define DEC_WARPS 4
+#define DEC_BN (16 * DEC_WARPS)
+#define AR_CAP 2048 // (m, group) pairs of sa and rs staged in shared memory
+
+DEVICE u32 i8_partition_of(u32 n0, u32 nend0, u32 nend1) { return (n0 >= nend0 ? 1u : 0u) + (n0 >= nend1 ? 1u : 0u); }
+
+// A scale word as the fold uses it: s (exact f16 -> f32) and z (0..15).
+DEVICE void i8_scale_word(u32 w, float &s, i32 &z) {
+  s = f16_to_f32(w & 0xFFFFu);
+  z = (i32)(short)(w >> 16) + 8;
+}
+
+// The last block's split-K sum: the block's 64 columns x M rows of
+// ws[0..S-1], summed in split order (deterministic), to bf16.
+DEVICE void i8_reduce_block(const float *ws, u16 *out, u32 M, u32 N, u32 S, u32 nblk, u32 tid) {
+  for (u32 i = tid; i < M * DEC_BN; i += 32u * DEC_WARPS) {
+    const u32 m = i / DEC_BN, n = nblk + i % DEC_BN;
+    float sum = 0.0f;
+    for (u32 s = 0; s < S; s++) sum += ldg_cg_f32(ws + ((u64)s * M + m) * N + n);
+    out[(u64)m * N + n] = (u16)pack_bf16x2(sum, 0.0f);
+  }
+}
+
+// After the block's partial tile is in ws: release it (fence, count in
+// sema[bx]); the block that completes the count acquires, sums and resets.
+DEVICE void i8_block_handoff(const float *ws, u16 *out, u32 *sema, u32 &s_last, u32 M, u32 N, u32 S, u32 nblk, u32 bx,
+                             u32 tid) {
+  fence_gpu();
+  block_sync();
+  if (tid == 0) s_last = atomic_add_u32_gpu(sema + bx, 1u) == S - 1u ? 1u : 0u;
+  block_sync();
+  if (!s_last) return;
+  fence_gpu();
+  i8_reduce_block(ws, out, M, N, S, nblk, tid);
+  if (tid == 0) st_u32_gpu(sema + bx, 0u);
+}
+
+// The block's share: column block, the warp's 16-column tile, partition,
+// split and its groups.
+struct I8Range { u32 bx, split, nblk, j16, n0, p, gbeg, gend; };
+DEVICE I8Range i8_range(u32 warp, u32 G, u32 S, u32 nend0, u32 nend1) {
+  const u32 bx = bid_x(), split = bid_y();
+  const u32 nblk = bx * DEC_BN, j16 = bx * DEC_WARPS + warp, n0 = 16u * j16;
+  const u32 p = i8_partition_of(nblk, nend0, nend1);
+  const u32 gps = (G + S - 1) / S, gbeg = split * gps < G ? split * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
+  return I8Range{bx, split, nblk, j16, n0, p, gbeg, gend};
+}
+
+// sa and rs of the block's groups, [g - gbeg][m], in shared memory when
+// they fit (returns whether they do).
+DEVICE bool i8_stage_ar(float *s_sa, i32 *s_rs, const float *asp, const i32 *rsp, u32 M, u32 G, u32 gbeg, u32 ng,
+                        u32 tid) {
+  const bool fits = M * ng <= AR_CAP;
+  if (fits) {
+    for (u32 i = tid; i < M * ng; i += 32u * DEC_WARPS) {
+      const u32 m = i % M, g = gbeg + i / M;
+      s_sa[i] = asp[(u64)m * G + g];
+      s_rs[i] = rsp[(u64)m * G + g];
+    }
+  }
+  block_sync();
+  return fits;
+}
+
+DEVICE void i8_ar(float &a, i32 &r, bool staged, const float *s_sa, const i32 *s_rs, const float *asp, const i32 *rsp,
+                  u32 m, u32 g, u32 gbeg, u32 M, u32 G) {
+  a = 0.0f, r = 0;
+  if (m >= M) return;
+  if (staged) a = s_sa[(g - gbeg) * M + m], r = s_rs[(g - gbeg) * M + m];
+  else a = ldg_f32(asp + (u64)m * G + g), r = (i32)ldg_u32(rsp + (u64)m * G + g);
+}
+
+// One output's fold (header): acc + sa · (s · float(D − z·rs)).
+DEVICE float i8_fold(float acc, i32 d, float sa, float s, i32 z, i32 rs) {
+  return __builtin_fmaf(sa, s * (float)(d - z * rs), acc);
+}
+
+#if defined(__NVPTX__)
+// sm_90 body (swapped op: weights are A, 16 columns x 32 k; activation rows
+// are B, 32 k x 8 rows). MT 8-row op tiles; PF groups of weights in flight
+// per warp; APF: the next group's activation codes load while this one
+// computes.
+template <int MT, int PF, bool APF>
+DEVICE void gemm_i8_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const i32 *rsum, u16 *out,
+                        float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
+  SHARED float s_sa[AR_CAP];
+  SHARED i32 s_rs[AR_CAP];
+  SHARED u32 s_last;
+  const u32 G = K / GROUP;
+  const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
+  const I8Range dr = i8_range(warp, G, S, nend0, nend1);
+  const u32 n0 = dr.n0, gbeg = dr.gbeg, gend = dr.gend;
+  const u8 *ap = act + (u64)dr.p * M * K;
+  const float *asp = asg + (u64)dr.p * M * G;
+  const i32 *rsp = rsum + (u64)dr.p * M * G;
+  const u8 *wp = wq + (u64)dr.j16 * G * 1024u + lane * 16u;
+  const u32 *szp = sz + n0 + gid;
+
+  u32x4 wb[PF][2];
+  u32x2 zb[PF];
+#pragma unroll
+  for (int i = 0; i < PF; i++) {
+    if (gbeg + i < gend) {
+      const u32 g = gbeg + i;
+      wb[i][0] = ldg_stream_v4(wp + (u64)g * 1024u);
+      wb[i][1] = ldg_stream_v4(wp + (u64)g * 1024u + 512u);
+      zb[i] = u32x2{ldg_u32(szp + (u64)g * N), ldg_u32(szp + (u64)g * N + 8u)};
+    }
+  }
+  const bool staged = i8_stage_ar(s_sa, s_rs, asp, rsp, M, G, gbeg, gend - gbeg, tid);
+
+  float acc[MT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
+
+  // Activation codes of one group for this lane: row 8mt + gid, the u32 at
+  // k 32s + 4tig (index 2s) and 32s + 16 + 4tig (2s + 1); zero past M.
+  auto load_act = [&](u32 g, u32 (&a)[MT][8]) {
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+      const u32 m = 8u * mt + gid;
+#pragma unroll
+      for (int i = 0; i < 8; i++) a[mt][i] = 0u;
+      if (m < M) {
+        const u8 *row = ap + (u64)m * K + g * GROUP + 4u * tig;
+#pragma unroll
+        for (int i = 0; i < 8; i++) a[mt][i] = ldg_u32(row + 32u * (i >> 1) + 16u * (i & 1));
+      }
+    }
+  };
+  u32 anext[MT][8];
+  if (APF && gbeg < gend) load_act(gbeg, anext);
+
+  for (u32 g0 = gbeg; g0 < gend; g0 += PF) {
+#pragma unroll
+    for (int i = 0; i < PF; i++) {
+      const u32 g = g0 + i;
+      if (g < gend) {
+        const u32x4 w0 = wb[i][0], w1 = wb[i][1];
+        const u32x2 z = zb[i];
+        if (g + PF < gend) {
+          wb[i][0] = ldg_stream_v4(wp + (u64)(g + PF) * 1024u);
+          wb[i][1] = ldg_stream_v4(wp + (u64)(g + PF) * 1024u + 512u);
+          zb[i] = u32x2{ldg_u32(szp + (u64)(g + PF) * N), ldg_u32(szp + (u64)(g + PF) * N + 8u)};
+        }
+        u32 a[MT][8];
+        if (APF) {
+#pragma unroll
+          for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int k = 0; k < 8; k++) a[mt][k] = anext[mt][k];
+          if (g + 1 < gend) load_act(g + 1, anext);
+        }
+        const u32 ww0[4] = {w0.x, w0.y, w0.z, w0.w}, ww1[4] = {w1.x, w1.y, w1.z, w1.w};
+        i32 tmp[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) tmp[mt][0] = tmp[mt][1] = tmp[mt][2] = tmp[mt][3] = 0;
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+          u32 lo0, hi0, lo1, hi1;
+          w8_bytes(ww0[s], lo0, hi0); // column n0 + gid
+          w8_bytes(ww1[s], lo1, hi1); // column n0 + gid + 8
+#pragma unroll
+          for (int mt = 0; mt < MT; mt++) {
+            if (8u * mt < M) {
+              u32 b0 = APF ? a[mt][2 * s] : 0u, b1 = APF ? a[mt][2 * s + 1] : 0u;
+              if (!APF && 8u * mt + gid < M) {
+                const u8 *row = ap + (u64)(8u * mt + gid) * K + g * GROUP + 32u * s + 4u * tig;
+                b0 = ldg_u32(row);
+                b1 = ldg_u32(row + 16);
+              }
+              mma_u8s8_k32(tmp[mt], lo0, lo1, hi0, hi1, b0, b1);
+            }
+          }
+        }
+        float s0, s1;
+        i32 z0, z1;
+        i8_scale_word(z.x, s0, z0), i8_scale_word(z.y, s1, z1);
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+          const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
+          float a0, a1;
+          i32 r0, r1;
+          i8_ar(a0, r0, staged, s_sa, s_rs, asp, rsp, m0, g, gbeg, M, G);
+          i8_ar(a1, r1, staged, s_sa, s_rs, asp, rsp, m1, g, gbeg, M, G);
+          acc[mt][0] = i8_fold(acc[mt][0], tmp[mt][0], a0, s0, z0, r0);
+          acc[mt][1] = i8_fold(acc[mt][1], tmp[mt][1], a1, s0, z0, r1);
+          acc[mt][2] = i8_fold(acc[mt][2], tmp[mt][2], a0, s1, z1, r0);
+          acc[mt][3] = i8_fold(acc[mt][3], tmp[mt][3], a1, s1, z1, r1);
+        }
+      }
+    }
+  }
+
+  // Lane holds D[n][m] for n = n0+gid (+8), m = 8mt + 2tig (+1).
+  const u32 na = n0 + gid, nb = na + 8u;
+  float *dst = S == 1 ? nullptr : ws + (u64)dr.split * M * N;
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) {
+    const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
+    if (S == 1) {
+      if (m0 < M) out[(u64)m0 * N + na] = (u16)pack_bf16x2(acc[mt][0], 0.0f), out[(u64)m0 * N + nb] = (u16)pack_bf16x2(acc[mt][2], 0.0f);
+      if (m1 < M) out[(u64)m1 * N + na] = (u16)pack_bf16x2(acc[mt][1], 0.0f), out[(u64)m1 * N + nb] = (u16)pack_bf16x2(acc[mt][3], 0.0f);
+    } else {
+      if (m0 < M) dst[(u64)m0 * N + na] = acc[mt][0], dst[(u64)m0 * N + nb] = acc[mt][2];
+      if (m1 < M) dst[(u64)m1 * N + na] = acc[mt][1], dst[(u64)m1 * N + nb] = acc[mt][3];
+    }
+  }
+  if (S > 1) i8_block_handoff(ws, out, sema, s_last, M, N, S, dr.nblk, dr.bx, tid);
+}
+#else // __AMDGCN__
+// gfx1201 body: the same algorithm on the 16x16x16 integer WMMA. Still
+// swapped: A = weights (the warp's 16 columns), B = activation rows (16
+// rows per op tile). Lane L, r = L % 16, h = L / 16: weights column n0 + r,
+// per group the memory lanes of tigs 2h, 2h+1 (32 contiguous bytes); codes
+// row 16mt + r, 8 bytes at k 32s + 16w + 8h per k16 block (s, w); D row
+// 16mt + r, columns n0 + 8h + i. MT counts 8-row tiles as on sm_90.
+template <int MT, int PF, bool APF>
+DEVICE void gemm_i8_dec(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const i32 *rsum, u16 *out,
+                        float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
+  constexpr int MT16 = (MT + 1) / 2;
+  SHARED float s_sa[AR_CAP];
+  SHARED i32 s_rs[AR_CAP];
+  SHARED u32 s_last;
+  const u32 G = K / GROUP;
+  const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, r = lane & 15u, h = lane >> 4;
+  const I8Range dr = i8_range(warp, G, S, nend0, nend1);
+  const u32 n0 = dr.n0, gbeg = dr.gbeg, gend = dr.gend;
+  const u8 *ap = act + (u64)dr.p * M * K;
+  const float *asp = asg + (u64)dr.p * M * G;
+  const i32 *rsp = rsum + (u64)dr.p * M * G;
+  const u8 *wp = wq + (u64)dr.j16 * G * 1024u + (r >> 3) * 512u + (4u * (r & 7u) + 2u * h) * 16u;
+  const u32 *szp = sz + n0 + 8u * h;
+
+  u32x4 wb[PF][2], zb[PF][2];
+#pragma unroll
+  for (int i = 0; i < PF; i++) {
+    if (gbeg + i < gend) {
+      const u32 g = gbeg + i;
+      wb[i][0] = ldg_stream_v4(wp + (u64)g * 1024u);
+      wb[i][1] = ldg_stream_v4(wp + (u64)g * 1024u + 16u);
+      zb[i][0] = ldg_u32x4(szp + (u64)g * N);
+      zb[i][1] = ldg_u32x4(szp + (u64)g * N + 4u);
+    }
+  }
+  const bool staged = i8_stage_ar(s_sa, s_rs, asp, rsp, M, G, gbeg, gend - gbeg, tid);
+
+  float acc[MT16][8];
+#pragma unroll
+  for (int mt = 0; mt < MT16; mt++)
+#pragma unroll
+    for (int i = 0; i < 8; i++) acc[mt][i] = 0.0f;
+
+  auto load_act = [&](u32 g, u32x2 (&a)[MT16][8]) {
+#pragma unroll
+    for (int mt = 0; mt < MT16; mt++) {
+      const u32 m = 16u * mt + r;
+#pragma unroll
+      for (int i = 0; i < 8; i++) a[mt][i] = u32x2{0u, 0u};
+      if (m < M) {
+        const u8 *row = ap + (u64)m * K + g * GROUP + 8u * h;
+#pragma unroll
+        for (int i = 0; i < 8; i++) a[mt][i] = ldg_u32x2(row + 16u * i);
+      }
+    }
+  };
+  u32x2 anext[MT16][8];
+  if (APF && gbeg < gend) load_act(gbeg, anext);
+
+  for (u32 g0 = gbeg; g0 < gend; g0 += PF) {
+#pragma unroll
+    for (int i = 0; i < PF; i++) {
+      const u32 g = g0 + i;
+      if (g < gend) {
+        const u32x4 w0 = wb[i][0], w1 = wb[i][1], z0 = zb[i][0], z1 = zb[i][1];
+        if (g + PF < gend) {
+          wb[i][0] = ldg_stream_v4(wp + (u64)(g + PF) * 1024u);
+          wb[i][1] = ldg_stream_v4(wp + (u64)(g + PF) * 1024u + 16u);
+          zb[i][0] = ldg_u32x4(szp + (u64)(g + PF) * N);
+          zb[i][1] = ldg_u32x4(szp + (u64)(g + PF) * N + 4u);
+        }
+        u32x2 a[MT16][8];
+        if (APF) {
+#pragma unroll
+          for (int mt = 0; mt < MT16; mt++)
+#pragma unroll
+            for (int k = 0; k < 8; k++) a[mt][k] = anext[mt][k];
+          if (g + 1 < gend) load_act(g + 1, anext);
+        }
+        const u32 wa[4] = {w0.x, w0.y, w0.z, w0.w}, wc[4] = {w1.x, w1.y, w1.z, w1.w};
+        v8i_i8 tmp[MT16];
+#pragma unroll
+        for (int mt = 0; mt < MT16; mt++) tmp[mt] = v8i_i8{};
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+          u32 alo, ahi, clo, chi;
+          w8_bytes(wa[s], alo, ahi); // k 8h + 0..3 | 16 + 8h + 0..3
+          w8_bytes(wc[s], clo, chi); // k 8h + 4..7 | 16 + 8h + 4..7
+          const v2i_i8 k0 = v2i_i8{(int)alo, (int)clo}, k16 = v2i_i8{(int)ahi, (int)chi};
+#pragma unroll
+          for (int mt = 0; mt < MT16; mt++) {
+            if (16u * mt < M) {
+              u32x2 b0 = APF ? a[mt][2 * s] : u32x2{0u, 0u}, b1 = APF ? a[mt][2 * s + 1] : u32x2{0u, 0u};
+              if (!APF && 16u * mt + r < M) {
+                const u8 *row = ap + (u64)(16u * mt + r) * K + g * GROUP + 32u * s + 8u * h;
+                b0 = ldg_u32x2(row);
+                b1 = ldg_u32x2(row + 16);
+              }
+              tmp[mt] = wmma_u8s8(k0, v2i_i8{(int)b0.x, (int)b0.y}, tmp[mt]);
+              tmp[mt] = wmma_u8s8(k16, v2i_i8{(int)b1.x, (int)b1.y}, tmp[mt]);
+            }
+          }
+        }
+        const u32 zw[8] = {z0.x, z0.y, z0.z, z0.w, z1.x, z1.y, z1.z, z1.w};
+        float sc[8];
+        i32 zz[8];
+#pragma unroll
+        for (int j = 0; j < 8; j++) i8_scale_word(zw[j], sc[j], zz[j]);
+#pragma unroll
+        for (int mt = 0; mt < MT16; mt++) {
+          float am;
+          i32 rm;
+          i8_ar(am, rm, staged, s_sa, s_rs, asp, rsp, 16u * mt + r, g, gbeg, M, G);
+#pragma unroll
+          for (int j = 0; j < 8; j++) acc[mt][j] = i8_fold(acc[mt][j], tmp[mt][j], am, sc[j], zz[j], rm);
+        }
+      }
+    }
+  }
+
+  const u32 nl = n0 + 8u * h;
+  float *dst = S == 1 ? nullptr : ws + (u64)dr.split * M * N;
+#pragma unroll
+  for (int mt = 0; mt < MT16; mt++) {
+    const u32 m = 16u * mt + r;
+    if (m >= M) continue;
+    if (S == 1) {
+      const u32x4 v = {pack_bf16x2(acc[mt][0], acc[mt][1]), pack_bf16x2(acc[mt][2], acc[mt][3]),
+                       pack_bf16x2(acc[mt][4], acc[mt][5]), pack_bf16x2(acc[mt][6], acc[mt][7])};
+      *(u32x4 *)(out + (u64)m * N + nl) = v;
+    } else {
+#pragma unroll
+      for (int j = 0; j < 8; j++) dst[(u64)m * N + nl + j] = acc[mt][j];
+    }
+  }
+  if (S > 1) i8_block_handoff(ws, out, sema, s_last, M, N, S, dr.nblk, dr.bx, tid);
+}
+#endif
+
+#define I8_DEC_ENTRY(NAME, MT, PF, APF)                                                                                \
+  KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
+                                                 const i32 *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,        \
+                                                 u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
+    gemm_i8_dec<MT, PF, APF>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                        \
+  }
+I8_DEC_ENTRY(pq_i8_gemm_dec_m8, 1, 4, true)
+I8_DEC_ENTRY(pq_i8_gemm_dec_m16, 2, 4, true)
+I8_DEC_ENTRY(pq_i8_gemm_dec_m32, 4, 2, false)
+I8_DEC_ENTRY(pq_i8_gemm_dec_m64, 8, 2, false)
