@@ -282,7 +282,7 @@ func runProdCase(t *gates.T, c prodCase, seed uint64, in *prodInputs) (ran int) 
 	}
 	ks := prodKernels(M, t.Device().Info().CodeArch(), t.Full())
 	slices.SortStableFunc(ks, func(a, b kernels.Kernel) int { return int(a.Status) - int(b.Status) }) // experimental last
-	fused := map[bool][]byte{}                                                                     // the fused kernel's codes by layout
+	fused := map[bool][]byte{}                                                                        // the fused kernel's codes by layout
 	for _, k := range ks {
 		if k.Op == OpToken && K > MaxK {
 			continue
