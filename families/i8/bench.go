@@ -3,6 +3,7 @@ package i8
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/families/gemm"
@@ -20,7 +21,8 @@ import (
 //     (families/gemm, by registry through gemm.DecLaunch, at its law's S,
 //     as a cluster launch where the law's S is gemm.DecClusterS) as the
 //     baseline, variant "e4m3"; the I8 decode baseline at DecSplitK,
-//     variant "i8". Both read the same weights (refimpl.RepackW4) and
+//     variant "i8"; every other registered I8 decode kernel serving M at
+//     the same S, by its tag ("i8-staged", sm_90a). All read the same weights (refimpl.RepackW4) and
 //     scale words; the activations are the same float32 rows quantized by
 //     each path's Go mirror. Bytes per call: weights N·K/2 + scale words
 //     4·G·N + codes P·M·K + scales and row sums 8·P·M·G + bf16 out 2·M·N
@@ -40,8 +42,16 @@ import (
 
 func init() {
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "i8", Doc: "int8 against e4m3 activations: decode GEMM vs GEMM and decode producer vs producer on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runI8Suite,
-		Variants: func() []string { return []string{"e4m3", "i8"} },
-		Axes:     "shape: gate_up, qkv, down, in_proj of --shapes; M: --m, default 1, 2, 4, 8, 16, 32, 64; regime cold"})
+		Variants: func() []string {
+			out := []string{"e4m3", "i8"}
+			for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, Full: true, Roles: []kernels.Role{kernels.Variant}}) {
+				if !slices.Contains(out, k.Tag) {
+					out = append(out, k.Tag)
+				}
+			}
+			return out
+		},
+		Axes: "shape: gate_up, qkv, down, in_proj of --shapes; M: --m, default 1, 2, 4, 8, 16, 32, 64; regime cold"})
 }
 
 // BenchMs is the suite's default M ladder.
@@ -249,14 +259,32 @@ func gemmPoint(c *bench.Ctx, label string, s gemm.GemmShape, M int, w *refimpl.Q
 	if err != nil {
 		return err
 	}
+	vs := []bench.Variant{
+		{Name: "e4m3", Enqueue: ef, Check: check("e4m3 "+ekern, erefR.withSplits(eS))},
+		{Name: "i8", Enqueue: iff, Check: check("i8 "+ikern, iref.withSplits(iS))},
+	}
+	// Every other registered I8 decode kernel serving M, by its tag
+	// (experimental ones when --variants names them).
+	for _, k := range DecKernels(M, c.Dev.Info().CodeArch(), true)[1:] {
+		if k.Status == kernels.Experimental && !c.Named(k.Tag) {
+			c.Skipf("i8 %s M=%d: %s (%s) is experimental: name it in --variants to time it", label, M, k.Tag, k.Name)
+			continue
+		}
+		kn := k.Name
+		f, err := c.Launcher(kn, igrid, iblock, 0, func(k int) []any {
+			_, _, _, args, _ := DecLaunch(s, M, iS, DecArgs{W: sets["w"].At(k), SZ: sets["sz"].At(k), Act: sets["iact"].At(k), ASG: sets["isc"].At(k), RS: sets["irs"].At(k), Out: out.At(k), WS: ws, Sema: sema, Kernel: kn})
+			return args
+		})
+		if err != nil {
+			return err
+		}
+		vs = append(vs, bench.Variant{Name: k.Tag, Enqueue: f, Check: check(k.Tag+" "+kn, iref.withSplits(iS))})
+	}
 	bytes := int64(N)*int64(K)/2 + 4*int64(G)*int64(N) + int64(P*M*K) + 8*int64(P*M*G) + 2*int64(M*N)
 	return c.Measure(bench.Point{Suite: "i8", Kernel: "i8_dec", Shape: label, M: M, Regime: bench.Cold,
 		Bytes: bytes, Flops: 2 * int64(M) * int64(N) * int64(K), Footprint: footprint, Copies: copies,
-		Variants: []bench.Variant{
-			{Name: "e4m3", Enqueue: ef, Check: check("e4m3 "+ekern, erefR.withSplits(eS))},
-			{Name: "i8", Enqueue: iff, Check: check("i8 "+ikern, iref.withSplits(iS))},
-		},
-		Extra: map[string]float64{"K": float64(K), "N": float64(N), "P": float64(P), "S_e4m3": float64(eS), "S_i8": float64(iS)}})
+		Variants: vs,
+		Extra:    map[string]float64{"K": float64(K), "N": float64(N), "P": float64(P), "S_e4m3": float64(eS), "S_i8": float64(iS)}})
 }
 
 // producerPoint measures pq_rotq_group (e4m3) against pq_i8_group at the

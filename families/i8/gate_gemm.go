@@ -25,7 +25,8 @@ import (
 // The output is poisoned (0xFF, a bf16 NaN) before every launch: no NaN in
 // rows < M, 16 rows past M untouched; the split-K counters back at zero
 // after every launch; a plain split launch wrote its workspace and nothing
-// past its S partials.
+// past its S partials; every I8 decode kernel gives the same output bits
+// at the same S (the same integer sums folded in the same order).
 
 type gemmCase struct {
 	label string
@@ -309,7 +310,12 @@ func runGemmCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 	sema := t.Buffer("sema", DecSemaBytes(N))
 	t.Init(sema, make([]byte, DecSemaBytes(N)))
 	arch := t.Device().Info().CodeArch()
-	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, M: M, Arch: arch, Full: t.Full(), Roles: []kernels.Role{kernels.Baseline, kernels.Variant}}) {
+	first := map[int][]byte{} // the first kernel's output bits by S
+	firstName := ""
+	for _, k := range DecKernels(M, arch, t.Full()) {
+		if firstName == "" {
+			firstName = k.Name
+		}
 		for _, S := range Ss {
 			t.Poison(out, 0xFF)
 			t.Poison(ws, 0xFF)
@@ -324,7 +330,15 @@ func runGemmCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk *re
 			if i := gates.FirstWritten(wsGot, DecWorkspaceBytes(M, N, S)); i >= 0 {
 				t.Failf("%s: ws byte %d, past its S=%d partials (%d bytes), was written", tag, i, S, DecWorkspaceBytes(M, N, S))
 			}
-			worst = max(worst, checkGEMMOut(t, tag, ck.With("kernel", kern).With("S", S), t.Download(out), M, N, d.rr.withSplits(S)))
+			got := t.Download(out)
+			worst = max(worst, checkGEMMOut(t, tag, ck.With("kernel", kern).With("S", S), got, M, N, d.rr.withSplits(S)))
+			// Every I8 decode kernel computes the same int32 group sums and
+			// folds them in the same order: the same bits at the same S.
+			if b, ok := first[S]; !ok {
+				first[S] = got
+			} else if !bytes.Equal(b[:2*M*N], got[:2*M*N]) {
+				t.Failf("%s: output bits differ from %s's at the same S (same integer sums, same fold order)", tag, firstName)
+			}
 			t.RequireFilled(tag, sema, 0, "the split-K counters must be back at 0 (the last block resets them)")
 			ran++
 		}

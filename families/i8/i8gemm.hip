@@ -15,7 +15,10 @@
 // then the split-K partials summed in split order and one bf16 rounding.
 //
 // Entry points: pq_i8_gemm_dec_m8/_m16/_m32/_m64, the decode band (M <= 8
-// / 16 / 32 / 64), split-K across blocks, one launch for all partitions.
+// / 16 / 32 / 64), split-K across blocks, one launch for all partitions
+// (the per-warp body, both targets); pq_i8_gemm_dec_st_m8/_m16/_m32/_m64,
+// sm_90a only: the same product by a staged body (gemm_i8_dec_staged),
+// split-K counted per 16-column warp tile (sema [N/16]).
 // Memory formats, grid and the per-block split-K protocol are those of the
 // e4m3 decode GEMM's per-warp body (families/gemm/gemm.hip): weights as
 // refimpl.RepackW4 (N/16 column tiles x G groups x 1 KiB), scale words
@@ -244,6 +247,172 @@ DEVICE void gemm_i8_dec(const u8 *wq, const u32 *sz, const u8 *act, const float 
   }
   if (S > 1) i8_block_handoff(ws, out, sema, s_last, M, N, S, dr.nblk, dr.bx, tid);
 }
+
+// The per-warp split-K store of the staged body: S = 1, bf16 straight from
+// the registers; S > 1, the warp's fp32 partial 16-column tile to
+// ws[split], lane 0 releases it (fence, count in sema[j16], one counter per
+// 16-column tile); the warp that completes the count acquires, sums
+// ws[0..S-1] in split order and resets the counter. No block barrier.
+template <int MT>
+DEVICE void i8_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 S, u32 j16,
+                             u32 split, u32 lane, u32 gid, u32 tig) {
+  const u32 n0 = 16u * j16, na = n0 + gid, nb = na + 8u;
+  float *dst = S == 1 ? nullptr : ws + (u64)split * M * N;
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) {
+    const u32 m0 = 8u * mt + 2u * tig, m1 = m0 + 1u;
+    if (S == 1) {
+      if (m0 < M) out[(u64)m0 * N + na] = (u16)pack_bf16x2(acc[mt][0], 0.0f), out[(u64)m0 * N + nb] = (u16)pack_bf16x2(acc[mt][2], 0.0f);
+      if (m1 < M) out[(u64)m1 * N + na] = (u16)pack_bf16x2(acc[mt][1], 0.0f), out[(u64)m1 * N + nb] = (u16)pack_bf16x2(acc[mt][3], 0.0f);
+    } else {
+      if (m0 < M) dst[(u64)m0 * N + na] = acc[mt][0], dst[(u64)m0 * N + nb] = acc[mt][2];
+      if (m1 < M) dst[(u64)m1 * N + na] = acc[mt][1], dst[(u64)m1 * N + nb] = acc[mt][3];
+    }
+  }
+  if (S == 1) return;
+  warp_sync_all(); // the lanes' partial stores are ordered before lane 0's release
+  u32 last = 0;
+  if (lane == 0) {
+    fence_gpu();
+    last = atomic_add_u32_gpu(sema + j16, 1u) == S - 1u ? 1u : 0u;
+    if (last) fence_gpu();
+  }
+  if (!shfl_idx_u32(last, 0)) return;
+  warp_sync_all(); // lane 0's acquire is ordered before the lanes' reads
+  for (u32 e = lane; e < 16u * M; e += 32u) {
+    const u32 m = e >> 4, n = n0 + (e & 15u);
+    float sum = 0.0f;
+    for (u32 s = 0; s < S; s++) sum += ldg_cg_f32(ws + ((u64)s * M + m) * N + n); // split order
+    out[(u64)m * N + n] = (u16)pack_bf16x2(sum, 0.0f);
+  }
+  warp_sync_all();
+  if (lane == 0) st_u32_gpu(sema + j16, 0u);
+}
+
+// sm_90 staged body (pq_i8_gemm_dec_st_*): the per-warp body's arithmetic
+// (the same int32 group sums, so the same bits) with the block's activation
+// rows, sa and rs staged through shared memory by cp.async in chunks of CH
+// groups, double-buffered (rows padded by 16 B so a B fragment's 8 rows hit
+// distinct banks; rows >= M zeroed once), a PF-deep weight stream with
+// predicated refills, two int32 accumulators per group (chains of 2 ops),
+// and the per-warp split-K store (counters per 16-column tile): the
+// structure of the e4m3 staged decode body (families/gemm/gemm.hip).
+template <int MT, int PF, int CH>
+DEVICE void gemm_i8_dec_staged(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const i32 *rsum,
+                               u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
+  static_assert(CH % PF == 0, "a chunk holds whole prefetch rounds");
+  constexpr u32 ROWS = 8u * MT;
+  constexpr u32 ROWB = CH * GROUP + 16u;
+  SHARED __attribute__((aligned(16))) u8 s_act[2][ROWS][ROWB];
+  SHARED __attribute__((aligned(16))) float s_sa[2][CH][ROWS];
+  SHARED __attribute__((aligned(16))) i32 s_rs[2][CH][ROWS];
+  const u32 G = K / GROUP;
+  const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
+  const I8Range dr = i8_range(warp, G, S, nend0, nend1);
+  const u32 n0 = dr.n0, gbeg = dr.gbeg, gend = dr.gend;
+  const u8 *ap = act + (u64)dr.p * M * K;
+  const float *asp = asg + (u64)dr.p * M * G;
+  const i32 *rsp = rsum + (u64)dr.p * M * G;
+  const u8 *wnx = wq + (u64)dr.j16 * G * 1024u + lane * 16u + (u64)gbeg * 1024u;
+  const u32 *znx = sz + n0 + gid + (u64)gbeg * N;
+  u32x4 wb[PF][2];
+  u32x2 zb[PF];
+#pragma unroll
+  for (int i = 0; i < PF; i++) {
+    const bool live = gbeg + i < gend;
+    ldg_stream_v4_if(wb[i][0], wnx, live), ldg_stream_v4_if(wb[i][1], wnx + 512u, live);
+    ldg_u32_if(zb[i].x, znx, live), ldg_u32_if(zb[i].y, znx + 8u, live);
+    wnx += 1024u, znx += N;
+  }
+  for (u32 i = M * (ROWB / 16u) + tid; i < ROWS * (ROWB / 16u); i += 32u * DEC_WARPS) {
+    ((u32x4 *)&s_act[0][0][0])[i] = u32x4{0u, 0u, 0u, 0u};
+    ((u32x4 *)&s_act[1][0][0])[i] = u32x4{0u, 0u, 0u, 0u};
+  }
+  auto stage = [&](u32 c0, u32 buf) {
+    constexpr u32 PIECES = CH * (GROUP / 16u);
+    const u32 nch = gend - c0 < CH ? gend - c0 : CH;
+    for (u32 i = tid; i < M * PIECES; i += 32u * DEC_WARPS) {
+      const u32 m = i / PIECES, q = i % PIECES;
+      const bool live = q < nch * (GROUP / 16u);
+      cp_async16(&s_act[buf][m][16u * q], live ? ap + (u64)m * K + c0 * GROUP + 16u * q : ap, live ? 16u : 0u);
+    }
+    for (u32 i = tid; i < 2u * CH * ROWS; i += 32u * DEC_WARPS) {
+      const u32 which = i / (CH * ROWS), gl = (i / ROWS) % CH, m = i % ROWS;
+      const bool live = m < M && gl < nch;
+      void *dst = which ? (void *)&s_rs[buf][gl][m] : (void *)&s_sa[buf][gl][m];
+      const void *src = which ? (const void *)(rsp + (u64)m * G + c0 + gl) : (const void *)(asp + (u64)m * G + c0 + gl);
+      cp_async4(dst, live ? src : (const void *)asp, live ? 4u : 0u);
+    }
+    cp_async_commit();
+  };
+  if (gbeg < gend) stage(gbeg, 0);
+
+  float acc[MT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
+
+  auto group = [&](const int i, u32 g, u32 gl, u32 buf) {
+    const u32x4 w0 = wb[i][0], w1 = wb[i][1];
+    const u32x2 z = zb[i];
+    const bool more = g + PF < gend;
+    ldg_stream_v4_if(wb[i][0], wnx, more), ldg_stream_v4_if(wb[i][1], wnx + 512u, more);
+    ldg_u32_if(zb[i].x, znx, more), ldg_u32_if(zb[i].y, znx + 8u, more);
+    wnx += 1024u, znx += N;
+    const u8 *sg = &s_act[buf][gid][4u * tig] + gl * GROUP;
+    const u32 ww0[4] = {w0.x, w0.y, w0.z, w0.w}, ww1[4] = {w1.x, w1.y, w1.z, w1.w};
+    i32 t[2][MT][4];
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) t[h][mt][0] = t[h][mt][1] = t[h][mt][2] = t[h][mt][3] = 0;
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+      u32 lo0, hi0, lo1, hi1;
+      w8_bytes(ww0[s], lo0, hi0);
+      w8_bytes(ww1[s], lo1, hi1);
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) {
+        const u8 *r = sg + 8u * mt * ROWB + 32u * s;
+        mma_u8s8_k32(t[s & 1][mt], lo0, lo1, hi0, hi1, *(const u32 *)r, *(const u32 *)(r + 16));
+      }
+    }
+    float s0, s1;
+    i32 z0, z1;
+    i8_scale_word(z.x, s0, z0), i8_scale_word(z.y, s1, z1);
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+      const u32 m0 = 8u * mt + 2u * tig;
+      const float a0 = s_sa[buf][gl][m0], a1 = s_sa[buf][gl][m0 + 1u];
+      const i32 r0 = s_rs[buf][gl][m0], r1 = s_rs[buf][gl][m0 + 1u];
+      acc[mt][0] = i8_fold(acc[mt][0], t[0][mt][0] + t[1][mt][0], a0, s0, z0, r0);
+      acc[mt][1] = i8_fold(acc[mt][1], t[0][mt][1] + t[1][mt][1], a1, s0, z0, r1);
+      acc[mt][2] = i8_fold(acc[mt][2], t[0][mt][2] + t[1][mt][2], a0, s1, z1, r0);
+      acc[mt][3] = i8_fold(acc[mt][3], t[0][mt][3] + t[1][mt][3], a1, s1, z1, r1);
+    }
+  };
+
+  u32 buf = 0;
+  for (u32 c0 = gbeg; c0 < gend; c0 += CH, buf ^= 1u) {
+    const u32 cend = c0 + CH < gend ? c0 + CH : gend;
+    if (cend < gend) {
+      stage(cend, buf ^ 1u);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    block_sync();
+    u32 g = c0;
+    for (; g + PF <= cend; g += PF) {
+#pragma unroll
+      for (int i = 0; i < PF; i++) group(i, g + i, g + i - c0, buf);
+    }
+#pragma unroll
+    for (int i = 0; i < PF; i++)
+      if (g + i < cend) group(i, g + i, g + i - c0, buf);
+    block_sync();
+  }
+  i8_epilogue_warp<MT>(acc, out, ws, sema, M, N, S, dr.j16, dr.split, lane, gid, tig);
+}
 #else // __AMDGCN__
 // gfx1201 body: the same algorithm on the 16x16x16 integer WMMA. Still
 // swapped: A = weights (the warp's 16 columns), B = activation rows (16
@@ -393,3 +562,16 @@ I8_DEC_ENTRY(pq_i8_gemm_dec_m8, 1, 4, true)
 I8_DEC_ENTRY(pq_i8_gemm_dec_m16, 2, 4, true)
 I8_DEC_ENTRY(pq_i8_gemm_dec_m32, 4, 2, false)
 I8_DEC_ENTRY(pq_i8_gemm_dec_m64, 8, 2, false)
+#if defined(__NVPTX__)
+#define I8_STAGED_ENTRY(NAME, MT, PF, CH)                                                                              \
+  KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
+                                                 const i32 *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,        \
+                                                 u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
+    gemm_i8_dec_staged<MT, PF, CH>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                  \
+  }
+// sm_90a only: the staged body, the e4m3 staged classes' MT / PF / CH.
+I8_STAGED_ENTRY(pq_i8_gemm_dec_st_m8, 1, 4, 8)
+I8_STAGED_ENTRY(pq_i8_gemm_dec_st_m16, 2, 4, 8)
+I8_STAGED_ENTRY(pq_i8_gemm_dec_st_m32, 4, 4, 4)
+I8_STAGED_ENTRY(pq_i8_gemm_dec_st_m64, 8, 2, 2)
+#endif

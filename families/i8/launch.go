@@ -68,6 +68,8 @@ const (
 
 func init() {
 	mma := map[string]string{kernels.SM90a: MatrixOpMMAU8S8, kernels.GFX1201: MatrixOpWMMAIU8}
+	mma90 := map[string]string{kernels.SM90a: MatrixOpMMAU8S8}
+	sm90 := []string{kernels.SM90a}
 	for _, k := range []kernels.Kernel{
 		{Name: "pq_i8_group", Module: "i8prod", Op: OpGroup, Form: FormRecords, MaxM: producers.GroupMaxM, Role: kernels.Baseline, Tag: "i8-group",
 			Doc: "decode band: rotate + per-group int8 codes (amax/127, round half to even, clamp ±127), group scales and int32 row sums for all partitions in one launch"},
@@ -83,6 +85,14 @@ func init() {
 			Doc: "decode-band I8 GEMM, 16 < M <= 32 (four 8-row op tiles)"},
 		{Name: "pq_i8_gemm_dec_m64", Module: "i8gemm", Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Baseline, Tag: "i8-dec", MatrixOp: mma,
 			Doc: "decode-band I8 GEMM, 32 < M <= 64 (eight 8-row op tiles)"},
+		{Name: "pq_i8_gemm_dec_st_m8", Module: "i8gemm", Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: "i8-staged", Targets: sm90, MatrixOp: mma90,
+			Doc: "sm_90a: the I8 decode GEMM with activations, scales and row sums staged by cp.async in double-buffered chunks, a predicated weight stream and per-warp split-K counters (the e4m3 staged body's structure); bit-identical to pq_i8_gemm_dec_m8"},
+		{Name: "pq_i8_gemm_dec_st_m16", Module: "i8gemm", Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: "i8-staged", Targets: sm90, MatrixOp: mma90,
+			Doc: "sm_90a: staged I8 decode GEMM, 8 < M <= 16"},
+		{Name: "pq_i8_gemm_dec_st_m32", Module: "i8gemm", Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: "i8-staged", Targets: sm90, MatrixOp: mma90,
+			Doc: "sm_90a: staged I8 decode GEMM, 16 < M <= 32"},
+		{Name: "pq_i8_gemm_dec_st_m64", Module: "i8gemm", Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: "i8-staged", Targets: sm90, MatrixOp: mma90,
+			Doc: "sm_90a: staged I8 decode GEMM, 32 < M <= 64"},
 	} {
 		k.Family = Family
 		kernels.Register(k)
@@ -182,7 +192,7 @@ type DecArgs struct {
 	Act, ASG, RS gpu.Ptr // int8 codes [P,M,K], group scales f32 and row sums i32 [P,M,G]
 	Out          gpu.Ptr // bf16 [M,N]
 	WS           gpu.Ptr // fp32 [S,M,N] (unused when S = 1)
-	Sema         gpu.Ptr // u32 [N/64], zero before the first launch
+	Sema         gpu.Ptr // u32 [N/16] (DecSemaBytes), zero before the first launch
 	Kernel       string  // "": the baseline serving M
 }
 
@@ -203,8 +213,16 @@ func DecSplitK(M, N, K, sms int) int { return gemm.DecSplitK(M, N, K, sms) }
 // DecWorkspaceBytes is the split-K workspace a launch at S needs.
 func DecWorkspaceBytes(M, N, S int) int { return gemm.DecWorkspaceBytes(M, N, S) }
 
-// DecSemaBytes is the size of the split-K counters: one per 64-column block.
-func DecSemaBytes(N int) int { return 4 * (N / DecBN) }
+// DecSemaBytes is the size of the split-K counters: one per 16-column warp
+// tile (the staged kernels count per warp tile; the per-warp bodies per
+// 64-column block and use the first N/64).
+func DecSemaBytes(N int) int { return 4 * (N / 16) }
+
+// DecKernels are the registered I8 decode kernels serving M on arch ("":
+// any), baseline first; experimental ones only when full.
+func DecKernels(M int, arch string, full bool) []kernels.Kernel {
+	return kernels.Select(kernels.Query{Family: Family, Op: OpDec, M: M, Arch: arch, Full: full, Roles: []kernels.Role{kernels.Baseline, kernels.Variant}})
+}
 
 // DecLaunch returns the kernel, grid, block and arguments of an I8 decode
 // launch, after checking the kernels' contract (the shape's, M and S).
