@@ -43,6 +43,7 @@ func TestGateRunsEveryRegisteredKernel(t *testing.T) {
 				runProducerCases(t, []prodCase{{K: 384, P: 2, M: 5, dist: "normal"}, {K: 256, P: 1, M: 200, dist: "ties"}}, 1)
 				runGemmCases(t, []gemmCase{{label: "syn", shape: synthShape.shape, M: 5, dist: "normal"}, {label: "syn", shape: synthShape.shape, M: 13, dist: "smallcodes"}, {label: "syn", shape: synthShape.shape, M: 17, dist: "outlier"},
 					{label: "syn", shape: synthShape.shape, M: 40, dist: "large"}, {label: "syn", shape: synthShape.shape, M: 64, dist: "subnormal"}}, 1)
+				runPreCases(t, []gemmCase{{label: "syn", shape: preSynth.shape, M: 130, dist: "normal"}}, 1)
 			}})
 			if bad := faketest.ArgumentErrors(res); len(bad) > 0 {
 				t.Errorf("argument errors: %v", bad)

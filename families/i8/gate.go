@@ -9,8 +9,8 @@ func init() {
 		Proves: "every registered I8 producer (per-group decode band; per-token pass C and fused, row-major and tiled) equals the Go int8 mirror byte for byte on the deployed (K, P), decode and prefill M with odd M, ties and clamp cases, and the e4m3 pass A + int8 pass C equals the fused kernel; every I8 decode GEMM is within 1.15x the bf16 floor of the fp64 reference (pooled, per row) and each element within half a bf16 ulp + (G+S+2)·2^-24·mag on the deployed shapes, every M class and split, normal/outlier/small-code/subnormal/large activations; poisoned outputs, rows past M untouched, split-K counters reset, canaries"})
 }
 
-// gateI8 runs the producer half (gate_prod.go), then the GEMM half
-// (gate_gemm.go).
+// gateI8 runs the producer half (gate_prod.go), then the decode GEMM half
+// and the prefill GEMM cases (gate_gemm.go).
 func gateI8(t *gates.T) {
 	t.Device()
 	pc := prodCases(t.Full())
@@ -22,6 +22,10 @@ func gateI8(t *gates.T) {
 	worst, gruns := runGemmCases(t, gc, t.Seed()^0x18)
 	t.Metric("gemm_cases", float64(len(gc)))
 	t.Metric("gemm_runs", float64(gruns))
-	t.Metric("worst_rel_over_floor", worst)
-	t.Logf("%d producer cases (%d launches checked), %d GEMM cases (%d launches checked)", len(pc), runs, len(gc), gruns)
+	prc, err := preCases()
+	t.Check(err, "prefill cases")
+	pworst, pruns := runPreCases(t, prc, t.Seed()^0x9e)
+	t.Metric("prefill_runs", float64(pruns))
+	t.Metric("worst_rel_over_floor", max(worst, pworst))
+	t.Logf("%d producer cases (%d launches checked), %d decode GEMM cases (%d launches checked), %d prefill launches checked (experimental: full suite only)", len(pc), runs, len(gc), gruns, pruns)
 }

@@ -353,3 +353,76 @@ func i32Bytes(v []int32) []byte {
 	}
 	return b
 }
+
+// The prefill half (pq_i8_gemm_pre, experimental: the full suite only):
+// TP=2 shapes and a synthetic K=384 (G = 3, two partitions), M from 1 to
+// 513 (odd M, partial M tiles, several rasterization groups at 1100),
+// per-token int8 activations tiled as pq_i8_tokq writes them; the bound is
+// elemBound with S = 2 (the G folds plus the product by As).
+var preSynth = struct {
+	label string
+	shape gemm.GemmShape
+}{"synthetic/K384", gemm.GemmShape{K: 384, Parts: []int{256, 128}}}
+
+func preCases() ([]gemmCase, error) {
+	names, shs, err := gemm.GemmShapes("qwen38-27b-tp2")
+	if err != nil {
+		return nil, err
+	}
+	names, shs = append(names, preSynth.label), append(shs, preSynth.shape)
+	Ms := [][]int{{1, 513}, {200}, {129}, {64}, {17}, {1100, 3}}
+	var out []gemmCase
+	i := 0
+	for si := range shs {
+		for _, M := range Ms[si%len(Ms)] {
+			out = append(out, gemmCase{label: names[si], shape: shs[si], M: M, dist: gemmDists[i%len(gemmDists)]})
+			i++
+		}
+	}
+	return out, nil
+}
+
+// runPreCases runs every registered I8 prefill kernel on the device over
+// cases; nothing when no prefill kernel is in the suite.
+func runPreCases(t *gates.T, cases []gemmCase, seed uint64) (worst float64, ran int) {
+	ks := kernels.Select(kernels.Query{Family: Family, Op: OpPre, Arch: t.Device().Info().CodeArch(), Full: t.Full(), Roles: []kernels.Role{kernels.Baseline, kernels.Variant}})
+	if len(ks) == 0 {
+		return 0, 0
+	}
+	for ci, c := range cases {
+		rng := rand.New(rand.NewPCG(seed+uint64(ci), 0x9e))
+		w := gemmWeights(rng, c.shape.K, c.shape.N())
+		if c.dist == "smallcodes" {
+			w = zeroFirstChannels(w)
+		}
+		pk, err := refimpl.RepackW4(w)
+		t.Check(err, "repack")
+		K, N, M := c.shape.K, c.shape.N(), c.M
+		xs := make([][]float32, len(c.shape.Parts))
+		for p := range xs {
+			xs[p] = gemmActivations(rng, M, K, c.dist)
+		}
+		a := newI8TokenActivations(xs, M, K)
+		rr := i8Reference(a, w, c.shape.Parts, M, preSubset(c.shape, M, seed+uint64(ci))).withSplits(2)
+		name := fmt.Sprintf("prefill %s M=%d %s seed=%d", c.label, M, c.dist, seed+uint64(ci))
+		bw, bsz := t.Buffer("weights", 4*len(pk.Words)), t.Buffer("sz", 4*len(pk.SZ))
+		t.Upload(bw, pk.WordBytes())
+		t.Upload(bsz, pk.SZBytes())
+		bact, bsc, brs := t.Buffer("act", len(a.codes)), t.Buffer("tscale", 4*len(a.scales)), t.Buffer("rsum", 4*len(a.rsums))
+		t.Upload(bact, a.codes)
+		t.Upload(bsc, gates.F32Bytes(a.scales))
+		t.Upload(brs, i32Bytes(a.rsums))
+		out := t.Buffer("out", 2*(M+gemmRowsPast)*N)
+		for _, k := range ks {
+			t.Poison(out, 0xFF)
+			kern, grid, block, args, err := PreLaunch(c.shape, M, PreArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), TScale: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), Kernel: k.Name})
+			t.Check(err, name)
+			t.Launch(kern, grid, block, 0, args...)
+			key := gates.NewCase("shape", c.label, "mode", "prefill", "M", M, "dist", c.dist).With("kernel", kern)
+			worst = max(worst, checkGEMMOut(t, name+" "+kern, key, t.Download(out), M, N, rr))
+			ran++
+		}
+		t.Release()
+	}
+	return worst, ran
+}

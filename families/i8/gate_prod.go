@@ -93,7 +93,7 @@ func prodClassDomain() []prodCase {
 func prodKernels(M int, arch string, full bool) []kernels.Kernel {
 	var out []kernels.Kernel
 	for _, k := range kernels.Select(kernels.Query{Family: Family, M: M, Arch: arch, Full: full, Roles: []kernels.Role{kernels.Baseline, kernels.Variant}}) {
-		if k.Op != OpDec {
+		if k.Op == OpGroup || k.Op == OpPassC || k.Op == OpToken {
 			out = append(out, k)
 		}
 	}

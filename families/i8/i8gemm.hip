@@ -575,3 +575,304 @@ I8_STAGED_ENTRY(pq_i8_gemm_dec_st_m16, 2, 4, 8)
 I8_STAGED_ENTRY(pq_i8_gemm_dec_st_m32, 4, 4, 4)
 I8_STAGED_ENTRY(pq_i8_gemm_dec_st_m64, 8, 2, 2)
 #endif
+
+// ================================================================ prefill
+// pq_i8_gemm_pre: the per-token prefill I8 GEMM. Activations are the
+// fragment-tiled int8 codes of pq_i8_tokq / pq_i8_token [P, Mpad, K] (rows
+// past M zero), token scales As [P, M], int32 row sums [P, M, G]:
+//   y[m,n] = bf16( As[m] · Σ_g fl(s·float(D_g)) )     D_g as in the header,
+// the group terms accumulated by one fma each (acc = fmaf(s, float(D_g),
+// acc)), then one product by As and the bf16 rounding. Geometry as the e4m3
+// prefill GEMM (families/gemm pq_gemm_pre): 256 threads = 8 warps as 2 (M)
+// x 4 (N), block tile 128 x 128, k stage 64, grouped rasterization of 8 M
+// tiles (grid = ceil(M/128) · N/128); the op is the integer one with the
+// activations as A (signed) and the weights as B (unsigned).
+#define PRE_BM 128
+#define PRE_BN 128
+#define PRE_BK 64
+#define PRE_STAGES 3
+#define PRE_THREADS 256
+#define PRE_GM 8
+
+struct I8PreTile { u32 m_blk, n_blk, p; };
+DEVICE I8PreTile i8_pre_tile(u32 M, u32 N, u32 nend0, u32 nend1) {
+  const u32 num_m = (M + PRE_BM - 1) / PRE_BM, num_n = N / PRE_BN;
+  const u32 b = bid_x(), per_group = PRE_GM * num_n, grp = b / per_group;
+  const u32 first_m = grp * PRE_GM, gsz = num_m - first_m < PRE_GM ? num_m - first_m : PRE_GM;
+  const u32 pid_m = first_m + (b % per_group) % gsz, pid_n = (b % per_group) / gsz;
+  const u32 m_blk = pid_m * PRE_BM, n_blk = pid_n * PRE_BN;
+  return I8PreTile{m_blk, n_blk, i8_partition_of(n_blk, nend0, nend1)};
+}
+
+#if defined(__NVPTX__)
+typedef u32 i8v2u32 __attribute__((ext_vector_type(2)));
+struct __attribute__((aligned(16))) I8PreSmem {
+  u32x4v a[PRE_STAGES][8][2][32]; // [stage][m16 tile][k32 step][lane]: one tiled A tile
+  i8v2u32 w[PRE_STAGES][16][32];  // [stage][n8 tile][lane]: words s, s+1 of the lane's 16 B
+  u32 sz[2][PRE_BN];              // [group parity][column]
+  i32 rs[2][PRE_BM];              // [group parity][row]
+};
+
+// sm_90 body: cp.async 3-stage ring; warp tile 64 x 32 = 4 m16 x 4 n8 op
+// tiles; the int32 group sums in tmp, folded at each group's end.
+KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_i8_gemm_pre(const u8 *wq, const u32 *sz, const u8 *act, const float *tscale,
+                                                     const i32 *rsum, u16 *out, u32 M, u32 N, u32 K, u32 nend0,
+                                                     u32 nend1) {
+  SHARED I8PreSmem sm;
+  const u32 G = K / GROUP, KS = K / PRE_BK, KT = K / 32u;
+  const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
+  const u32 wm = warp >> 2, wn = warp & 3u;
+  const u32 Mpad = (M + 15u) & ~15u, mtiles = Mpad / 16u;
+  const I8PreTile tile = i8_pre_tile(M, N, nend0, nend1);
+  const u32 m_blk = tile.m_blk, n_blk = tile.n_blk, p = tile.p;
+  const u8 *ap = act + (u64)p * Mpad * K;
+  const i32 *rsp = rsum + (u64)p * M * G;
+
+  auto load_stage = [&](u32 ks) {
+    const u32 slot = ks % PRE_STAGES, g = ks >> 1, half = ks & 1u;
+#pragma unroll
+    for (u32 i = 0; i < 2; i++) {
+      const u32 c = tid + i * PRE_THREADS;
+      const u32 mt = c >> 6, kk = (c >> 5) & 1u, ch = c & 31u;
+      const u32 gmt = m_blk / 16u + mt;
+      const bool ok = gmt < mtiles;
+      const u8 *src = ap + (ok ? (((u64)gmt * KT + 2u * ks + kk) * 512u + ch * 16u) : 0u);
+      cp_async16(&sm.a[slot][mt][kk][ch], src, ok ? 16u : 0u);
+    }
+#pragma unroll
+    for (u32 i = 0; i < 2; i++) {
+      const u32 c = tid + i * PRE_THREADS;
+      const u32 jj = c >> 5, l = c & 31u, j8 = n_blk / 8u + jj;
+      const u8 *src = wq + (((u64)(j8 >> 1) * G + g) * 2u + (j8 & 1u)) * 512u + l * 16u + half * 8u;
+      cp_async8(&sm.w[slot][jj][l], src, 8u);
+    }
+    if (!half) {
+      if (tid < PRE_BN / 4) cp_async16(&sm.sz[g & 1u][tid * 4u], sz + (u64)g * N + n_blk + tid * 4u, 16u);
+      if (tid < PRE_BM) {
+        const u32 m = m_blk + tid;
+        const bool ok = m < M;
+        cp_async4(&sm.rs[g & 1u][tid], rsp + (ok ? (u64)m * G + g : 0u), ok ? 4u : 0u);
+      }
+    }
+  };
+
+  float acc[4][4][4];
+  i32 tmp[4][4][4];
+#pragma unroll
+  for (int i = 0; i < 4; i++)
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f, tmp[i][j][e] = 0;
+
+#pragma unroll
+  for (u32 st = 0; st < PRE_STAGES - 1; st++) {
+    if (st < KS) load_stage(st);
+    cp_async_commit();
+  }
+  for (u32 ks = 0; ks < KS; ks++) {
+    cp_async_wait<PRE_STAGES - 2>();
+    block_sync();
+    if (ks + PRE_STAGES - 1 < KS) load_stage(ks + PRE_STAGES - 1);
+    cp_async_commit();
+    const u32 slot = ks % PRE_STAGES;
+    i8v2u32 wv[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) wv[j] = sm.w[slot][4u * wn + j][lane];
+#pragma unroll
+    for (int kk = 0; kk < 2; kk++) {
+      u32 blo[4], bhi[4];
+#pragma unroll
+      for (int j = 0; j < 4; j++) w8_bytes(kk ? wv[j].y : wv[j].x, blo[j], bhi[j]); // b0: k 4tig.., b1: k 16+4tig..
+#pragma unroll
+      for (int mt = 0; mt < 4; mt++) {
+        const u32x4v av = sm.a[slot][4u * wm + mt][kk][lane];
+#pragma unroll
+        for (int j = 0; j < 4; j++) mma_s8u8_k32(tmp[mt][j], av.x, av.y, av.z, av.w, blo[j], bhi[j]);
+      }
+    }
+    if (ks & 1u) { // end of group ks/2: fold
+      const u32 gp = (ks >> 1) & 1u;
+      float sc[4][2];
+      i32 zz[4][2], rr[4][2];
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        const u32 col = 32u * wn + 8u * j + 2u * tig;
+#pragma unroll
+        for (int e = 0; e < 2; e++) i8_scale_word(sm.sz[gp][col + e], sc[j][e], zz[j][e]);
+      }
+#pragma unroll
+      for (int mt = 0; mt < 4; mt++) {
+        rr[mt][0] = sm.rs[gp][64u * wm + 16u * mt + gid];
+        rr[mt][1] = sm.rs[gp][64u * wm + 16u * mt + gid + 8u];
+      }
+#pragma unroll
+      for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+          for (int e = 0; e < 4; e++) {
+            acc[mt][j][e] = __builtin_fmaf(sc[j][e & 1], (float)(tmp[mt][j][e] - zz[j][e & 1] * rr[mt][e >> 1]), acc[mt][j][e]);
+            tmp[mt][j][e] = 0;
+          }
+    }
+  }
+#pragma unroll
+  for (int mt = 0; mt < 4; mt++) {
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      const u32 m = m_blk + 64u * wm + 16u * mt + gid + 8u * h;
+      if (m < M) {
+        const float as = ldg_f32(tscale + (u64)p * M + m);
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+          const u32 n = n_blk + 32u * wn + 8u * j + 2u * tig;
+          *(u32 *)(out + (u64)m * N + n) = pack_bf16x2(as * acc[mt][j][2 * h], as * acc[mt][j][2 * h + 1]);
+        }
+      }
+    }
+  }
+}
+#else // __AMDGCN__
+// gfx1201 body: the e4m3 gfx1201 prefill body's structure (two LDS slots,
+// the next stage fetched into registers before this stage's WMMAs), the
+// weights spread to unsigned byte B operands once per block as they are
+// stored. Lane L, r = L % 16, h = L / 16, holds D of column 16j + r, rows
+// 16mt + 8h + i.
+struct __attribute__((aligned(16))) I8PreSmemW {
+  u32 a[2][8][2][128]; // [slot][m16 tile][k32 step][512-byte tiled.h tile]
+  u32 w[2][8][4][64];  // [slot][n16 tile][k16 block][lane]: u8 B operands, 8 bytes a lane
+  u32 sz[2][PRE_BN];
+  i32 rs[2][PRE_BM];
+};
+
+// WMMA A operand (rows r = lane % 16 of an m16 tile, k 16w + 8h + j of a
+// k32 step) from one 512-byte tiled.h tile (arch/mma.h wmma_a_tiled).
+DEVICE v2i_i8 i8_wmma_a_tiled(const u32 *tile, u32 lane, u32 w) {
+  const u32 r = lane & 15u, h = lane >> 4;
+  const u32 i = ((r & 7u) * 4u + 2u * h) * 4u + (r >> 3) + 2u * w;
+  return v2i_i8{(int)tile[i], (int)tile[i + 4u]};
+}
+
+KERNEL LAUNCH_BOUNDS(PRE_THREADS) void pq_i8_gemm_pre(const u8 *wq, const u32 *sz, const u8 *act, const float *tscale,
+                                                     const i32 *rsum, u16 *out, u32 M, u32 N, u32 K, u32 nend0,
+                                                     u32 nend1) {
+  SHARED I8PreSmemW sm;
+  const u32 G = K / GROUP, KT = K / 32u;
+  const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, r = lane & 15u, h = lane >> 4;
+  const u32 wm = warp >> 2, wn = warp & 3u;
+  const u32 Mpad = (M + 15u) & ~15u, mtiles = Mpad / 16u;
+  const I8PreTile tile = i8_pre_tile(M, N, nend0, nend1);
+  const u32 m_blk = tile.m_blk, n_blk = tile.n_blk, p = tile.p;
+  const u8 *ap = act + (u64)p * Mpad * K;
+  const i32 *rsp = rsum + (u64)p * M * G;
+
+  const u32 jj = tid >> 4, q = (tid >> 1) & 7u, t2 = tid & 1u;
+  const u32 j8 = n_blk / 8u + jj, wl = 16u * t2 + 8u * (jj & 1u) + q;
+  const u32 zc = (tid & 31u) * 4u, rrow = tid & 127u;
+  u32x4 ra[2], rz = {0u, 0u, 0u, 0u};
+  u32x2 rw[2];
+  i32 rr = 0;
+  auto fetch = [&](u32 g, u32 half) {
+#pragma unroll
+    for (u32 i = 0; i < 2; i++) {
+      const u32 c = tid + i * PRE_THREADS, gmt = m_blk / 16u + (c >> 6);
+      const u32 t = gmt < mtiles ? gmt : mtiles - 1u;
+      const u32x4 v = ldg_u32x4(ap + ((u64)t * KT + 4u * g + 2u * half + ((c >> 5) & 1u)) * 512u + (c & 31u) * 16u);
+      ra[i] = gmt < mtiles ? v : u32x4{0u, 0u, 0u, 0u};
+    }
+    const u8 *wsrc = wq + (((u64)(j8 >> 1) * G + g) * 2u + (j8 & 1u)) * 512u + (4u * q + 2u * t2) * 16u + half * 8u;
+    rw[0] = ldg_u32x2(wsrc);
+    rw[1] = ldg_u32x2(wsrc + 16u);
+    if (!half) {
+      const u32 m = m_blk + rrow < M ? m_blk + rrow : M - 1u;
+      rz = ldg_u32x4(sz + (u64)g * N + n_blk + zc);
+      rr = m_blk + rrow < M ? (i32)ldg_u32(rsp + (u64)m * G + g) : 0;
+    }
+  };
+  auto store = [&](u32 g, u32 half) {
+#pragma unroll
+    for (u32 i = 0; i < 2; i++) {
+      const u32 c = tid + i * PRE_THREADS;
+      *(u32x4 *)&sm.a[half][c >> 6][(c >> 5) & 1u][(c & 31u) * 4u] = ra[i];
+    }
+#pragma unroll
+    for (u32 kk = 0; kk < 2; kk++) {
+      u32 alo, ahi, blo, bhi;
+      w8_bytes(kk ? rw[0].y : rw[0].x, alo, ahi); // tig 2t2: k 8t2 + 0..3 | 16 + 8t2 + 0..3
+      w8_bytes(kk ? rw[1].y : rw[1].x, blo, bhi); // tig 2t2+1: k 8t2 + 4..7 | 16 + 8t2 + 4..7
+      *(v2i_i8 *)&sm.w[half][jj >> 1][2u * kk][2u * wl] = v2i_i8{(int)alo, (int)blo};
+      *(v2i_i8 *)&sm.w[half][jj >> 1][2u * kk + 1u][2u * wl] = v2i_i8{(int)ahi, (int)bhi};
+    }
+    if (!half) {
+      *(u32x4 *)&sm.sz[g & 1u][zc] = rz;
+      sm.rs[g & 1u][rrow] = rr;
+    }
+  };
+
+  float acc[4][2][8];
+  v8i_i8 tmp[4][2];
+#pragma unroll
+  for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+      tmp[mt][j] = v8i_i8{};
+#pragma unroll
+      for (int i = 0; i < 8; i++) acc[mt][j][i] = 0.0f;
+    }
+
+  fetch(0, 0);
+  store(0, 0);
+  for (u32 g = 0; g < G; g++) {
+#pragma unroll
+    for (u32 half = 0; half < 2; half++) {
+      block_sync();
+      const u32 gn = half ? (g + 1 < G ? g + 1 : g) : g;
+      fetch(gn, 1u - half);
+#pragma unroll
+      for (u32 kb = 0; kb < 4; kb++) {
+        v2i_i8 bw[2];
+#pragma unroll
+        for (int j = 0; j < 2; j++) bw[j] = *(const v2i_i8 *)&sm.w[half][2u * wn + j][kb][2u * lane];
+#pragma unroll
+        for (int mt = 0; mt < 4; mt++) {
+          const v2i_i8 av = i8_wmma_a_tiled(sm.a[half][4u * wm + mt][kb >> 1], lane, kb & 1u);
+#pragma unroll
+          for (int j = 0; j < 2; j++) tmp[mt][j] = wmma_s8u8(av, bw[j], half == 0 && kb == 0 ? v8i_i8{} : tmp[mt][j]);
+        }
+      }
+      if (half) {
+        const u32 gp = g & 1u;
+        float sc[2];
+        i32 zz[2];
+#pragma unroll
+        for (int j = 0; j < 2; j++) i8_scale_word(sm.sz[gp][32u * wn + 16u * j + r], sc[j], zz[j]);
+#pragma unroll
+        for (int mt = 0; mt < 4; mt++) {
+          i32 rs8[8];
+#pragma unroll
+          for (int i = 0; i < 8; i++) rs8[i] = sm.rs[gp][64u * wm + 16u * mt + 8u * h + i];
+#pragma unroll
+          for (int j = 0; j < 2; j++)
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+              acc[mt][j][i] = __builtin_fmaf(sc[j], (float)(tmp[mt][j][i] - zz[j] * rs8[i]), acc[mt][j][i]);
+        }
+      }
+      store(gn, 1u - half);
+    }
+  }
+#pragma unroll
+  for (int mt = 0; mt < 4; mt++) {
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      const u32 m = m_blk + 64u * wm + 16u * mt + 8u * h + i;
+      if (m < M) {
+        const float as = ldg_f32(tscale + (u64)p * M + m);
+#pragma unroll
+        for (int j = 0; j < 2; j++) out[(u64)m * N + n_blk + 32u * wn + 16u * j + r] = (u16)pack_bf16x2(as * acc[mt][j][i], 0.0f);
+      }
+    }
+  }
+}
+#endif

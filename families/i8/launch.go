@@ -39,20 +39,23 @@ const (
 	OpPassC = "passC" // pass A's bf16 rows and amaxes -> per-token int8 codes, token scales, int32 row sums
 	OpToken = "token" // bf16 rows -> per-token int8 codes, token scales, int32 row sums (fused pass A + pass C)
 	OpDec   = "dec"   // decode-band GEMM on int8 codes: bf16 [M, N]
+	OpPre   = "pre"   // per-token prefill GEMM on tiled int8 codes: bf16 [M, N]
 )
 
 // Launch forms (ProducerLaunch, DecLaunch).
 const (
-	FormRecords = "records" // group-wise grid, rotation records, rows per warp
-	FormRowWise = "rowwise" // one block per row and partition, reads pass A's outputs
-	FormFused   = "fused"   // one block per row and partition, rotation records, K <= producers.ProducerMaxK
-	FormDec     = "dec"     // grid (N/64, S), 128 threads
+	FormRecords  = "records" // group-wise grid, rotation records, rows per warp
+	FormRowWise  = "rowwise" // one block per row and partition, reads pass A's outputs
+	FormFused    = "fused"   // one block per row and partition, rotation records, K <= producers.ProducerMaxK
+	FormDec      = "dec"     // grid (N/64, S), 128 threads
+	FormPreTiled = "tiled"   // grid ceil(M/128)·N/128, 256 threads, tiled activations [P, Mpad, K]
 )
 
 // Matrix instructions the ISA gates look for inside each I8 GEMM's loop.
 const (
 	MatrixOpMMAU8S8 = "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32" // sm_90a: weights unsigned 0..15, activations signed
 	MatrixOpWMMAIU8 = "v_wmma_i32_16x16x16_iu8"                         // gfx1201: the integer WMMA
+	MatrixOpMMAS8U8 = "mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32" // sm_90a prefill: activations signed (A), weights unsigned (B)
 )
 
 // Geometry constants (i8prod.hip, i8gemm.hip; TestGoConstantsMatchKernelDefines ties them).
@@ -93,6 +96,9 @@ func init() {
 			Doc: "sm_90a: staged I8 decode GEMM, 16 < M <= 32"},
 		{Name: "pq_i8_gemm_dec_st_m64", Module: "i8gemm", Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: "i8-staged", Targets: sm90, MatrixOp: mma90,
 			Doc: "sm_90a: staged I8 decode GEMM, 32 < M <= 64"},
+		{Name: "pq_i8_gemm_pre", Module: "i8gemm", Op: OpPre, Form: FormPreTiled, Role: kernels.Baseline, Tag: "i8-pre", Status: kernels.Experimental,
+			MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMAS8U8, kernels.GFX1201: MatrixOpWMMAIU8},
+			Doc:      "per-token prefill I8 GEMM: fragment-tiled int8 activations (pq_i8_tokq / pq_i8_token tiled), token scales, int32 row sums; the e4m3 prefill GEMM's 128x128 tiles and stages on the integer op, one fma fold per group, As in the epilogue (experimental: not yet run on a device)"},
 	} {
 		k.Family = Family
 		kernels.Register(k)
@@ -271,4 +277,46 @@ func DecClasses(kernel string, s gemm.GemmShape, M, S int) []string {
 		fmt.Sprintf("%s partialOpTile=%t allOpTiles=%t oddM=%t", kernel, M%8 != 0, tiles == maxTiles, M%2 == 1),
 		fmt.Sprintf("%s P=%d oddG=%t", kernel, len(s.Parts), G%2 == 1),
 	}
+}
+
+// Prefill geometry (i8gemm.hip PRE_*).
+const (
+	PreBM      = 128
+	PreBN      = 128
+	PreThreads = 256
+)
+
+// PreArgs are a prefill launch's buffers.
+type PreArgs struct {
+	W, SZ           gpu.Ptr // repacked weights, scale words
+	Act, TScale, RS gpu.Ptr // tiled int8 codes [P, Mpad, K], token scales [P, M] f32, row sums [P, M, G] i32
+	Out             gpu.Ptr // bf16 [M, N]
+	Kernel          string  // "": the prefill baseline
+}
+
+// PreLaunch returns the kernel, grid, block and arguments of a prefill
+// launch, after checking the contract (partitions multiples of 128).
+func PreLaunch(s gemm.GemmShape, M int, a PreArgs) (kernel string, grid, block gpu.Dim3, args []any, err error) {
+	if err = s.Check(PreBN); err != nil {
+		return
+	}
+	if M < 1 {
+		err = fmt.Errorf("i8: prefill M=%d", M)
+		return
+	}
+	kernel = a.Kernel
+	if kernel == "" {
+		k, berr := kernels.BaselineFor(Family, OpPre, M, "")
+		if err = berr; err != nil {
+			return
+		}
+		kernel = k.Name
+	}
+	if k, ok := kernels.Lookup(kernel); !ok || k.Family != Family || k.Op != OpPre || k.Form != FormPreTiled {
+		err = fmt.Errorf("i8: %q is not a registered I8 prefill kernel", kernel)
+		return
+	}
+	e0, e1 := s.Bounds()
+	blocks := (M + PreBM - 1) / PreBM * (s.N() / PreBN)
+	return kernel, gpu.D1(blocks), gpu.D1(PreThreads), []any{a.W, a.SZ, a.Act, a.TScale, a.RS, a.Out, uint32(M), uint32(s.N()), uint32(s.K), e0, e1}, nil
 }

@@ -124,7 +124,9 @@ func partitionOf(parts []int, n int) int {
 }
 
 // i8Reference computes ref and mag on sel (every row when sel.Rows is nil)
-// for the codes of a (partition p's rows in a.qs[p]) and the weight w.
+// for the codes of a (partition p's rows in a.qs[p], per-group or
+// per-token scales) and the weight w. Per token, ref = As·Σ_g s·D_g, the
+// same sum with As factored out.
 func i8Reference(a *i8Activations, w *refimpl.QWeight, parts []int, M int, sel refimpl.Subset) gemmRef {
 	K, N, G := w.K, w.N, w.K/refimpl.GroupSize
 	rows, cols := sel.RowsOf(M), sel.ColsOf(N)
@@ -147,7 +149,7 @@ func i8Reference(a *i8Activations, w *refimpl.QWeight, parts []int, M int, sel r
 					d += int32(int8(codes[k])) * q[k]
 				}
 				d -= int32(w.Zero(g, n)) * int32(qa.RowSums[m*G+g])
-				t := float64(qa.GroupScale[m*G+g]) * w.Scales[g*N+n] * float64(d)
+				t := qa.Scale(m, g*refimpl.GroupSize) * w.Scales[g*N+n] * float64(d)
 				y += t
 				mg += math.Abs(t)
 			}
@@ -256,5 +258,34 @@ func gemmSubset(s gemm.GemmShape, M int, seed uint64) refimpl.Subset {
 		start += w
 	}
 	sel.Cols = refimpl.Union(sel.Cols, refimpl.TileIndices(N, 16, seed^0x7112), edges)
+	return sel
+}
+
+// newI8TokenActivations quantizes rows per token (refimpl.QuantizeActTokenInt8)
+// and lays the codes out fragment-tiled [P, Mpad, K], as pq_i8_tokq's tiled
+// output; scales holds the token scales [P, M].
+func newI8TokenActivations(xs [][]float32, M, K int) *i8Activations {
+	a := &i8Activations{}
+	for _, x := range xs {
+		q := refimpl.QuantizeActTokenInt8(x, M, K)
+		a.qs = append(a.qs, q)
+		a.codes = append(a.codes, refimpl.TileRows(q.Codes, M, K)...)
+		a.scales = append(a.scales, q.TokenScale...)
+		for _, r := range q.RowSums {
+			a.rsums = append(a.rsums, int32(r))
+		}
+	}
+	return a
+}
+
+// preSubset is a prefill case's checked part: every row up to M = 64, else
+// one row in each of 64 strata and one in every 16-row slab; columns as
+// gemmSubset.
+func preSubset(s gemm.GemmShape, M int, seed uint64) refimpl.Subset {
+	sel := gemmSubset(s, min(M, 64), seed)
+	if M > 64 {
+		rs := refimpl.RandomSubset(M, s.N(), 64, 0, seed^0x5eee)
+		sel.Rows = refimpl.Union(rs.Rows, refimpl.TileIndices(M, 16, seed^0x7111))
+	}
 	return sel
 }

@@ -155,3 +155,67 @@ func TestGEMMCheckAcceptsKernelRejectsBugs(t *testing.T) {
 		t.Error("a kernel that drops the last group passes")
 	}
 }
+
+// The prefill check (elemBound at S = 2) passes the prefill kernel's fp32
+// arithmetic (one fma per group, then As·acc, one bf16 rounding) on every
+// distribution, and fails it with As applied per group after a bf16
+// rounding of each term.
+func TestPrefillCheckAcceptsKernel(t *testing.T) {
+	shape := gemm.GemmShape{K: 384, Parts: []int{128, 128}}
+	for _, dist := range gemmDists {
+		t.Run(dist, func(t *testing.T) {
+			const M = 21
+			rng := rand.New(rand.NewPCG(11, 12))
+			w := gemmWeights(rng, shape.K, shape.N())
+			xs := [][]float32{gemmActivations(rng, M, shape.K, dist), gemmActivations(rng, M, shape.K, dist)}
+			a := newI8TokenActivations(xs, M, shape.K)
+			rr := i8Reference(a, w, shape.Parts, M, refimpl.Subset{}).withSplits(2)
+			K, N, G := shape.K, shape.N(), shape.K/128
+			emulate := func(bug bool) []byte {
+				out := make([]byte, 2*(M+gemmRowsPast)*N)
+				for i := 2 * M * N; i < len(out); i++ {
+					out[i] = 0xFF
+				}
+				for n := 0; n < N; n++ {
+					q := a.qs[partitionOf(shape.Parts, n)]
+					for m := 0; m < M; m++ {
+						var acc float32
+						for g := 0; g < G; g++ {
+							var d int32
+							for k := g * 128; k < (g+1)*128; k++ {
+								d += int32(int8(q.Codes[m*K+k])) * int32(w.Code(k, n))
+							}
+							d -= int32(w.Zero(g, n)) * int32(q.RowSums[m*G+g])
+							term := float32(float64(d))
+							if bug {
+								acc += refimpl.BF16ToF32(refimpl.F32ToBF16(q.TokenScale[m] * float32(w.Scales[g*N+n]) * term))
+							} else {
+								acc = refimpl.FMA32(float32(w.Scales[g*N+n]), term, acc)
+							}
+						}
+						y := acc
+						if !bug {
+							y = q.TokenScale[m] * acc
+						}
+						b := refimpl.F32ToBF16(y)
+						out[2*(m*N+n)], out[2*(m*N+n)+1] = byte(b), byte(b>>8)
+					}
+				}
+				return out
+			}
+			var f gates.Findings
+			checkGEMMOut(&f, dist, gates.Case{}, emulate(false), M, N, rr)
+			if err := f.Err(); err != nil {
+				t.Errorf("the prefill kernel's arithmetic fails: %v", err)
+			}
+			if dist == "subnormal" {
+				return
+			}
+			var fb gates.Findings
+			checkGEMMOut(&fb, dist, gates.Case{}, emulate(true), M, N, rr)
+			if fb.Err() == nil {
+				t.Error("a per-group bf16 rounding passes")
+			}
+		})
+	}
+}

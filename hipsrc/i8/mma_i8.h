@@ -60,3 +60,19 @@ DEVICE v8i_i8 wmma_u8s8(v2i_i8 a, v2i_i8 b, v8i_i8 c) {
   return __builtin_amdgcn_wmma_i32_16x16x16_iu8_w32_gfx12(false, a, true, b, c, false);
 }
 #endif
+
+// The prefill forms: activations as A (signed), weights as B (unsigned).
+#if defined(__NVPTX__)
+// d += A(16x32 s8) . B(32x8 u8), int32.
+DEVICE void mma_s8u8_k32(i32 d[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+#else
+// D = A(16x16 s8) . B(16x16 u8) + C, int32.
+DEVICE v8i_i8 wmma_s8u8(v2i_i8 a, v2i_i8 b, v8i_i8 c) {
+  return __builtin_amdgcn_wmma_i32_16x16x16_iu8_w32_gfx12(true, a, false, b, c, false);
+}
+#endif
