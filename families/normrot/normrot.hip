@@ -72,17 +72,25 @@
 
 #define NR_MAXK 12288 // largest K whose row the kernels park in shared memory
 #define NR_DECODE_WARPS 8
+#define NR_BATCH 4 // groups whose loads phase 1 issues together
 
-// Loads the lane's 4 channels of group g of row rowoff of x and res,
-// returns the bf16 residual' words (channel 4l, 4l+1 | 4l+2, 4l+3).
-DEVICE void add_row_group(const u16 *x, const u16 *res, u64 rowoff, u32 g, u32 lane, u32 &w0, u32 &w1) {
+// The lane's 4 channels of group g of row rowoff of x and res (two bf16
+// pairs each), as raw words.
+struct RowWords {
+  u32 x0, x1, r0, r1;
+};
+DEVICE RowWords load_words(const u16 *x, const u16 *res, u64 rowoff, u32 g, u32 lane) {
   const u32 *xp = (const u32 *)(x + rowoff + (u64)g * GROUP + 4u * lane);
   const u32 *rp = (const u32 *)(res + rowoff + (u64)g * GROUP + 4u * lane);
-  u32 x0 = xp[0], x1 = xp[1], r0 = rp[0], r1 = rp[1];
-  u32 a = bf16_rne(bf16_to_f32(x0 & 0xFFFFu) + bf16_to_f32(r0 & 0xFFFFu));
-  u32 b = bf16_rne(bf16_to_f32(x0 >> 16) + bf16_to_f32(r0 >> 16));
-  u32 c = bf16_rne(bf16_to_f32(x1 & 0xFFFFu) + bf16_to_f32(r1 & 0xFFFFu));
-  u32 d = bf16_rne(bf16_to_f32(x1 >> 16) + bf16_to_f32(r1 >> 16));
+  return RowWords{xp[0], xp[1], rp[0], rp[1]};
+}
+
+// residual' words (channel 4l, 4l+1 | 4l+2, 4l+3) from the raw words.
+DEVICE void add_words(RowWords q, u32 &w0, u32 &w1) {
+  u32 a = bf16_rne(bf16_to_f32(q.x0 & 0xFFFFu) + bf16_to_f32(q.r0 & 0xFFFFu));
+  u32 b = bf16_rne(bf16_to_f32(q.x0 >> 16) + bf16_to_f32(q.r0 >> 16));
+  u32 c = bf16_rne(bf16_to_f32(q.x1 & 0xFFFFu) + bf16_to_f32(q.r1 & 0xFFFFu));
+  u32 d = bf16_rne(bf16_to_f32(q.x1 >> 16) + bf16_to_f32(q.r1 >> 16));
   w0 = a | (b << 16);
   w1 = c | (d << 16);
 }
@@ -105,18 +113,32 @@ DEVICE float group_sumsq(u32 w0, u32 w1) {
 DEVICE float addnorm_phase(const u16 *x, const u16 *res, u16 *res_out, u32 *srow, float *spart, u64 rowoff, u32 K,
                            float eps, bool write_res) {
   u32 G = K / GROUP, lane = lane_id(), warp = tid_x() >> 5, nw = bdim_x() >> 5;
-  for (u32 g = warp; g < G; g += nw) {
-    u32 w0, w1;
-    add_row_group(x, res, rowoff, g, lane, w0, w1);
-    srow[g * (GROUP / 2) + 2u * lane] = w0;
-    srow[g * (GROUP / 2) + 2u * lane + 1u] = w1;
-    if (write_res) {
-      u32 *o = (u32 *)(res_out + rowoff + (u64)g * GROUP + 4u * lane);
-      o[0] = w0;
-      o[1] = w1;
+  // NR_BATCH groups' loads are issued before any of them is used: the
+  // stores below may alias x and res as far as the compiler knows, so it
+  // would not hoist the next group's loads above them itself.
+  for (u32 g0 = warp; g0 < G; g0 += NR_BATCH * nw) {
+    RowWords q[NR_BATCH];
+#pragma unroll
+    for (u32 i = 0; i < NR_BATCH; i++) {
+      u32 g = g0 + i * nw;
+      if (g < G) q[i] = load_words(x, res, rowoff, g, lane);
     }
-    float s = group_sumsq(w0, w1);
-    if (lane == 0) spart[g] = s;
+#pragma unroll
+    for (u32 i = 0; i < NR_BATCH; i++) {
+      u32 g = g0 + i * nw;
+      if (g >= G) break;
+      u32 w0, w1;
+      add_words(q[i], w0, w1);
+      srow[g * (GROUP / 2) + 2u * lane] = w0;
+      srow[g * (GROUP / 2) + 2u * lane + 1u] = w1;
+      if (write_res) {
+        u32 *o = (u32 *)(res_out + rowoff + (u64)g * GROUP + 4u * lane);
+        o[0] = w0;
+        o[1] = w1;
+      }
+      float s = group_sumsq(w0, w1);
+      if (lane == 0) spart[g] = s;
+    }
   }
   block_sync();
   float tot = 0.0f;
