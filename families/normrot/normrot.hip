@@ -57,7 +57,8 @@
 // and quantizes its items from the residual' row parked in shared memory.
 // Block 0 of a row writes residual'; the p == 0 items write hs. DRAM bytes
 // per call: x, residual in (4MK), w and channel scales (2K + 4PK), records
-// (160PK/... see bench.go), hs and residual out (4MK), codes (PMK), scales
+// (40PK: 8 layers x 32 lanes x 20 bytes per (partition, group)), hs and
+// residual' out (4MK), codes (PMK), scales
 // and sums (8PMG). The inputs x and residual must not alias the outputs
 // (every block reads the whole row).
 //
@@ -72,7 +73,7 @@
 
 #define NR_MAXK 12288 // largest K whose row the kernels park in shared memory
 #define NR_DECODE_WARPS 8
-#define NR_BATCH 4 // groups whose loads phase 1 issues together
+#define NR_BATCH 6 // groups whose loads phase 1 issues together (K = 5120 at 8 warps: all 5 of a warp's)
 
 // The lane's 4 channels of group g of row rowoff of x and res (two bf16
 // pairs each), as raw words.
@@ -149,12 +150,15 @@ DEVICE float addnorm_phase(const u16 *x, const u16 *res, u16 *res_out, u32 *srow
 
 DEVICE u32 norm_one(u32 r, float rs, u32 wb) { return bf16_rne((bf16_to_f32(r) * rs) * (1.0f + bf16_to_f32(wb))); }
 
-// hs of the lane's 4 channels of group g from residual' in srow, as bf16
-// words (low channel first).
-DEVICE void norm_group(const u32 *srow, const u16 *w, float rs, u32 g, u32 lane, u32 &h0, u32 &h1) {
-  u32 r0 = srow[g * (GROUP / 2) + 2u * lane], r1 = srow[g * (GROUP / 2) + 2u * lane + 1u];
+// hs of the lane's 4 channels of group g from residual' in srow and the
+// weight words q0, q1 (load_weight), as bf16 words (low channel first).
+DEVICE void load_weight(const u16 *w, u32 g, u32 lane, u32 &q0, u32 &q1) {
   const u32 *wp = (const u32 *)(w + (u64)g * GROUP + 4u * lane);
-  u32 q0 = wp[0], q1 = wp[1];
+  q0 = wp[0];
+  q1 = wp[1];
+}
+DEVICE void norm_group(const u32 *srow, u32 q0, u32 q1, float rs, u32 g, u32 lane, u32 &h0, u32 &h1) {
+  u32 r0 = srow[g * (GROUP / 2) + 2u * lane], r1 = srow[g * (GROUP / 2) + 2u * lane + 1u];
   h0 = norm_one(r0 & 0xFFFFu, rs, q0 & 0xFFFFu) | (norm_one(r0 >> 16, rs, q0 >> 16) << 16);
   h1 = norm_one(r1 & 0xFFFFu, rs, q1 & 0xFFFFu) | (norm_one(r1 >> 16, rs, q1 >> 16) << 16);
 }
@@ -184,8 +188,9 @@ KERNEL LAUNCH_BOUNDS(256) void pq_addnorm(const u16 *x, const u16 *res, const u1
   u64 rowoff = (u64)m * K;
   float rs = addnorm_phase(x, res, res_out, srow, spart, rowoff, K, eps, true);
   for (u32 g = warp; g < G; g += nw) {
-    u32 h0, h1;
-    norm_group(srow, w, rs, g, lane, h0, h1);
+    u32 q0, q1, h0, h1;
+    load_weight(w, g, lane, q0, q1);
+    norm_group(srow, q0, q1, rs, g, lane, h0, h1);
     store_pair(hs, rowoff + (u64)g * GROUP + 4u * lane, h0, h1);
   }
 }
@@ -201,18 +206,22 @@ KERNEL LAUNCH_BOUNDS(256) void pq_addnorm_rotq_group(const u16 *x, const u16 *re
   u32 t = bid_x() * NR_DECODE_WARPS + warp;
   bool active = t < P * G;
   u32 p = active ? t / G : 0, g = active ? t % G : 0;
+  // The item's records, channel scales and weights are static: their
+  // loads overlap phase 1's.
   Records rec;
   f4 chs4{0.0f, 0.0f, 0.0f, 0.0f};
+  u32 q0 = 0, q1 = 0;
   if (active) {
     load_records(rec, ridx, rcs, p, g, G, lane);
     chs4 = chs[((u64)p * K + (u64)g * GROUP) / 4u + lane];
+    load_weight(w, g, lane, q0, q1);
   }
   u64 rowoff = (u64)m * K;
   float rs = addnorm_phase(x, res, res_out, srow, spart, rowoff, K, eps, bid_x() == 0);
   if (!active) return;
   float *sv = sbuf[warp];
   u32 h0, h1;
-  norm_group(srow, w, rs, g, lane, h0, h1);
+  norm_group(srow, q0, q1, rs, g, lane, h0, h1);
   if (p == 0) store_pair(hs, rowoff + (u64)g * GROUP + 4u * lane, h0, h1);
   scale_into(sv, h0, h1, chs4, lane);
   rotate_group(sv, rec);
@@ -251,8 +260,9 @@ DEVICE void addnorm_rotq_token(const u16 *x, const u16 *res, const u16 *w, const
     Records rec;
     load_records(rec, ridx, rcs, p, g, G, lane);
     f4 chs4 = chs[((u64)p * K + (u64)g * GROUP) / 4u + lane];
-    u32 h0, h1;
-    norm_group(srow, w, rs, g, lane, h0, h1);
+    u32 q0, q1, h0, h1;
+    load_weight(w, g, lane, q0, q1);
+    norm_group(srow, q0, q1, rs, g, lane, h0, h1);
     if (p == 0) store_pair(hs, rowoff + (u64)g * GROUP + 4u * lane, h0, h1);
     scale_into(sv, h0, h1, chs4, lane);
     rotate_group(sv, rec);
