@@ -10,6 +10,7 @@ import (
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/regret"
+	"github.com/parharness/parharness/shapes"
 )
 
 // The norm-fed producer suites, cold: every buffer set rotates through
@@ -20,7 +21,8 @@ import (
 // pq_rotq_group on its hs: two launches in one graph) is the baseline,
 // the fused pq_addnorm_rotq_group beside it.
 //
-// tokstream (prefill, per token): the unfused chain (pq_addnorm, then
+// tokstream (per token, the decode band's M and prefill's, on the norm-fed
+// shapes and LawShapes): the unfused chain (pq_addnorm, then
 // pq_rotq_token) is the baseline; the fused per-token kernel at 8, 16 and
 // 32 warps per row (the regret table of WavesPerRow), and the existing
 // fused per-token producer pq_rotq_token alone on a ready hs (its GB/s
@@ -35,11 +37,17 @@ import (
 // not get credit for). Every variant is checked (bench.Check) with the
 // gate's comparison before and after its timed replays.
 
-// FuseMs and TokMs are the suites' default M ladders.
+// FuseMs and TokMs are the suites' default M ladders; TokMs has the
+// decode band's M too, where WavesPerRow picks 32 and 16 warps.
 var (
 	FuseMs = []int{1, 2, 4, 8, 16, 32, 64, 128}
-	TokMs  = []int{128, 512, 1024, 2048, 4096, 8192}
+	TokMs  = []int{1, 8, 16, 17, 64, 65, 128, 512, 1024, 2048, 4096, 8192}
 )
+
+// LawShapes are synthetic (K, P) that tokstream adds to the norm-fed
+// shapes of --shapes so the law's K >= 8192 branch is scored (no
+// norm-fed linear of the built-in sets has so long a row).
+var LawShapes = []shapes.KP{{K: 8192, P: 2}}
 
 func fuseBytes(M, K, P int, perToken bool) int64 {
 	m, k, p, g := int64(M), int64(K), int64(P), int64(K/Group)
@@ -52,10 +60,32 @@ func fuseBytes(M, K, P int, perToken bool) int64 {
 
 func waveName(w int) string { return fmt.Sprintf("w%d", w) }
 
-// lawWaves is the law's pick for a regret cell (shape "K<k>xP<p>").
+// shapeName is a point's shape column: "K<k>xP<p>".
+func shapeName(K, P int) string { return fmt.Sprintf("K%dxP%d", K, P) }
+
+// parseShape reads a shape column back; ok is false for anything that is
+// not exactly shapeName's form.
+func parseShape(s string) (K, P int, ok bool) {
+	k, p, cut := strings.Cut(strings.TrimPrefix(s, "K"), "xP")
+	if !cut || !strings.HasPrefix(s, "K") {
+		return 0, 0, false
+	}
+	var err1, err2 error
+	K, err1 = strconv.Atoi(k)
+	P, err2 = strconv.Atoi(p)
+	if err1 != nil || err2 != nil || K <= 0 || P <= 0 || shapeName(K, P) != s {
+		return 0, 0, false
+	}
+	return K, P, true
+}
+
+// lawWaves is the law's pick for a regret cell ("" for a shape it cannot
+// read: no pick, which the regret table reports).
 func lawWaves(c regret.Cell) string {
-	k, _, _ := strings.Cut(strings.TrimPrefix(c.Shape, "K"), "x")
-	K, _ := strconv.Atoi(k)
+	K, _, ok := parseShape(c.Shape)
+	if !ok {
+		return ""
+	}
 	return waveName(WavesPerRow(c.M, K))
 }
 
@@ -74,7 +104,7 @@ func init() {
 		Doc:      "prefill per token: the fused norm-fed producer at 8/16/32 warps per row (regret table of normrot.WavesPerRow) against the unfused chain pq_addnorm + pq_rotq_token, with pq_rotq_token alone on a ready hs for its GB/s, row-major codes, cold",
 		Run:      func(c *bench.Ctx) error { return runSuite(c, "tokstream", TokMs, true) },
 		Variants: func() []string { return append([]string{"unfused", "rotq-token"}, waves...) },
-		Axes:     "shape: the norm-fed (K, P) of --shapes (KxP); M: --m, default " + joinInts(TokMs) + "; regime cold"})
+		Axes:     "shape: the norm-fed (K, P) of --shapes (KxP) and K8192xP2 (synthetic: the law's K >= 8192 branch); M: --m, default " + joinInts(TokMs) + "; regime cold"})
 }
 
 func joinInts(v []int) string {
@@ -243,7 +273,11 @@ func (b *benchBufs) variants() []bench.Variant {
 func runSuite(c *bench.Ctx, name string, Ms []int, perToken bool) error {
 	type pt struct{ K, P, M int }
 	var pts []pt
-	for _, kp := range NormFedShapes(c.Shapes) {
+	kps := NormFedShapes(c.Shapes)
+	if perToken && len(kps) > 0 {
+		kps = append(kps, LawShapes...)
+	}
+	for _, kp := range kps {
 		for _, M := range c.MsOr(Ms) {
 			pts = append(pts, pt{kp.K, kp.P, M})
 		}
@@ -271,7 +305,7 @@ func runSuite(c *bench.Ctx, name string, Ms []int, perToken bool) error {
 			c.Skipf("%s K=%d P=%d: %v", name, p.K, p.P, producers.FusedTokenCheck(p.K))
 			continue
 		}
-		shape := fmt.Sprintf("K%dxP%d", p.K, p.P)
+		shape := shapeName(p.K, p.P)
 		if !c.Take(shape, p.M) {
 			continue
 		}

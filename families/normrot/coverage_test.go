@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/parharness/parharness/internal/coverage"
+	"github.com/parharness/parharness/regret"
 )
 
 // Every launch-geometry class a normrot kernel reaches over the norm-fed
@@ -70,6 +71,33 @@ func TestWavesPerRow(t *testing.T) {
 	for _, c := range []struct{ M, K, want int }{{1, 5120, 32}, {16, 5120, 32}, {17, 5120, 16}, {64, 5120, 16}, {65, 5120, 8}, {8192, 5120, 8}, {65, 8192, 16}, {4096, 12288, 16}, {16, 8192, 32}} {
 		if got := WavesPerRow(c.M, c.K); got != c.want {
 			t.Errorf("WavesPerRow(%d, %d) = %d, want %d", c.M, c.K, got, c.want)
+		}
+	}
+}
+
+// The law reads back every shape the suite writes, and nothing else.
+func FuzzParseShape(f *testing.F) {
+	for _, s := range []string{"K5120xP3", "K8192xP2", "K5120xP", "KxP3", "K05120xP3", "K5120xP3x", "5120xP3", "K-1xP2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		K, P, ok := parseShape(s)
+		if ok != (s == shapeName(K, P) && K > 0 && P > 0) {
+			t.Fatalf("parseShape(%q) = %d, %d, %t", s, K, P, ok)
+		}
+	})
+}
+
+// The law's pick for a cell is WavesPerRow's, and no pick for a shape it
+// cannot read.
+func TestLawPicks(t *testing.T) {
+	for _, c := range []struct {
+		shape string
+		M     int
+		want  string
+	}{{"K5120xP3", 8, "w32"}, {"K5120xP2", 40, "w16"}, {"K5120xP3", 65, "w8"}, {"K8192xP2", 65, "w16"}, {"gate_up", 8, ""}} {
+		if got := lawWaves(regret.Cell{Shape: c.shape, M: c.M}); got != c.want {
+			t.Errorf("%s M=%d: %q, want %q", c.shape, c.M, got, c.want)
 		}
 	}
 }
