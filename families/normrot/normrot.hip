@@ -58,15 +58,20 @@
 // Block 0 of a row writes residual'; the p == 0 items write hs. DRAM bytes
 // per call: x, residual in (4MK), w and channel scales (2K + 4PK), records
 // (40PK: 8 layers x 32 lanes x 20 bytes per (partition, group)), hs and
-// residual' out (4MK), codes (PMK), scales
-// and sums (8PMG). The inputs x and residual must not alias the outputs
-// (every block reads the whole row).
+// residual' out (4MK), codes (PMK), scales and sums (8PMG). The inputs x
+// and residual must not alias the outputs (every block reads the whole
+// row), unlike vLLM's in-place fused_add_rms_norm.
 //
 // Design of the per-token kernel. Grid (Mrows, P), N warps: phase 1 as
 // above; phase 2 computes hs per group, rotates it and parks the
 // bf16-rounded rotated group back in the same shared slots (a group is one
 // warp's), with its amax; phase 3 is pq_rotq_token's encode. Partition 0's
-// blocks write hs and residual'.
+// blocks write hs and residual'. Shared memory: the row (2K bytes, 24 KiB
+// at NR_MAXK), N 512-byte rotation slices and 2G floats: 41 KiB at 32 warps,
+// under CUDA's 48 KiB of static shared memory and gfx1201's 64 KiB. On
+// sm_90 a 1024-thread block (32 warps) leaves 64 registers per thread, and
+// a group's records alone take 40: resources-device on the H200 says
+// whether ptxas kept them in registers.
 #include "rot/rotq.h"
 
 #pragma clang fp contract(off)
