@@ -9,8 +9,9 @@
 //   A, scales, row sums = the producers' chain on hs (hipsrc/rot/rotq.h)
 //
 // The op order and rounding points are vLLM's GemmaRMSNorm with a residual
-// (vllm/model_executor/layers/layernorm.py, GemmaRMSNorm.forward_static /
-// _forward_static_with_residual, read for this file): for bf16 x the add
+// (github.com/vllm-project/vllm, vllm/model_executor/layers/layernorm.py,
+// GemmaRMSNorm.forward_static at commit 00cba797, read for this file;
+// forward_cuda runs it under torch.compile): for bf16 x the add
 // is `x + residual` in bf16 (PyTorch computes it in fp32 and rounds once to
 // bf16; a sum of two bf16 values is exact enough in fp32 that this equals
 // the correctly rounded bf16 sum), `residual = x` is that bf16 tensor,
@@ -27,8 +28,10 @@
 //     m = 16, 8, 4, 2, 1: every lane ends with the same value, since fp32
 //     addition commutes); the group sums are added in group order
 //     0, 1, ..., G-1 starting from 0;
-//   - the mean is a division by K (what torch.compile's decomposition of
-//     mean does; eager CUDA multiplies by fp32(1/K));
+//   - the mean is a division by K (torch's reference decomposition of
+//     mean, which torch.compile lowers, divides the sum by the count;
+//     eager CUDA multiplies by fp32(1/K): the two can differ by an fp32 ulp
+//     of the variance);
 //   - rsqrt is 1 / sqrt(v) with the correctly rounded sqrt and division
 //     (two roundings; CUDA's rsqrt is approximate and differs by target).
 // Everything else is one IEEE fp32 rounding per op, no contraction
