@@ -9,6 +9,7 @@ import (
 	_ "github.com/parharness/parharness/families/gemm"
 	_ "github.com/parharness/parharness/families/i8"
 	_ "github.com/parharness/parharness/families/int5"
+	_ "github.com/parharness/parharness/families/normrot"
 	_ "github.com/parharness/parharness/families/producers"
 	_ "github.com/parharness/parharness/families/skinny"
 )
