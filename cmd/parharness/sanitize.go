@@ -114,17 +114,19 @@ func sanitizerRecord(tool string, rep SanitizerReport, exit int, runErr error, s
 // the device proves nothing).
 func sanitizeGateArgs(user []string, jsonPath string) []string {
 	args := []string{"gate"}
-	suite := false
+	suite, require := false, false
 	for _, a := range user {
 		f := strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")
-		if f == "quick" || f == "full" {
-			suite = true
-		}
+		suite = suite || f == "quick" || f == "full"
+		require = require || f == "require-device"
 	}
 	if !suite {
 		args = append(args, "--quick")
 	}
-	args = append(args, "--require-device", "--json", jsonPath)
+	if !require {
+		args = append(args, "--require-device")
+	}
+	args = append(args, "--json", jsonPath)
 	return append(args, user...)
 }
 

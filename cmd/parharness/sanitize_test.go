@@ -143,3 +143,18 @@ func TestSanitizeEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+func TestSanitizeGateArgs(t *testing.T) {
+	for _, c := range []struct {
+		user []string
+		want string
+	}{
+		{nil, "gate --quick --require-device --json J"},
+		{[]string{"--full", "--only", "x"}, "gate --require-device --json J --full --only x"},
+		{[]string{"--quick", "--require-device", "--fail-fast"}, "gate --json J --quick --require-device --fail-fast"},
+	} {
+		if got := strings.Join(sanitizeGateArgs(c.user, "J"), " "); got != c.want {
+			t.Errorf("%v: %q, want %q", c.user, got, c.want)
+		}
+	}
+}
