@@ -21,6 +21,8 @@ func init() {
 			Doc: "prefill pass A, lanes = rows: bank-conflict-free, byte-identical to pq_rot_bf16"},
 		{Name: "pq_rot_bf16_sh", Op: OpPassA, Form: FormShuffle, Role: kernels.Variant, Tag: "passA-sh",
 			Doc: "prefill pass A with the row-group in registers, layers routed by 4 warp shuffles on a Go-built schedule (refimpl.BuildShuffleRecords); byte-identical to pq_rot_bf16"},
+		{Name: "pq_rotq_group_sh", Op: OpGroup, Form: FormShuffle, Role: kernels.Variant, Tag: "group-sh",
+			Doc: "the PG producer: per-group e4m3 scales, codes and row sums at any M (prefill included) on pq_rot_bf16_sh's conflict-free layout (values in registers, layers routed by warp shuffles on the Euler-split schedule, no layer syncs); byte-identical to pq_rotq_group"},
 		{Name: "pq_tokq", Op: OpPassC, Form: FormRowWise, Role: kernels.Baseline, Tag: "passC",
 			Doc: "prefill pass C: token scale, e4m3 codes (row-major or tiled), row sums from pass A's rows"},
 		{Name: "pq_rotq_token", Op: OpToken, Form: FormFused, Role: kernels.Baseline, Tag: "fused",
@@ -150,6 +152,9 @@ func ProducerLaunch(kernel string, M, K, P, rpw int, tiled bool, b ProducerBufs)
 	case k.Op == OpGroup && k.Form == FormRecords:
 		grid, block = GroupWiseGrid(M, K, P, rpw)
 		args = []any{b.X, b.Idx, b.CS, b.ChS, b.Codes, b.Scale, b.RSum, m, kk, r}
+	case k.Op == OpGroup && k.Form == FormShuffle:
+		grid, block = GroupWiseGrid(M, K, P, rpw)
+		args = []any{b.X, b.ShCtrl, b.ShCS, b.ShFin, b.ChS, b.Codes, b.Scale, b.RSum, m, kk, r}
 	case k.Op == OpPassA && k.Form == FormRecords:
 		grid, block = GroupWiseGrid(M, K, P, rpw)
 		args = []any{b.X, b.Idx, b.CS, b.ChS, b.XR, b.GAmax, m, kk, r}
@@ -209,4 +214,17 @@ func LaunchClasses(kernel string, M, K, P int) ([]string, error) {
 		return []string{fmt.Sprintf("%s threads=%d rows=%s padded=%t %s", kernel, block.X, many(grid.X), refimpl.PadRows(M) != M, common)}, nil
 	}
 	return nil, fmt.Errorf("LaunchClasses: kernel %s: form %q has no classes", kernel, k.Form)
+}
+
+// GroupProducer is the law choosing the per-group producer on a code arch:
+// the PG form (pq_rotq_group_sh, conflict-free, no layer syncs) on
+// gfx1201, where the source log measured the ownership layout 1.9x faster,
+// and pq_rotq_group on sm_90a, where the team measured the shuffle-routed
+// layout slower and no H200 figure of the PG producer exists yet (bench2
+// pg measures both; change the law when it shows the PG form ahead).
+func GroupProducer(codeArch string) string {
+	if codeArch == "gfx1201" {
+		return "pq_rotq_group_sh"
+	}
+	return "pq_rotq_group"
 }
