@@ -152,7 +152,9 @@ func TestSyncInventoryKillsDroppedSyncs(t *testing.T) {
 			if len(diffs) == 0 {
 				t.Fatalf("%s:%d (%s) %q dropped: the sync inventory of its module's kernels is unchanged (the gate would pass it)", bm.File, bm.Line, bm.Func, bm.Before)
 			}
-			t.Logf("killed: %s", diffs[0])
+			for _, d := range diffs {
+				t.Logf("killed: %s %s: %d -> %d", d.Kernel, d.Key, d.Old, d.New)
+			}
 		})
 	}
 }
