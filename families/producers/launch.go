@@ -13,8 +13,8 @@ import (
 // gates and benches call these helpers so the geometry lives in one place.
 func init() {
 	for _, k := range []kernels.Kernel{
-		{Name: "pq_rotq_group", Op: OpGroup, Form: FormRecords, MaxM: GroupMaxM, Role: kernels.Baseline, Tag: "group", Caps: kernels.PDL,
-			Doc: "decode band: rotate + per-group e4m3 scales, codes and row sums for all partitions in one launch"},
+		{Name: "pq_rotq_group", Op: OpGroup, Form: FormRecords, Role: kernels.Baseline, Tag: "group", Caps: kernels.PDL,
+			Doc: "rotate + per-group e4m3 scales, codes and row sums for all partitions in one launch: the decode band's producer, and the plain form of the per-group prefill producer"},
 		{Name: "pq_rot_bf16", Op: OpPassA, Form: FormRecords, Role: kernels.Baseline, Tag: "passA",
 			Doc: "prefill pass A: rotate -> bf16 rows and per-group amax"},
 		{Name: "pq_rot_bf16_lr", Op: OpPassA, Form: FormLaneRow, Role: kernels.Variant, Tag: "passA-lr",
@@ -54,7 +54,9 @@ const (
 	FormFused   = "fused"   // one block per row and partition, rotation records, K <= MaxK
 )
 
-// GroupMaxM is the largest M the decode-band producer serves.
+// GroupMaxM is the top of the decode band, where the W4A8 GEMMs read the
+// per-group producer's codes; above it the per-group producers
+// (pq_rotq_group and the PG form) serve the per-group prefill path.
 const GroupMaxM = 128
 
 // Producer geometry constants (producers.hip; TestGoConstantsMatchKernelDefines ties them).
