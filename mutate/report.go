@@ -185,7 +185,7 @@ func (s Summary) Ratio() (float64, bool) {
 	return float64(s.Killed) / float64(n), true
 }
 
-var killedKinds = []string{StatusKilled, StatusKilledTimeout, StatusKilledFault, StatusKilledCrash, StatusKilledUnrunnable}
+var killedKinds = []string{StatusKilled, StatusKilledTimeout, StatusKilledFault, StatusKilledCrash, StatusKilledUnrunnable, StatusKilledSanitizer}
 
 // WriteReport writes the run as markdown: the summary, a table of every
 // mutant, the survivors with their lines, and the notes.
@@ -200,6 +200,9 @@ func WriteReport(w io.Writer, res *Results, notes []string) error {
 	}
 	if c := res.Control; c != nil {
 		fmt.Fprintf(&b, "\nControl (the unmutated build): %s in %.1f s (%s).\n", clip(oneLine(c.Status), 400), c.Seconds, gateNames(c.Gates))
+	}
+	if c := res.SanitizerControl; c != nil {
+		fmt.Fprintf(&b, "\nSanitizer control (the unmutated build under the sanitizer the sync operators' survivors ran under): %s in %.1f s (%s).\n", clip(oneLine(c.Status), 400), c.Seconds, gateNames(c.Gates))
 	}
 	b.WriteString("\n## Summary\n\n| outcome | mutants |\n|---|---:|\n")
 	fmt.Fprintf(&b, "| killed | %d |\n", s.Killed)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,6 +68,33 @@ type RunConfig struct {
 	Command     []string // the command line, recorded
 	Tool        string
 	Commit      string
+	// Sanitizer, when set, runs the survivors of its operators again under
+	// a sanitizer; a hazard or error it reports kills the mutant.
+	Sanitizer *SanitizerConfig
+}
+
+// SanitizerConfig is how survivors of the synchronisation operators are
+// run again under compute-sanitizer: a dropped barrier races, and on a
+// given device a race often computes right, so the value gates pass it;
+// racecheck reports the shared-memory hazard whatever the values.
+type SanitizerConfig struct {
+	Tool string // "racecheck": the record "sanitizer-<tool>" in the results document decides
+	// Command is the sanitize command's argv before --json and the "--"
+	// that starts the gate flags, e.g. [bin/parharness sanitize --tool racecheck].
+	Command []string
+	// GateFlags are the gate flags after the "--" (the per-run flags follow),
+	// e.g. [--quick --require-device --fail-fast].
+	GateFlags []string
+	Timeout   time.Duration // per sanitized gate process (0: 10 minutes)
+	Operators []string      // the operators whose survivors are sanitized
+}
+
+// SyncOperators are the operators that plant a lost or misplaced
+// synchronisation: the ones a sanitizer run is for.
+var SyncOperators = []string{"sync-dropped"}
+
+func (s *SanitizerConfig) applies(operator string) bool {
+	return s != nil && slices.Contains(s.Operators, operator)
 }
 
 // Run statuses of a mutant.
@@ -76,6 +104,7 @@ const (
 	StatusKilledFault      = "killed (fault)"         // a device fault (illegal address, ...) ended a gate
 	StatusKilledCrash      = "killed (crash)"         // the gate process died without a complete results document
 	StatusKilledUnrunnable = "killed (could not run)" // the mutated module could not be loaded (a missing symbol, a refused object)
+	StatusKilledSanitizer  = "killed (sanitizer)"     // every gate passed, but the sanitizer reported a hazard or error in the run
 	StatusSurvived         = "survived"               // every gate meant to catch it PASSed
 	StatusDidNotBuild      = BuildFailed
 	StatusIdentical        = BuildIdentical
@@ -104,7 +133,10 @@ type Results struct {
 	Partial       bool     `json:"partial,omitempty"`
 	PartialReason string   `json:"partial_reason,omitempty"`
 	Control       *Control `json:"control,omitempty"`
-	Results       []Result `json:"results"`
+	// SanitizerControl is the unmutated build's run under the sanitizer
+	// (only with --sanitize): a hazard there would kill every mutant.
+	SanitizerControl *Control `json:"sanitizer_control,omitempty"`
+	Results          []Result `json:"results"`
 }
 
 // ResultsSchema is the version of the run results this package writes and reads.
@@ -332,7 +364,7 @@ func Run(ctx context.Context, cfg RunConfig) (*Results, error) {
 			if timeout == 0 {
 				timeout = 30 * time.Minute
 			}
-			o := runGates(ctx, cfg, filepath.Join(work, "control"), cfg.Build, gates, timeout)
+			o := runGates(ctx, cfg, filepath.Join(work, "control"), cfg.Build, gates, timeout, nil)
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -360,6 +392,40 @@ func Run(ctx context.Context, cfg RunConfig) (*Results, error) {
 		return nil, err
 	}
 
+	// The sanitized control runs once, before the first sanitized mutant,
+	// on every gate a sanitized mutant may need.
+	sanTimeout := 10 * time.Minute
+	var sanOnce sync.Once
+	sanBad := ""
+	sanControl := func(want []string) string {
+		sanOnce.Do(func() {
+			if cfg.Sanitizer.Timeout > 0 {
+				sanTimeout = cfg.Sanitizer.Timeout
+			}
+			need := map[string]bool{}
+			for _, p := range plans {
+				if cfg.Sanitizer.applies(p.bm.Operator) {
+					for _, g := range p.gates {
+						need[g] = true
+					}
+				}
+			}
+			gs := sortedKeys(need)
+			fmt.Fprintf(cfg.Log, "sanitizer control: %s under %s on the unmutated build\n", strings.Join(gs, ", "), cfg.Sanitizer.Tool)
+			o := runGates(ctx, cfg, filepath.Join(work, "sanitizer-control"), cfg.Build, gs, sanTimeout, cfg.Sanitizer)
+			c := &Control{Gates: o.gates, Seconds: o.seconds, Base: base, Status: results.Pass}
+			if st, _, why := classifySanitized(gs, o, cfg.Sanitizer.Tool); st != StatusSurvived || why != "" && !strings.HasPrefix(why, cfg.Sanitizer.Tool+": PASS") {
+				c.Status = fmt.Sprintf("%s: %s", st, why)
+				sanBad = "the sanitized control did not pass (" + clip(oneLine(c.Status), 200) + ")"
+			}
+			mu.Lock()
+			res.SanitizerControl = c
+			mu.Unlock()
+			fmt.Fprintf(cfg.Log, "sanitizer control: %s in %.1f s\n", clip(oneLine(c.Status), 200), o.seconds)
+		})
+		return sanBad
+	}
+
 	var todo []int
 	for i, r := range res.Results {
 		if r.Status == StatusPending {
@@ -376,11 +442,28 @@ func Run(ctx context.Context, cfg RunConfig) (*Results, error) {
 		if err != nil {
 			return err
 		}
-		o := runGates(ctx, cfg, dir, b, p.gates, timeout)
+		o := runGates(ctx, cfg, dir, b, p.gates, timeout, nil)
 		if ctx.Err() != nil {
 			return nil // interrupted: the mutant stays pending
 		}
 		st, gate, why := classify(p.gates, o)
+		if st == StatusSurvived && cfg.Sanitizer.applies(p.bm.Operator) {
+			if bad := sanControl(p.gates); bad != "" {
+				why = cfg.Sanitizer.Tool + " not judged: " + bad
+			} else {
+				so := runGates(ctx, cfg, filepath.Join(dir, "sanitized"), b, p.gates, sanTimeout, cfg.Sanitizer)
+				if ctx.Err() != nil {
+					return nil
+				}
+				st, gate, why = classifySanitized(p.gates, so, cfg.Sanitizer.Tool)
+				if st != StatusSurvived {
+					o = so
+					if st != StatusKilledSanitizer {
+						why = "under " + cfg.Sanitizer.Tool + ": " + why
+					}
+				}
+			}
+		}
 		mu.Lock()
 		r := &res.Results[i]
 		r.Status, r.Gate, r.Failure, r.Gates, r.Exit, r.Seconds = st, gate, why, o.gates, o.exit, o.seconds
@@ -533,8 +616,9 @@ type childOutcome struct {
 	startErr error
 }
 
-// runGates runs the gate command once on buildDir for gates.
-func runGates(ctx context.Context, cfg RunConfig, dir, buildDir string, gates []string, timeout time.Duration) childOutcome {
+// runGates runs the gate command once on buildDir for gates (under the
+// sanitizer when san is set).
+func runGates(ctx context.Context, cfg RunConfig, dir, buildDir string, gates []string, timeout time.Duration, san *SanitizerConfig) childOutcome {
 	o := childOutcome{timeout: timeout}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		o.startErr = err
@@ -545,15 +629,27 @@ func runGates(ctx context.Context, cfg RunConfig, dir, buildDir string, gates []
 	for i, g := range gates {
 		quoted[i] = regexp.QuoteMeta(g)
 	}
+	argv := cfg.GateCommand
 	args := append([]string{}, cfg.GateCommand[1:]...)
-	args = append(args, "--only", "^("+strings.Join(quoted, "|")+")$", "--build", buildDir, "--json", jsonPath,
-		"--seed", strconv.FormatUint(cfg.Seed, 10))
-	if cfg.Watchdog > 0 {
+	if san != nil {
+		argv = san.Command
+		args = append(append(append([]string{}, san.Command[1:]...), "--json", jsonPath, "--"), san.GateFlags...)
+	}
+	args = append(args, "--only", "^("+strings.Join(quoted, "|")+")$", "--build", buildDir, "--seed", strconv.FormatUint(cfg.Seed, 10))
+	if san == nil {
+		args = append(args, "--json", jsonPath)
+	}
+	switch {
+	case san != nil && san.Timeout > 0:
+		// A sanitized kernel runs 10-100x slower: the watchdog waits as
+		// long as the process may run, so slowness is not taken for a hang.
+		args = append(args, "--watchdog", san.Timeout.String())
+	case cfg.Watchdog > 0:
 		args = append(args, "--watchdog", cfg.Watchdog.String())
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, cfg.GateCommand[0], args...)
+	cmd := exec.CommandContext(cctx, argv[0], args...)
 	procs := runtime.NumCPU() / max(cfg.Jobs, 1)
 	cmd.Env = append(append(os.Environ(), cfg.Env...), "GOMAXPROCS="+strconv.Itoa(max(procs, 2)))
 	logf, err := os.Create(filepath.Join(dir, "gate.log"))
@@ -685,6 +781,41 @@ func classify(want []string, o childOutcome) (status, gate, why string) {
 		return StatusInconclusive, "", "every gate skipped: " + strings.Join(skipped, "; ")
 	}
 	return StatusSurvived, "", ""
+}
+
+// classifySanitized judges a run under the sanitizer: a gate's own verdict
+// first (as classify), then the sanitizer's record: FAIL kills the mutant
+// (StatusKilledSanitizer, with the tool's first report line); PASS leaves
+// it a survivor with a note; anything else (no summary, SKIP, the record
+// missing) leaves it a survivor with the reason the sanitizer could not
+// judge it.
+func classifySanitized(want []string, o childOutcome, tool string) (status, gate, why string) {
+	st, gate, why := classify(want, o)
+	// A hang or a crash under the sanitizer is the tool's slowness or its
+	// own failure as often as the mutant's: not a kill.
+	if Killed(st) && st != StatusKilledCrash && st != StatusKilledTimeout {
+		return st, gate, why
+	}
+	name := "sanitizer-" + tool
+	var rec *results.GateRecord
+	if o.doc != nil {
+		for i := range o.doc.Gates {
+			if o.doc.Gates[i].Gate == name {
+				rec = &o.doc.Gates[i]
+			}
+		}
+	}
+	switch {
+	case rec != nil && rec.Status == results.Fail:
+		return StatusKilledSanitizer, name, rec.Reason
+	case rec != nil && rec.Status == results.Pass && st == StatusSurvived:
+		return StatusSurvived, "", tool + ": PASS, nothing reported"
+	case o.timedOut:
+		return StatusSurvived, "", fmt.Sprintf("%s could not judge it: the run passed the %s timeout", tool, o.timeout)
+	case rec != nil:
+		return StatusSurvived, "", fmt.Sprintf("%s could not judge it: %s %s", tool, rec.Status, rec.Reason)
+	}
+	return StatusSurvived, "", fmt.Sprintf("%s could not judge it: %s %s", tool, st, why)
 }
 
 func failuresOf(doc *results.Document, gate string) string {

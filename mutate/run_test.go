@@ -21,6 +21,9 @@ import (
 // the run put in --build (the mutant's "object" is a scenario name).
 func TestMain(m *testing.M) {
 	if os.Getenv("MUTATE_FAKE_GATE") == "1" {
+		if len(os.Args) > 1 && os.Args[1] == "sanitize" {
+			os.Exit(fakeSanitize(os.Args[2:]))
+		}
 		os.Exit(fakeGate(os.Args[1:]))
 	}
 	os.Exit(m.Run())
@@ -66,7 +69,7 @@ func fakeGate(args []string) int {
 		}
 	}
 	switch scenario {
-	case "base", "survive":
+	case "base", "survive", "race":
 		add(results.Pass, "")
 	case "fail":
 		add(results.Pass, "")
@@ -108,6 +111,36 @@ func fakeGate(args []string) int {
 	return 0
 }
 
+// fakeSanitize behaves as `parharness sanitize --json FILE -- GATE FLAGS`:
+// it runs the fake gate and adds the sanitizer's record, FAIL for the
+// "race" scenario (the gates pass it: a race that computed right), PASS
+// otherwise.
+func fakeSanitize(args []string) int {
+	if len(args) < 3 || args[0] != "--json" || args[2] != "--" {
+		fmt.Fprintln(os.Stderr, "fake sanitize: bad arguments", args)
+		return 2
+	}
+	jsonPath := args[1]
+	gateArgs := append(append([]string{}, args[3:]...), "--json", jsonPath)
+	code := fakeGate(gateArgs)
+	doc, err := results.Read(jsonPath)
+	if err != nil {
+		return code
+	}
+	rec := results.GateRecord{Gate: "sanitizer-racecheck", Status: results.Pass}
+	for i, a := range gateArgs {
+		if a == "--build" {
+			if b, _ := os.ReadFile(filepath.Join(gateArgs[i+1], "sm_90a", "fake.ptx")); strings.TrimSpace(string(b)) == "race" {
+				rec.Status, rec.Reason = results.Fail, "compute-sanitizer --tool racecheck: 1 hazards displayed (1 errors, 0 warnings): Error: Race reported between Write access at k+0x10"
+				code = 1
+			}
+		}
+	}
+	doc.Gates = append(doc.Gates, rec)
+	results.Write(jsonPath, doc)
+	return code
+}
+
 // fakeTree is a base build and a mutant directory whose mutants are
 // scenarios of the fake gate.
 type fakeTree struct {
@@ -119,6 +152,7 @@ type fakeMutant struct {
 	build               string
 	entries             []string
 	gfxOnly             bool
+	op                  string // the operator ("": lt-to-le)
 }
 
 func newFakeTree(t *testing.T, baseContent string, ms []fakeMutant) fakeTree {
@@ -137,7 +171,11 @@ func newFakeTree(t *testing.T, baseContent string, ms []fakeMutant) fakeTree {
 		{Name: "other", Source: "families/fam2/other.hip", SHA256: map[string]string{"sm_90a": sha([]byte("other\n"))}},
 	}}
 	for i, fm := range ms {
-		bm := BuiltMutant{Mutant: Mutant{ID: fm.id, Operator: "lt-to-le", File: "families/fam/fake.hip", Line: 10 + i, Func: "k", Kernel: true,
+		op := fm.op
+		if op == "" {
+			op = "lt-to-le"
+		}
+		bm := BuiltMutant{Mutant: Mutant{ID: fm.id, Operator: op, File: "families/fam/fake.hip", Line: 10 + i, Func: "k", Kernel: true,
 			Before: "if (i < n)", After: "if (i <= n)"}, Build: fm.build, Modules: []string{fm.module}}
 		if bm.Build == "" {
 			bm.Build = BuildOK
@@ -347,5 +385,71 @@ func TestGatesFor(t *testing.T) {
 	r := Registry{ModuleFamily: map[string]string{"a": "f", "b": "g", "c": "f"}, FamilyGates: map[string][]string{"f": {"x", "y"}, "g": {"y", "z"}}}
 	if got := strings.Join(r.GatesFor([]string{"a", "b", "c"}), ","); got != "x,y,z" {
 		t.Errorf("GatesFor = %s, want x,y,z", got)
+	}
+}
+
+// With a sanitizer, the survivors of the sync operators run again under
+// it: a reported hazard kills one (killed (sanitizer)), a clean run leaves
+// it a survivor with the note, and other operators' survivors and the
+// mutants the gates already killed are not sanitized. The sanitized
+// control runs once.
+func TestRunSanitizesSyncSurvivors(t *testing.T) {
+	ms := []fakeMutant{
+		{id: "m-race", module: "fake", content: "race", op: "sync-dropped"},
+		{id: "m-sync-clean", module: "fake", content: "survive", op: "sync-dropped"},
+		{id: "m-sync-fail", module: "fake", content: "fail", op: "sync-dropped"},
+		{id: "m-race-other-op", module: "fake", content: "race"},
+	}
+	ft := newFakeTree(t, "base", ms)
+	cfg := ft.config(t)
+	cfg.Sanitizer = &SanitizerConfig{Tool: "racecheck", Command: []string{os.Args[0], "sanitize"}, GateFlags: []string{"--quick"},
+		Timeout: 20 * time.Second, Operators: SyncOperators}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct{ status, gate, failure string }{
+		"m-race":          {StatusKilledSanitizer, "sanitizer-racecheck", "Race reported"},
+		"m-sync-clean":    {StatusSurvived, "", "racecheck: PASS"},
+		"m-sync-fail":     {StatusKilled, "gate-a", "elements differ"},
+		"m-race-other-op": {StatusSurvived, "", ""},
+	}
+	for _, r := range res.Results {
+		w := want[r.ID]
+		t.Run(r.ID, func(t *testing.T) {
+			if r.Status != w.status || r.Gate != w.gate || !strings.Contains(r.Failure, w.failure) {
+				t.Errorf("status %q gate %q failure %q; want %q %q containing %q", r.Status, r.Gate, r.Failure, w.status, w.gate, w.failure)
+			}
+		})
+	}
+	if c := res.SanitizerControl; c == nil || c.Status != results.Pass {
+		t.Errorf("sanitizer control %+v, want PASS", c)
+	}
+	s := Summarize(res)
+	if s.KilledBy[StatusKilledSanitizer] != 1 {
+		t.Errorf("summary %+v: want one killed by the sanitizer", s)
+	}
+	var b strings.Builder
+	if err := WriteReport(&b, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), StatusKilledSanitizer) || !strings.Contains(b.String(), "Sanitizer control") {
+		t.Errorf("the report does not show the sanitizer's kills and control:\n%s", b.String())
+	}
+}
+
+// A hazard in the unmutated build under the sanitizer means it cannot
+// judge the mutants: none is killed by it.
+func TestRunSanitizerControlMustPass(t *testing.T) {
+	ft := newFakeTree(t, "race", []fakeMutant{{id: "m-race", module: "fake", content: "race", op: "sync-dropped"}})
+	cfg := ft.config(t)
+	cfg.Sanitizer = &SanitizerConfig{Tool: "racecheck", Command: []string{os.Args[0], "sanitize"}, GateFlags: []string{"--quick"},
+		Timeout: 20 * time.Second, Operators: SyncOperators}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Results[0]; r.Status != StatusSurvived || !strings.Contains(r.Failure, "sanitized control did not pass") {
+		t.Errorf("status %q failure %q: want a survivor the sanitizer did not judge", r.Status, r.Failure)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -333,11 +334,16 @@ func mutateRun(args []string, stdout, stderr io.Writer) (int, error) {
 	only := fs.String("only", "", "run only the mutants whose ID matches this regular expression")
 	resume := fs.Bool("resume", false, "keep the finished mutants (and a passing control) of the --json file and run the rest")
 	explain := fs.String("explain", "mutate/equivalent.txt", "the explanation file of survivors judged equivalent (missing: none)")
+	sanitize := fs.String("sanitize", "", "run the survivors of the synchronisation operators ("+strings.Join(mutate.SyncOperators, ", ")+") again under this compute-sanitizer tool (racecheck); a reported hazard kills them")
+	sanTimeout := fs.Duration("sanitize-timeout", 10*time.Minute, "longest a sanitized gate process may take (racecheck runs 10-100x slower)")
 	if err := parse(fs, args); err != nil {
 		return ExitUsage, err
 	}
 	if *dir == "" {
 		return ExitUsage, usagef("mutate run needs --mutants DIR")
+	}
+	if *sanitize != "" && !slices.Contains(sanitizerTools, *sanitize) {
+		return ExitUsage, usagef("--sanitize %q: want one of %s", *sanitize, strings.Join(sanitizerTools, ", "))
 	}
 	if *jobs < 1 {
 		return ExitUsage, usagef("--jobs %d: at least 1", *jobs)
@@ -366,6 +372,10 @@ func mutateRun(args []string, stdout, stderr io.Writer) (int, error) {
 	cfg := mutate.RunConfig{Mutants: *dir, Build: *buildDir, Arch: *arch, GateCommand: gc, Jobs: *jobs, Timeout: *timeout,
 		Watchdog: *watchdog, Seed: *seed, Only: re, JSON: *jsonPath, Resume: *resume, Reg: mutateRegistry(), Log: stdout,
 		Command: append([]string{"parharness", "mutate", "run"}, args...), Tool: version, Commit: commit}
+	if *sanitize != "" {
+		cfg.Sanitizer = &mutate.SanitizerConfig{Tool: *sanitize, Command: []string{gc[0], "sanitize", "--tool", *sanitize, "--timeout", sanTimeout.String()},
+			GateFlags: gc[2:], Timeout: *sanTimeout + time.Minute, Operators: mutate.SyncOperators}
+	}
 	res, runErr := mutate.Run(ctx, cfg)
 	if res == nil {
 		return ExitUsage, runErr

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/parharness/parharness/families/internal/grid1d"
 	"github.com/parharness/parharness/families/internal/sweep"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
@@ -209,13 +210,22 @@ func e4m3Boundaries() []uint32 {
 }
 
 func gateE4M3DeviceVsGo(t *gates.T) {
+	var rangeBad uint64
+	window := uint64(1 << 20)
 	if t.Full() {
 		// The software encoder on all 2^32 inputs; the boundary + sample run
 		// below still compares the wrapped and raw hardware encoders.
-		e4m3DeviceVsGoExhaustive(t)
+		window = e4m3ExhaustiveChunk
+		rangeBad = e4m3DeviceVsGoExhaustive(t)
 	} else {
-		e4m3DeviceVsGoRanges(t, e4m3QuickRanges(t.Seed()), 1<<20, "device software encoder (four codes per word) vs Go encoder on the quick windows")
+		rangeBad = e4m3DeviceVsGoRanges(t, e4m3QuickRanges(t.Seed()), window, "device software encoder (four codes per word) vs Go encoder on the quick windows")
 	}
+	// The guard's launch classes the windows above do not reach (one block,
+	// a partial last block): small windows at the saturation edge.
+	for _, m := range grid1d.Cover("e4m3_encode_range", int(window/4)) {
+		rangeBad += e4m3DeviceVsGoRanges(t, []uint64{0x43DF8000}, uint64(4*m), fmt.Sprintf("e4m3_encode_range on %d words (a launch-class window)", m))
+	}
+	t.Metric("range_mismatches", float64(rangeBad))
 	rng := rand.New(rand.NewPCG(t.Seed(), 0xe4))
 	inputs := e4m3Boundaries()
 	nb := len(inputs)
@@ -223,6 +233,24 @@ func gateE4M3DeviceVsGo(t *gates.T) {
 	for i := 0; i < sample; i++ {
 		inputs = append(inputs, rng.Uint32())
 	}
+	n := len(inputs)
+	rawDiff := encodeList(t, inputs)
+	// The guard's launch classes (one block or several, the last full or
+	// partial) the main list does not reach: prefixes of the list, the
+	// boundary values first.
+	for _, m := range grid1d.Cover("e4m3_encode_list", n) {
+		encodeList(t, inputs[:m])
+	}
+	t.Metric("inputs", float64(n))
+	t.Metric("boundary_inputs", float64(nb))
+	t.Metric("raw_hw_mismatches", float64(rawDiff))
+	t.Logf("%d boundary values + %d seeded random patterns (seed %d): software and wrapped hardware equal Go; raw hardware differs on %d", nb, sample, t.Seed(), rawDiff)
+}
+
+// encodeList runs e4m3_encode_list on inputs (grid1d's geometry) and
+// compares the software and wrapped hardware codes with Go; it returns
+// the raw hardware's mismatch count (information only).
+func encodeList(t *gates.T, inputs []uint32) int {
 	n := len(inputs)
 	const tail = 64 // elements past n that must stay poisoned
 	in := t.Buffer("in", 4*n)
@@ -235,13 +263,13 @@ func gateE4M3DeviceVsGo(t *gates.T) {
 	for _, o := range outs {
 		t.Poison(o, 0xFF) // 0xFF is a NaN code: no contract encoder ever writes it
 	}
-	t.Launch("e4m3_encode_list", gpu.D1((n+255)/256), gpu.D1(256), 0, in.Ptr(), outs[0].Ptr(), outs[1].Ptr(), outs[2].Ptr(), uint32(n))
+	t.Launch("e4m3_encode_list", gpu.D1(grid1d.Grid(n)), gpu.D1(grid1d.Block), 0, in.Ptr(), outs[0].Ptr(), outs[1].Ptr(), outs[2].Ptr(), uint32(n))
 	sw, hw, rw := t.Download(outs[0]), t.Download(outs[1]), t.Download(outs[2])
 	var rawDiff int
 	for _, o := range [][]byte{sw, hw, rw} {
 		for i := n; i < n+tail; i++ {
 			if o[i] != 0xFF {
-				t.Fatalf("e4m3_encode_list wrote element %d past n=%d", i, n)
+				t.Fatalf("e4m3_encode_list (n=%d) wrote element %d past n", n, i)
 			}
 		}
 	}
@@ -250,12 +278,12 @@ func gateE4M3DeviceVsGo(t *gates.T) {
 		want := refimpl.EncodeE4M3Bits(u)
 		if sw[i] != want {
 			if bad["sw"]++; bad["sw"] <= 5 {
-				t.Failf("software encoder: input bits %#08x: device %#02x, Go %#02x (seed %d)", u, sw[i], want, t.Seed())
+				t.Failf("software encoder (n=%d): input bits %#08x: device %#02x, Go %#02x (seed %d)", n, u, sw[i], want, t.Seed())
 			}
 		}
 		if hw[i] != want {
 			if bad["hw"]++; bad["hw"] <= 5 {
-				t.Failf("wrapped hardware encoder: input bits %#08x: device %#02x, Go %#02x (seed %d)", u, hw[i], want, t.Seed())
+				t.Failf("wrapped hardware encoder (n=%d): input bits %#08x: device %#02x, Go %#02x (seed %d)", n, u, hw[i], want, t.Seed())
 			}
 		}
 		if rw[i] != want {
@@ -265,26 +293,27 @@ func gateE4M3DeviceVsGo(t *gates.T) {
 	for k, v := range bad {
 		t.Failf("%s encoder: %d of %d inputs differ from Go", k, v, n)
 	}
-	t.Metric("inputs", float64(n))
-	t.Metric("boundary_inputs", float64(nb))
-	t.Metric("raw_hw_mismatches", float64(rawDiff))
-	t.Logf("%d boundary values + %d seeded random patterns (seed %d): software and wrapped hardware equal Go; raw hardware differs on %d", nb, sample, t.Seed(), rawDiff)
+	return rawDiff
 }
 
 // e4m3DeviceVsGoExhaustive compares the device software encoder with the Go
 // encoder on all 2^32 inputs, 2^28 at a time (256 MiB of codes per chunk).
-func e4m3DeviceVsGoExhaustive(t *gates.T) {
-	const chunk = 1 << 28
+func e4m3DeviceVsGoExhaustive(t *gates.T) uint64 {
 	var bases []uint64
-	for c := uint64(0); c < 1<<32; c += chunk {
+	for c := uint64(0); c < 1<<32; c += e4m3ExhaustiveChunk {
 		bases = append(bases, c)
 	}
-	n := e4m3DeviceVsGoRanges(t, bases, chunk, "device software encoder vs Go encoder over all 2^32 inputs")
+	n := e4m3DeviceVsGoRanges(t, bases, e4m3ExhaustiveChunk, "device software encoder vs Go encoder over all 2^32 inputs")
 	t.Metric("inputs", float64(uint64(1)<<32))
 	if n == 0 {
 		t.Logf("all 2^32 inputs: device software encoder == Go encoder")
 	}
+	return n
 }
+
+// e4m3ExhaustiveChunk is the window of one exhaustive launch: 2^28
+// patterns, 256 MiB of codes.
+const e4m3ExhaustiveChunk = 1 << 28
 
 // e4m3QuickRanges are the contiguous windows of 2^20 bit patterns the
 // quick suite runs through e4m3_encode_range (its packing of four codes
@@ -302,17 +331,20 @@ func e4m3QuickRanges(seed uint64) []uint64 {
 }
 
 // e4m3DeviceVsGoRanges runs e4m3_encode_range over windows of size bit
-// patterns starting at each base (size a multiple of 1024, the windows
+// patterns starting at each base (size a multiple of 4, the windows
 // inside 2^32) and compares every code with the Go encoder; it returns the
 // number of mismatches (reported as failures).
 func e4m3DeviceVsGoRanges(t *gates.T, bases []uint64, size uint64, what string) uint64 {
+	if size%4 != 0 {
+		t.Fatalf("e4m3_encode_range window of %d patterns: not a multiple of 4 (four codes per word)", size)
+	}
 	n4 := size / 4
 	out := t.Buffer("codes", int(size))
 	var log sweep.MismatchLog
 	host := make([]byte, size)
 	for _, c := range bases {
 		t.Poison(out, 0xFF)
-		t.Launch("e4m3_encode_range", gpu.D1(int(n4/256)), gpu.D1(256), 0, out.Ptr(), uint32(c), uint32(n4))
+		t.Launch("e4m3_encode_range", gpu.D1(grid1d.Grid(int(n4))), gpu.D1(grid1d.Block), 0, out.Ptr(), uint32(c), uint32(n4))
 		t.DownloadInto(out, host)
 		base := c
 		sweep.Chunks(size, func(lo, hi uint64) {
@@ -332,7 +364,6 @@ func e4m3DeviceVsGoRanges(t *gates.T, bases []uint64, size uint64, what string) 
 			}
 		})
 	}
-	t.Metric("range_mismatches", float64(log.Count()))
 	log.Report(t, what)
 	return log.Count()
 }

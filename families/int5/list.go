@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 
+	"github.com/parharness/parharness/families/internal/grid1d"
 	"github.com/parharness/parharness/families/internal/sweep"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
@@ -144,8 +145,20 @@ func listInputs(seed uint64, random int) (planes, words []uint32) {
 var listRandom = 1 << 20
 
 // checkList launches int5_unpack_list on planes and words and compares
-// every output word with ListExpect; it returns the mismatch count.
+// every output word with ListExpect, then does the same on the prefixes
+// that reach the guard's launch classes the whole list does not (one
+// block, the last block full or partial: grid1d.Cover); it returns the
+// mismatch count.
 func checkList(t *gates.T, planes, words []uint32) uint64 {
+	bad := checkListOnce(t, planes, words)
+	for _, m := range grid1d.Cover("int5_unpack_list", len(planes)) {
+		bad += checkListOnce(t, planes[:m], words[:4*m])
+	}
+	return bad
+}
+
+// checkListOnce is one launch of int5_unpack_list and its comparison.
+func checkListOnce(t *gates.T, planes, words []uint32) uint64 {
 	n := len(planes)
 	const tail = 64 // words past the outputs that must stay poisoned
 	pb, wb := t.Buffer("planes", 4*n), t.Buffer("words", 16*n)
@@ -153,7 +166,7 @@ func checkList(t *gates.T, planes, words []uint32) uint64 {
 	t.Upload(pb, u32Bytes(planes))
 	t.Upload(wb, u32Bytes(words))
 	t.Poison(out, 0xFF)
-	t.Launch("int5_unpack_list", gpu.D1((n+255)/256), gpu.D1(256), 0, pb.Ptr(), wb.Ptr(), out.Ptr(), uint32(n))
+	t.Launch("int5_unpack_list", gpu.D1(grid1d.Grid(n)), gpu.D1(grid1d.Block), 0, pb.Ptr(), wb.Ptr(), out.Ptr(), uint32(n))
 	got := t.Download(out)
 	if i := gates.FirstWritten(got, 4*listWords*n); i >= 0 {
 		t.Fatalf("int5_unpack_list wrote byte offset %d, past its %d output words", i, listWords*n)

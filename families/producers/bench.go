@@ -14,6 +14,7 @@ import (
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 	"github.com/parharness/parharness/regret"
+	"github.com/parharness/parharness/results"
 )
 
 // Producer suites, cold regime: every buffer set (input rows, rotation
@@ -95,10 +96,8 @@ func init() {
 				return vs
 			},
 			names: func() []string { return []string{"group-hot-records", "group-hot", "group-pdl"} },
-			bytes: func(M, K, P int) int64 {
-				return int64(M*K*2) + int64(P*M*K) + 2*int64(P*M)*G(K)*4
-			},
-			needs: needs{records: true}},
+			bytes: groupBytes,
+			needs: needs{records: true, shuffle: true}},
 		{name: "rot", kernel: "passA", op: OpPassA, doc: "prefill pass A (rotate -> bf16 rows + group amax): every registered pass-A kernel (plain, lanes = rows, shuffle-routed)",
 			Ms:       bench.PrefillMs,
 			variants: func(b *producerBufs) []bench.Variant { return b.kernelVariants(OpPassA, false) },
@@ -127,6 +126,34 @@ func init() {
 		bench.RegisterSuite(bench.Suite{Family: Family, Name: s.name, Isolated: true, Doc: s.doc, Run: func(c *bench.Ctx) error { return runProducerSuite(c, s) },
 			Variants: s.suiteVariants, Axes: s.axes()})
 	}
+}
+
+// groupBytes is what a per-group producer launch moves: the bf16 rows in,
+// codes, group scales and row sums out.
+func groupBytes(M, K, P int) int64 {
+	return int64(M*K*2) + int64(P*M*K) + 2*int64(P*M)*int64(K/Group)*4
+}
+
+// pg: the per-group producer on the prefill ladder, the PG form
+// (pq_rotq_group_sh) against the plain one (pq_rotq_group), with the
+// regret table of the per-arch law GroupProducer.
+func init() {
+	// The variants are the two kernels' tags (launch.go's rows; the
+	// registry is not filled yet when this file's init runs).
+	law := bench.Law{Name: "producers.GroupProducer", Kernel: "group", Variants: []string{"group", "group-sh"}, PickFrom: func(doc *results.Document, suite string) regret.Law {
+		arch := "sm_90a"
+		if doc.Device != nil && strings.HasPrefix(doc.Device.Arch, "gfx") {
+			arch = "gfx1201"
+		}
+		k, _ := kernels.Lookup(GroupProducer(arch))
+		return func(regret.Cell) string { return k.Tag }
+	}}
+	s := producerSuite{name: "pg", kernel: "group", op: OpGroup, doc: "the per-group producer on the prefill ladder: the PG form (pq_rotq_group_sh: values in registers, shuffle-routed layers, no layer syncs) against the plain one (pq_rotq_group); regret of the per-arch law producers.GroupProducer",
+		Ms:       bench.PrefillMs,
+		variants: func(b *producerBufs) []bench.Variant { return b.kernelVariants(OpGroup, false) },
+		bytes:    groupBytes, needs: needs{records: true, shuffle: true}}
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: s.name, Isolated: true, Doc: s.doc, Run: func(c *bench.Ctx) error { return runProducerSuite(c, s) }, Laws: []bench.Law{law},
+		Variants: s.suiteVariants, Axes: s.axes()})
 }
 
 // The rows-per-warp law of the group-wise producers (RowsPerWarp), scored

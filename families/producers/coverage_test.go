@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/parharness/parharness/internal/coverage"
+	"github.com/parharness/parharness/kernels"
 )
 
 // Every launch-geometry class a producer reaches over the deployed shapes,
@@ -65,5 +66,21 @@ func TestLaunchClassesFollowGeometry(t *testing.T) {
 	}
 	if _, err := LaunchClasses("no_such_kernel", 1, 128, 1); err == nil {
 		t.Error("unknown kernel: no error")
+	}
+}
+
+// The per-arch law of the per-group producer names registered kernels of
+// the group Op: the PG form on gfx1201, the plain form on sm_90a.
+func TestGroupProducerLaw(t *testing.T) {
+	for arch, want := range map[string]string{"gfx1201": "pq_rotq_group_sh", "sm_90a": "pq_rotq_group"} {
+		got := GroupProducer(arch)
+		k, ok := kernels.Lookup(got)
+		if got != want || !ok || k.Op != OpGroup || !k.ForArch(arch) {
+			t.Errorf("%s: %s (registered %v, op %q), want %s", arch, got, ok, k.Op, want)
+		}
+	}
+	// The PG form runs at prefill M, where the plain one's registry row stops.
+	if ks := kernels.Select(kernels.Query{Family: Family, Op: OpGroup, M: 4096, Arch: "sm_90a", Roles: []kernels.Role{kernels.Variant}}); len(ks) != 1 || ks[0].Name != "pq_rotq_group_sh" {
+		t.Errorf("group-Op variants at M=4096: %v, want the PG producer", ks)
 	}
 }

@@ -52,13 +52,27 @@ func (e *emulator) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 	var out, dst emulated
 	switch k.Op {
 	case OpGroup, OpToken:
-		M, K = arg(7), arg(8)
-		rr := readRecords(mem, ptr(1), ptr(2), ptr(3), P, K)
+		outAt := 4
+		var rotate func(x []uint16, M, p int) []float32
+		if k.Form != FormShuffle {
+			M, K = arg(7), arg(8)
+		}
+		if k.Form == FormShuffle {
+			M, K = arg(8), arg(9)
+			G := K / refimpl.GroupSize
+			sr := &refimpl.ShuffleRecords{P: P, K: K, Krot: refimpl.DefaultKrot,
+				Ctrl:  readU32(mem(ptr(1), 4*P*G*refimpl.DefaultKrot*32)),
+				CS:    readF32(mem(ptr(2), 16*P*G*refimpl.DefaultKrot*32)),
+				Final: readU32(mem(ptr(3), 4*P*G*32)), ChS: readF32(mem(ptr(4), 4*P*K))}
+			rotate, outAt = sr.RotateWarp, 5
+		} else {
+			rotate = readRecords(mem, ptr(1), ptr(2), ptr(3), P, K).RotateF32
+		}
 		x := readU16(mem(ptr(0), 2*M*K))
 		var codes []byte
 		var scales, rsums []float32
 		for p := 0; p < P; p++ {
-			v := rr.RotateF32(x, M, p)
+			v := rotate(x, M, p)
 			if k.Op == OpGroup {
 				q := refimpl.QuantizeActGroup(v, M, K)
 				codes, scales, rsums = append(codes, q.Codes...), append(scales, q.GroupScale...), append(rsums, q.RowSums...)
@@ -74,7 +88,7 @@ func (e *emulator) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 			scales, rsums = append(scales, q.TokenScale...), append(rsums, q.RowSums...)
 		}
 		out = emulated{codes: codes, scale: f32Bytes(scales), rsum: f32Bytes(rsums)}
-		dst = emulated{codes: mem(ptr(4), len(codes)), scale: mem(ptr(5), 4*len(scales)), rsum: mem(ptr(6), 4*len(rsums))}
+		dst = emulated{codes: mem(ptr(outAt), len(codes)), scale: mem(ptr(outAt+1), 4*len(scales)), rsum: mem(ptr(outAt+2), 4*len(rsums))}
 	case OpPassA:
 		var rotate func(x []uint16, M, p int) []float32
 		var xr, gamax gpu.Ptr

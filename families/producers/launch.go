@@ -13,14 +13,16 @@ import (
 // gates and benches call these helpers so the geometry lives in one place.
 func init() {
 	for _, k := range []kernels.Kernel{
-		{Name: "pq_rotq_group", Op: OpGroup, Form: FormRecords, MaxM: GroupMaxM, Role: kernels.Baseline, Tag: "group", Caps: kernels.PDL,
-			Doc: "decode band: rotate + per-group e4m3 scales, codes and row sums for all partitions in one launch"},
+		{Name: "pq_rotq_group", Op: OpGroup, Form: FormRecords, Role: kernels.Baseline, Tag: "group", Caps: kernels.PDL,
+			Doc: "rotate + per-group e4m3 scales, codes and row sums for all partitions in one launch: the decode band's producer, and the plain form of the per-group prefill producer"},
 		{Name: "pq_rot_bf16", Op: OpPassA, Form: FormRecords, Role: kernels.Baseline, Tag: "passA",
 			Doc: "prefill pass A: rotate -> bf16 rows and per-group amax"},
 		{Name: "pq_rot_bf16_lr", Op: OpPassA, Form: FormLaneRow, Role: kernels.Variant, Tag: "passA-lr",
 			Doc: "prefill pass A, lanes = rows: bank-conflict-free, byte-identical to pq_rot_bf16"},
 		{Name: "pq_rot_bf16_sh", Op: OpPassA, Form: FormShuffle, Role: kernels.Variant, Tag: "passA-sh",
 			Doc: "prefill pass A with the row-group in registers, layers routed by 4 warp shuffles on a Go-built schedule (refimpl.BuildShuffleRecords); byte-identical to pq_rot_bf16"},
+		{Name: "pq_rotq_group_sh", Op: OpGroup, Form: FormShuffle, Role: kernels.Variant, Tag: "group-sh",
+			Doc: "the PG producer: per-group e4m3 scales, codes and row sums at any M (prefill included) on pq_rot_bf16_sh's conflict-free layout (values in registers, layers routed by warp shuffles on the Euler-split schedule, no layer syncs); byte-identical to pq_rotq_group"},
 		{Name: "pq_tokq", Op: OpPassC, Form: FormRowWise, Role: kernels.Baseline, Tag: "passC",
 			Doc: "prefill pass C: token scale, e4m3 codes (row-major or tiled), row sums from pass A's rows"},
 		{Name: "pq_rotq_token", Op: OpToken, Form: FormFused, Role: kernels.Baseline, Tag: "fused",
@@ -52,7 +54,9 @@ const (
 	FormFused   = "fused"   // one block per row and partition, rotation records, K <= MaxK
 )
 
-// GroupMaxM is the largest M the decode-band producer serves.
+// GroupMaxM is the top of the decode band, where the W4A8 GEMMs read the
+// per-group producer's codes; above it the per-group producers
+// (pq_rotq_group and the PG form) serve the per-group prefill path.
 const GroupMaxM = 128
 
 // Producer geometry constants (producers.hip; TestGoConstantsMatchKernelDefines ties them).
@@ -150,6 +154,9 @@ func ProducerLaunch(kernel string, M, K, P, rpw int, tiled bool, b ProducerBufs)
 	case k.Op == OpGroup && k.Form == FormRecords:
 		grid, block = GroupWiseGrid(M, K, P, rpw)
 		args = []any{b.X, b.Idx, b.CS, b.ChS, b.Codes, b.Scale, b.RSum, m, kk, r}
+	case k.Op == OpGroup && k.Form == FormShuffle:
+		grid, block = GroupWiseGrid(M, K, P, rpw)
+		args = []any{b.X, b.ShCtrl, b.ShCS, b.ShFin, b.ChS, b.Codes, b.Scale, b.RSum, m, kk, r}
 	case k.Op == OpPassA && k.Form == FormRecords:
 		grid, block = GroupWiseGrid(M, K, P, rpw)
 		args = []any{b.X, b.Idx, b.CS, b.ChS, b.XR, b.GAmax, m, kk, r}
@@ -209,4 +216,17 @@ func LaunchClasses(kernel string, M, K, P int) ([]string, error) {
 		return []string{fmt.Sprintf("%s threads=%d rows=%s padded=%t %s", kernel, block.X, many(grid.X), refimpl.PadRows(M) != M, common)}, nil
 	}
 	return nil, fmt.Errorf("LaunchClasses: kernel %s: form %q has no classes", kernel, k.Form)
+}
+
+// GroupProducer is the law choosing the per-group producer on a code arch:
+// the PG form (pq_rotq_group_sh, conflict-free, no layer syncs) on
+// gfx1201, where the source log measured the ownership layout 1.9x faster,
+// and pq_rotq_group on sm_90a, where the team measured the shuffle-routed
+// layout slower and no H200 figure of the PG producer exists yet (bench2
+// pg measures both; change the law when it shows the PG form ahead).
+func GroupProducer(codeArch string) string {
+	if codeArch == "gfx1201" {
+		return "pq_rotq_group_sh"
+	}
+	return "pq_rotq_group"
 }

@@ -13,6 +13,8 @@
 //   pq_rot_bf16_lr  pass A, lanes = rows: conflict-free, no layer syncs (end of file)
 //   pq_rot_bf16_sh  pass A, values in registers, layers routed by warp
 //                   shuffles on a Go-built schedule (end of file)
+//   pq_rotq_group_sh  the per-group producer on pq_rot_bf16_sh's layout, at
+//                   any M (the PG producer; end of file)
 //   pq_rotq_token   fused per-token producer: pass A + pass C in one launch,
 //                   the rotated row parked in shared memory; byte-identical
 //                   to pass A + pass C
@@ -329,6 +331,80 @@ KERNEL LAUNCH_BOUNDS(256) void pq_rot_bf16_sh(const u16 *x, const u32 *sctrl, co
     out[0] = sv32[2 * lane];
     out[1] = sv32[2 * lane + 1];
     if (lane == 0) gamax[row * G + g] = a;
+    warp_sync_all();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// pq_rotq_group_sh: the per-group producer (pq_rotq_group's outputs) with
+// pq_rot_bf16_sh's ownership layout: the row-group in registers, the 8
+// layers routed by warp shuffles on the Euler-split schedule
+// (refimpl.BuildShuffleRecords), so no lane ever touches another lane's
+// value through shared memory and no layer needs a sync. The rotated fp32
+// values are those of rotate_group bit for bit (the schedule's emulator
+// proves it against refimpl.RotateF32), the group amax is a max (exact in
+// any order), each code is encoded from its own value and the row sum is
+// an exact integer sum, so codes, scales and row sums equal pq_rotq_group's
+// byte for byte. After the last layer each lane's four codes go to their
+// channels in a 128-byte shared slice (the only exchange, one sync) and
+// each lane stores its canonical word 4l..4l+3. Grid and rows per warp as
+// pq_rotq_group (producers.GroupWiseGrid), at any M.
+KERNEL LAUNCH_BOUNDS(256) void pq_rotq_group_sh(const u16 *x, const u32 *sctrl, const f4 *scs, const u32 *sfin,
+                                                const f4 *chs, u8 *codes, float *gscale, float *rsum, u32 M, u32 K,
+                                                u32 rpw) {
+  SHARED __attribute__((aligned(16))) u8 sbuf[WARPS][GROUP];
+  u32 g = bid_x(), p = bid_y(), G = K / GROUP;
+  u32 lane = lane_id(), warp = tid_x() >> 5;
+  u8 *sv = sbuf[warp];
+  u32 ctrl[KROT];
+  f4 cs[KROT];
+  u64 rb = ((u64)p * G + g) * KROT * 32u + lane;
+#pragma unroll
+  for (u32 r = 0; r < KROT; r++) {
+    ctrl[r] = sctrl[rb + 32u * r];
+    cs[r] = scs[rb + 32u * r];
+  }
+  u32 fin = sfin[((u64)p * G + g) * 32u + lane];
+  f4 chs4 = chs[((u64)p * K + (u64)g * GROUP) / 4u + lane];
+  u32 nw = bdim_x() >> 5;
+  u32 m0 = bid_z() * nw * rpw;
+  for (u32 m = m0 + warp; m < M && m < m0 + nw * rpw; m += nw) {
+    const u32 *xp = (const u32 *)(x + (u64)m * K + (u64)g * GROUP + 4u * lane);
+    u32 w0 = xp[0], w1 = xp[1];
+    float X0 = bf16_to_f32(w0 & 0xFFFFu) * chs4.x, X1 = bf16_to_f32(w0 >> 16) * chs4.y;
+    float X2 = bf16_to_f32(w1 & 0xFFFFu) * chs4.z, X3 = bf16_to_f32(w1 >> 16) * chs4.w;
+#pragma unroll
+    for (u32 r = 0; r < KROT; r++) {
+      u32 w = ctrl[r];
+      float u = (w & SH_B1) ? X1 : X0, v = (w & SH_B2) ? X3 : X2;
+      float u2 = (w & SH_B1) ? X0 : X1, v2 = (w & SH_B2) ? X2 : X3;
+      float Y0 = shfl_idx_f32((w & SH_B3) ? v : u, w & 31u);
+      float Y1 = shfl_idx_f32((w & SH_B3) ? u : v, (w >> 5) & 31u);
+      float Y2 = shfl_idx_f32((w & SH_B4) ? v2 : u2, (w >> 10) & 31u);
+      float Y3 = shfl_idx_f32((w & SH_B4) ? u2 : v2, (w >> 15) & 31u);
+      float Z2 = (w & SH_SWAP) ? Y3 : Y2, Z3 = (w & SH_SWAP) ? Y2 : Y3;
+      f4 q = cs[r];
+      float pA = q.y * Z2, qA = q.y * Y0, pB = q.w * Z3, qB = q.w * Y1;
+      X0 = __builtin_fmaf(q.x, Y0, pA);
+      X2 = __builtin_fmaf(q.x, Z2, -qA);
+      X1 = __builtin_fmaf(q.z, Y1, pB);
+      X3 = __builtin_fmaf(q.z, Z3, -qB);
+    }
+    f4 v{X0, X1, X2, X3}; // slots 0..3: channels fin's bytes 0..3
+    float scale = warp_max(amax4(v)) / 448.0f;
+    u32 c = encode4(v, scale);
+    i32 S = warp_sum_i32(sum4_x512(c));
+    sv[fin & 0xFFu] = (u8)(c & 0xFFu);
+    sv[(fin >> 8) & 0xFFu] = (u8)((c >> 8) & 0xFFu);
+    sv[(fin >> 16) & 0xFFu] = (u8)((c >> 16) & 0xFFu);
+    sv[fin >> 24] = (u8)(c >> 24);
+    warp_sync_all();
+    u64 row = (u64)p * M + m;
+    *(u32 *)(codes + row * K + (u64)g * GROUP + 4u * lane) = ((const u32 *)sv)[lane];
+    if (lane == 0) {
+      gscale[row * G + g] = scale;
+      rsum[row * G + g] = (float)S / 512.0f;
+    }
     warp_sync_all();
   }
 }
