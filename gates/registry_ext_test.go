@@ -10,12 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/parharness/parharness/families/basics"
-	_ "github.com/parharness/parharness/families/e4m3"
-	_ "github.com/parharness/parharness/families/gemm"
-	_ "github.com/parharness/parharness/families/int5"
-	_ "github.com/parharness/parharness/families/producers"
-	_ "github.com/parharness/parharness/families/skinny"
+	_ "github.com/parharness/parharness/families/all"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/kernels"
 )
