@@ -9,7 +9,9 @@ import (
 	"github.com/parharness/parharness/families/producers"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/regret"
+	"github.com/parharness/parharness/results"
 	"github.com/parharness/parharness/shapes"
 )
 
@@ -79,14 +81,16 @@ func parseShape(s string) (K, P int, ok bool) {
 	return K, P, true
 }
 
-// lawWaves is the law's pick for a regret cell ("" for a shape it cannot
-// read: no pick, which the regret table reports).
-func lawWaves(c regret.Cell) string {
-	K, _, ok := parseShape(c.Shape)
-	if !ok {
-		return ""
+// lawWaves is the law's pick for a regret cell on a target ("" for a
+// shape it cannot read: no pick, which the regret table reports).
+func lawWaves(codeArch string) regret.Law {
+	return func(c regret.Cell) string {
+		K, _, ok := parseShape(c.Shape)
+		if !ok {
+			return ""
+		}
+		return waveName(WavesPerRowOn(codeArch, c.M, K))
 	}
-	return waveName(WavesPerRow(c.M, K))
 }
 
 func init() {
@@ -99,7 +103,13 @@ func init() {
 	for _, w := range WaveChoices {
 		waves = append(waves, waveName(w))
 	}
-	law := bench.Law{Name: "normrot.WavesPerRow", Kernel: "normtoken", Variants: waves, Pick: lawWaves}
+	law := bench.Law{Name: "normrot.WavesPerRow", Kernel: "normtoken", Variants: waves, PickFrom: func(doc *results.Document, _ string) regret.Law {
+		arch := kernels.GFX1201
+		if strings.HasPrefix(doc.Device.Arch, "sm_") {
+			arch = kernels.SM90a
+		}
+		return lawWaves(arch)
+	}}
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "tokstream", Isolated: true, Laws: []bench.Law{law},
 		Doc:      "prefill per token: the fused norm-fed producer at 8/16/32 warps per row (regret table of normrot.WavesPerRow) against the unfused chain pq_addnorm + pq_rotq_token, with pq_rotq_token alone on a ready hs for its GB/s, row-major codes, cold",
 		Run:      func(c *bench.Ctx) error { return runSuite(c, "tokstream", TokMs, true) },
@@ -265,6 +275,9 @@ func (b *benchBufs) variants() []bench.Variant {
 		return append(vs, bench.Variant{Name: "fused", Enqueue: b.launcher("pq_addnorm_rotq_group", true), Check: b.check(OpGroup, false)})
 	}
 	for _, w := range WaveChoices {
+		if w > MaxWaves(b.c.Dev.Info().CodeArch()) {
+			continue // not built for this target
+		}
 		vs = append(vs, bench.Variant{Name: waveName(w), Enqueue: b.launcher(TokenKernel(w), true), Check: b.check(OpToken, false)})
 	}
 	return append(vs, bench.Variant{Name: "rotq-token", Enqueue: b.launcher(prod, false), Check: b.check(OpToken, true)})
@@ -321,7 +334,7 @@ func runSuite(c *bench.Ctx, name string, Ms []int, perToken bool) error {
 		}
 		point := bench.Point{Suite: name, Kernel: kernel, Shape: shape, M: p.M, Regime: bench.Cold,
 			Bytes: fuseBytes(p.M, p.K, p.P, perToken), Footprint: fuseBytes(p.M, p.K, p.P, perToken), Copies: b.copies, Variants: vs,
-			Extra: map[string]float64{"K": float64(p.K), "P": float64(p.P), "law_waves": float64(WavesPerRow(p.M, p.K))}}
+			Extra: map[string]float64{"K": float64(p.K), "P": float64(p.P), "law_waves": float64(WavesPerRowOn(c.Dev.Info().CodeArch(), p.M, p.K))}}
 		if err := c.Measure(point); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/parharness/parharness/internal/coverage"
+	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/regret"
 )
 
@@ -88,16 +89,17 @@ func FuzzParseShape(f *testing.F) {
 	})
 }
 
-// The law's pick for a cell is WavesPerRow's, and no pick for a shape it
-// cannot read.
+// The law's pick for a cell is WavesPerRow's capped at the target's
+// MaxWaves, and no pick for a shape it cannot read.
 func TestLawPicks(t *testing.T) {
 	for _, c := range []struct {
-		shape string
-		M     int
-		want  string
-	}{{"K5120xP3", 8, "w32"}, {"K5120xP2", 40, "w16"}, {"K5120xP3", 65, "w8"}, {"K8192xP2", 65, "w16"}, {"gate_up", 8, ""}} {
-		if got := lawWaves(regret.Cell{Shape: c.shape, M: c.M}); got != c.want {
-			t.Errorf("%s M=%d: %q, want %q", c.shape, c.M, got, c.want)
+		arch, shape string
+		M           int
+		want        string
+	}{{kernels.GFX1201, "K5120xP3", 8, "w32"}, {kernels.SM90a, "K5120xP3", 8, "w16"}, {kernels.GFX1201, "K5120xP2", 40, "w16"},
+		{kernels.SM90a, "K5120xP3", 65, "w8"}, {kernels.GFX1201, "K8192xP2", 65, "w16"}, {kernels.GFX1201, "gate_up", 8, ""}} {
+		if got := lawWaves(c.arch)(regret.Cell{Shape: c.shape, M: c.M}); got != c.want {
+			t.Errorf("%s %s M=%d: %q, want %q", c.arch, c.shape, c.M, got, c.want)
 		}
 	}
 }

@@ -64,7 +64,11 @@ func init() {
 		if i == 0 {
 			role = kernels.Baseline
 		}
-		ks = append(ks, kernels.Kernel{Name: TokenKernel(w), Op: OpToken, Form: FormToken, Role: role, Tag: fmt.Sprintf("w%d", w),
+		var targets []string
+		if w > MaxWaves(kernels.SM90a) {
+			targets = []string{kernels.GFX1201}
+		}
+		ks = append(ks, kernels.Kernel{Name: TokenKernel(w), Op: OpToken, Form: FormToken, Role: role, Tag: fmt.Sprintf("w%d", w), Targets: targets,
 			Doc: fmt.Sprintf("prefill per token, %d warps per row: residual add + Gemma RMSNorm + rotate + per-token e4m3 (row-major or tiled)", w)})
 	}
 	for _, k := range ks {
@@ -90,6 +94,20 @@ func WavesPerRow(M, K int) int {
 		return 8
 	}
 }
+
+// MaxWaves is the largest per-token block a target has, in warps: 32 on
+// gfx1201; 16 on sm_90a, where a 1024-thread block leaves 64 registers a
+// thread and the 32-warp form spilled 136 bytes of local memory
+// (resources-device on the H200, 2026-12-02), so it is not built there.
+func MaxWaves(codeArch string) int {
+	if codeArch == kernels.SM90a {
+		return 16
+	}
+	return 32
+}
+
+// WavesPerRowOn is WavesPerRow capped at the target's MaxWaves.
+func WavesPerRowOn(codeArch string, M, K int) int { return min(WavesPerRow(M, K), MaxWaves(codeArch)) }
 
 // ShapeCheck is the kernels' contract on K: whole 128-groups, and a row
 // that fits the shared-memory row buffer (the kernels do not check it).

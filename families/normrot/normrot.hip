@@ -302,4 +302,8 @@ DEVICE void addnorm_rotq_token(const u16 *x, const u16 *res, const u16 *w, const
   }
 NR_TOKEN_KERNEL(8)  // pq_addnorm_rotq_token_w8
 NR_TOKEN_KERNEL(16) // pq_addnorm_rotq_token_w16
+#if !defined(__NVPTX__)
+// gfx1201 only: on sm_90a a 1024-thread block leaves 64 registers a thread
+// and this form spilled 136 bytes (normrot.MaxWaves).
 NR_TOKEN_KERNEL(32) // pq_addnorm_rotq_token_w32
+#endif
