@@ -83,13 +83,13 @@ func parseShape(s string) (K, P int, ok bool) {
 
 // lawWaves is the law's pick for a regret cell on a target ("" for a
 // shape it cannot read: no pick, which the regret table reports).
-func lawWaves(codeArch string) regret.Law {
+func lawWaves(codeArch string, sms int) regret.Law {
 	return func(c regret.Cell) string {
-		K, _, ok := parseShape(c.Shape)
+		K, P, ok := parseShape(c.Shape)
 		if !ok {
 			return ""
 		}
-		return waveName(WavesPerRowOn(codeArch, c.M, K))
+		return waveName(WavesPerRowOn(codeArch, c.M, K, P, sms))
 	}
 }
 
@@ -108,7 +108,7 @@ func init() {
 		if strings.HasPrefix(doc.Device.Arch, "sm_") {
 			arch = kernels.SM90a
 		}
-		return lawWaves(arch)
+		return lawWaves(arch, doc.Device.SMs)
 	}}
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "tokstream", Isolated: true, Laws: []bench.Law{law},
 		Doc:      "prefill per token: the fused norm-fed producer at 8/16/32 warps per row (regret table of normrot.WavesPerRow) against the unfused chain pq_addnorm + pq_rotq_token, with pq_rotq_token alone on a ready hs for its GB/s, row-major codes, cold",
@@ -334,7 +334,7 @@ func runSuite(c *bench.Ctx, name string, Ms []int, perToken bool) error {
 		}
 		point := bench.Point{Suite: name, Kernel: kernel, Shape: shape, M: p.M, Regime: bench.Cold,
 			Bytes: fuseBytes(p.M, p.K, p.P, perToken), Footprint: fuseBytes(p.M, p.K, p.P, perToken), Copies: b.copies, Variants: vs,
-			Extra: map[string]float64{"K": float64(p.K), "P": float64(p.P), "law_waves": float64(WavesPerRowOn(c.Dev.Info().CodeArch(), p.M, p.K))}}
+			Extra: map[string]float64{"K": float64(p.K), "P": float64(p.P), "law_waves": float64(WavesPerRowOn(c.Dev.Info().CodeArch(), p.M, p.K, p.P, c.Dev.Info().SMs))}}
 		if err := c.Measure(point); err != nil {
 			return err
 		}

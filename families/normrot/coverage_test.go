@@ -89,16 +89,18 @@ func FuzzParseShape(f *testing.F) {
 	})
 }
 
-// The law's pick for a cell is WavesPerRow's capped at the target's
-// MaxWaves, and no pick for a shape it cannot read.
+// The law's pick for a cell: WavesPerRow's on gfx1201, on sm_90a 16 warps
+// while M·P blocks fit one per SM (132 on the H200), else 8; no pick for a
+// shape it cannot read.
 func TestLawPicks(t *testing.T) {
 	for _, c := range []struct {
 		arch, shape string
 		M           int
 		want        string
 	}{{kernels.GFX1201, "K5120xP3", 8, "w32"}, {kernels.SM90a, "K5120xP3", 8, "w16"}, {kernels.GFX1201, "K5120xP2", 40, "w16"},
+		{kernels.SM90a, "K5120xP2", 64, "w16"}, {kernels.SM90a, "K5120xP3", 64, "w8"}, {kernels.SM90a, "K8192xP2", 512, "w8"},
 		{kernels.SM90a, "K5120xP3", 65, "w8"}, {kernels.GFX1201, "K8192xP2", 65, "w16"}, {kernels.GFX1201, "gate_up", 8, ""}} {
-		if got := lawWaves(c.arch)(regret.Cell{Shape: c.shape, M: c.M}); got != c.want {
+		if got := lawWaves(c.arch, 132)(regret.Cell{Shape: c.shape, M: c.M}); got != c.want {
 			t.Errorf("%s %s M=%d: %q, want %q", c.arch, c.shape, c.M, got, c.want)
 		}
 	}

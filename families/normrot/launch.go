@@ -106,8 +106,26 @@ func MaxWaves(codeArch string) int {
 	return 32
 }
 
-// WavesPerRowOn is WavesPerRow capped at the target's MaxWaves.
-func WavesPerRowOn(codeArch string, M, K int) int { return min(WavesPerRow(M, K), MaxWaves(codeArch)) }
+// WavesPerRowOn is the per-token block for M rows of K in P partitions on
+// a target of sms multiprocessors. gfx1201: the source log's rule
+// (WavesPerRow). sm_90a, derived from the kernel's grid of M·P blocks
+// (bench2 tokstream, H200, 2026-12-02, results/h200-2026-12-02): 16 warps
+// while the grid holds at most one block per SM, where a row's loads are
+// all the SM has in flight and twice the warps keep twice the bytes in
+// flight; else 8, where more resident blocks per SM hide the latency and
+// the larger block only adds barrier waits. The source rule capped at 16
+// warps scored +5.1% there (its K >= 8192 branch and M = 64 at P = 3 lost
+// to 8 warps by 10.7-14.8%); this rule picks the measured best in all 15
+// cells of that run, which derived it (in sample).
+func WavesPerRowOn(codeArch string, M, K, P, sms int) int {
+	if codeArch != kernels.SM90a {
+		return min(WavesPerRow(M, K), MaxWaves(codeArch))
+	}
+	if M*P <= sms {
+		return 16
+	}
+	return 8
+}
 
 // ShapeCheck is the kernels' contract on K: whole 128-groups, and a row
 // that fits the shared-memory row buffer (the kernels do not check it).

@@ -145,8 +145,10 @@ func init() {
 		if doc.Device != nil && strings.HasPrefix(doc.Device.Arch, "gfx") {
 			arch = "gfx1201"
 		}
-		k, _ := kernels.Lookup(GroupProducer(arch))
-		return func(regret.Cell) string { return k.Tag }
+		return func(c regret.Cell) string {
+			k, _ := kernels.Lookup(GroupProducer(arch, c.M))
+			return k.Tag
+		}
 	}}
 	s := producerSuite{name: "pg", kernel: "group", op: OpGroup, doc: "the per-group producer on the prefill ladder: the PG form (pq_rotq_group_sh: values in registers, shuffle-routed layers, no layer syncs) against the plain one (pq_rotq_group); regret of the per-arch law producers.GroupProducer",
 		Ms:       bench.PrefillMs,

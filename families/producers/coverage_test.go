@@ -69,14 +69,20 @@ func TestLaunchClassesFollowGeometry(t *testing.T) {
 	}
 }
 
-// The per-arch law of the per-group producer names registered kernels of
-// the group Op: the PG form on gfx1201, the plain form on sm_90a.
+// The law of the per-group producer names registered kernels of the
+// group Op serving M: the PG form on gfx1201 and at sm_90a prefill M, the
+// plain form in the sm_90a decode band.
 func TestGroupProducerLaw(t *testing.T) {
-	for arch, want := range map[string]string{"gfx1201": "pq_rotq_group_sh", "sm_90a": "pq_rotq_group"} {
-		got := GroupProducer(arch)
+	for _, c := range []struct {
+		arch string
+		M    int
+		want string
+	}{{"gfx1201", 8, "pq_rotq_group_sh"}, {"gfx1201", 2048, "pq_rotq_group_sh"}, {"sm_90a", 8, "pq_rotq_group"},
+		{"sm_90a", GroupMaxM, "pq_rotq_group"}, {"sm_90a", GroupMaxM + 1, "pq_rotq_group_sh"}, {"sm_90a", 2048, "pq_rotq_group_sh"}} {
+		got := GroupProducer(c.arch, c.M)
 		k, ok := kernels.Lookup(got)
-		if got != want || !ok || k.Op != OpGroup || !k.ForArch(arch) {
-			t.Errorf("%s: %s (registered %v, op %q), want %s", arch, got, ok, k.Op, want)
+		if got != c.want || !ok || k.Op != OpGroup || !k.ForArch(c.arch) || !k.ServesM(c.M) {
+			t.Errorf("%s M=%d: %s (registered %v, op %q), want %s", c.arch, c.M, got, ok, k.Op, c.want)
 		}
 	}
 	// The PG form runs at prefill M, where the plain one's registry row stops.

@@ -218,14 +218,16 @@ func LaunchClasses(kernel string, M, K, P int) ([]string, error) {
 	return nil, fmt.Errorf("LaunchClasses: kernel %s: form %q has no classes", kernel, k.Form)
 }
 
-// GroupProducer is the law choosing the per-group producer on a code arch:
-// the PG form (pq_rotq_group_sh, conflict-free, no layer syncs) on
-// gfx1201, where the source log measured the ownership layout 1.9x faster,
-// and pq_rotq_group on sm_90a, where the team measured the shuffle-routed
-// layout slower and no H200 figure of the PG producer exists yet (bench2
-// pg measures both; change the law when it shows the PG form ahead).
-func GroupProducer(codeArch string) string {
-	if codeArch == "gfx1201" {
+// GroupProducer is the law choosing the per-group producer for M rows on
+// a code arch: the PG form (pq_rotq_group_sh, conflict-free, no layer
+// syncs) on gfx1201, where the source log measured the ownership layout
+// 1.9x faster, and on sm_90a at prefill M (> GroupMaxM), where it took
+// 0.63-0.72x the plain form's time on every deployed (K, P) at M = 512 and
+// 2048 (bench2 pg, H200, 2026-12-02, results/h200-2026-12-02); the plain
+// pq_rotq_group in the sm_90a decode band, where the PG form has no H200
+// figure yet (bench2 grpq times both).
+func GroupProducer(codeArch string, M int) string {
+	if codeArch == "gfx1201" || M > GroupMaxM {
 		return "pq_rotq_group_sh"
 	}
 	return "pq_rotq_group"
