@@ -164,19 +164,9 @@ var (
 func classCover(base []Case, full bool) []Case {
 	fi := map[bool]int{false: 0, true: 1}[full]
 	coverOnce[fi].Do(func() {
-		dom := ClassDomain()
-		all := append(append([]Case{}, base...), dom...)
-		idx := make([]int, len(base))
-		for i := range idx {
-			idx[i] = i
-		}
-		added, _ := coverage.Cover(idx, len(all), func(i int) []string { return CaseClasses(all[i], full) },
-			func(i int) float64 { return float64((all[i].M + 32) * all[i].K * all[i].P) })
-		for j, i := range added {
-			c := all[i]
-			c.Dist = Dists[j%len(Dists)]
-			coverAdds[fi] = append(coverAdds[fi], c)
-		}
+		coverAdds[fi] = coverage.Extend(base, ClassDomain(), func(c Case) []string { return CaseClasses(c, full) },
+			func(c Case) float64 { return float64((c.M + 32) * c.K * c.P) },
+			func(j int, c Case) Case { c.Dist = Dists[j%len(Dists)]; return c })
 	})
 	return coverAdds[fi]
 }

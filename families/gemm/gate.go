@@ -359,14 +359,9 @@ func gemmCaseClassesBits(bits int, c gemmCase, full bool, sms int) []string {
 
 var gemmCoverCache sync.Map // "full/sms" -> []gemmCase
 
-// gemmClassCover is the cheapest set of domain cases (cost: M·K·N, plus a
-// per-case overhead) that, added to base, reaches every class of the
-// domain on a device with sms SMs.
-func gemmClassCover(base []gemmCase, full bool, sms int) ([]gemmCase, error) {
-	return gemmClassCoverBits(4, base, full, sms)
-}
-
-// gemmClassCoverBits is gemmClassCover for the bits-wide kernels.
+// gemmClassCoverBits is the cheapest set of domain cases (cost: M·K·N,
+// plus a per-case overhead) that, added to base, reaches every class of
+// the bits-wide kernels on a device with sms SMs.
 func gemmClassCoverBits(bits int, base []gemmCase, full bool, sms int) ([]gemmCase, error) {
 	key := fmt.Sprint(bits, "/", full, "/", sms)
 	if v, ok := gemmCoverCache.Load(key); ok {
@@ -376,19 +371,9 @@ func gemmClassCoverBits(bits int, base []gemmCase, full bool, sms int) ([]gemmCa
 	if err != nil {
 		return nil, err
 	}
-	all := append(append([]gemmCase{}, base...), dom...)
-	idx := make([]int, len(base))
-	for i := range idx {
-		idx[i] = i
-	}
-	added, _ := coverage.Cover(idx, len(all), func(i int) []string { return gemmCaseClassesBits(bits, all[i], full, sms) },
-		func(i int) float64 { return float64(all[i].M+16) * float64(all[i].shape.K) * float64(all[i].shape.N()) })
-	var out []gemmCase
-	for j, i := range added {
-		c := all[i]
-		c.dist = gemmDists[j%len(gemmDists)]
-		out = append(out, c)
-	}
+	out := coverage.Extend(base, dom, func(c gemmCase) []string { return gemmCaseClassesBits(bits, c, full, sms) },
+		func(c gemmCase) float64 { return float64(c.M+16) * float64(c.shape.K) * float64(c.shape.N()) },
+		func(j int, c gemmCase) gemmCase { c.dist = gemmDists[j%len(gemmDists)]; return c })
 	gemmCoverCache.Store(key, out)
 	return out, nil
 }

@@ -144,19 +144,9 @@ func gemmCases(full bool, sms int) ([]gemmCase, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := append(append([]gemmCase{}, base...), dom...)
-	idx := make([]int, len(base))
-	for i := range idx {
-		idx[i] = i
-	}
-	added, _ := coverage.Cover(idx, len(all), func(i int) []string { return gemmCaseClasses(all[i], sms) },
-		func(i int) float64 { return float64((all[i].M + 16) * all[i].shape.K * all[i].shape.N()) })
-	var add []gemmCase
-	for j, i := range added {
-		c := all[i]
-		c.dist = gemmDists[j%len(gemmDists)]
-		add = append(add, c)
-	}
+	add := coverage.Extend(base, dom, func(c gemmCase) []string { return gemmCaseClasses(c, sms) },
+		func(c gemmCase) float64 { return float64((c.M + 16) * c.shape.K * c.shape.N()) },
+		func(j int, c gemmCase) gemmCase { c.dist = gemmDists[j%len(gemmDists)]; return c })
 	gemmCoverAdds[key] = add
 	return append(base, add...), nil
 }

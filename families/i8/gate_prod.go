@@ -135,19 +135,9 @@ func prodCases(full bool) []prodCase {
 	base := handProdCases(full)
 	fi := map[bool]int{false: 0, true: 1}[full]
 	prodCoverOnce[fi].Do(func() {
-		dom := prodClassDomain()
-		all := append(append([]prodCase{}, base...), dom...)
-		idx := make([]int, len(base))
-		for i := range idx {
-			idx[i] = i
-		}
-		added, _ := coverage.Cover(idx, len(all), func(i int) []string { return prodCaseClasses(all[i], full) },
-			func(i int) float64 { return float64((all[i].M + 32) * all[i].K * all[i].P) })
-		for j, i := range added {
-			c := all[i]
-			c.dist = producerDists[j%len(producerDists)]
-			prodCoverAdds[fi] = append(prodCoverAdds[fi], c)
-		}
+		prodCoverAdds[fi] = coverage.Extend(base, prodClassDomain(), func(c prodCase) []string { return prodCaseClasses(c, full) },
+			func(c prodCase) float64 { return float64((c.M + 32) * c.K * c.P) },
+			func(j int, c prodCase) prodCase { c.dist = producerDists[j%len(producerDists)]; return c })
 	})
 	return append(base, prodCoverAdds[fi]...)
 }

@@ -158,44 +158,11 @@ var (
 func classCover(base []normCase, full bool) []normCase {
 	fi := map[bool]int{false: 0, true: 1}[full]
 	coverOnce[fi].Do(func() {
-		all := append(append([]normCase{}, base...), ClassDomain()...)
-		idx := make([]int, len(base))
-		for i := range idx {
-			idx[i] = i
-		}
-		added, _ := coverage.Cover(idx, len(all), func(i int) []string { return CaseClasses(all[i], full) },
-			func(i int) float64 { return float64((all[i].M + 32) * all[i].K * all[i].P) })
-		for j, i := range added {
-			c := all[i]
-			c.dist = dists[j%len(dists)]
-			coverAdds[fi] = append(coverAdds[fi], c)
-		}
+		coverAdds[fi] = coverage.Extend(base, ClassDomain(), func(c normCase) []string { return CaseClasses(c, full) },
+			func(c normCase) float64 { return float64((c.M + 32) * c.K * c.P) },
+			func(j int, c normCase) normCase { c.dist = dists[j%len(dists)]; return c })
 	})
 	return coverAdds[fi]
-}
-
-// compareOut compares a download (want, then untouched poison past it)
-// element by element.
-func compareOut(r gates.Reporter, what string, got, want []byte, elem int, where func(i int) string) {
-	if len(got) < len(want) {
-		r.Failf("%s: %d bytes downloaded, the mirror has %d", what, len(got), len(want))
-		return
-	}
-	if !par.Equal(got[:len(want)], want) {
-		bad, first := 0, ""
-		for i := 0; i < len(want); i += elem {
-			if string(got[i:i+elem]) != string(want[i:i+elem]) {
-				if bad < 3 {
-					first += fmt.Sprintf(" [%s: got %x want %x]", where(i/elem), got[i:i+elem], want[i:i+elem])
-				}
-				bad++
-			}
-		}
-		r.Failf("%s: %d of %d elements differ;%s", what, bad, len(want)/elem, first)
-	}
-	if i := gates.FirstWritten(got, len(want)); i >= 0 {
-		r.Failf("%s: byte %d past the end of the output (rows past M) was written (%#02x)", what, i, got[i])
-	}
 }
 
 // outputs are the downloads of one launch's output buffers.
@@ -213,25 +180,25 @@ func checkOp(r gates.Reporter, label, op string, tiled bool, M, K, P int, w want
 			r.Failf("%s: %s was written at byte %d (%#02x): not this kernel's output, every byte must still be the poison", label, what, i, b[i])
 		}
 	}
-	compareOut(r, label+" hs", got.hs, w.hs, 2, at(K))
-	compareOut(r, label+" residual", got.res, w.res, 2, at(K))
+	gates.CompareBytes(r, label+" hs", got.hs, w.hs, 2, at(K))
+	gates.CompareBytes(r, label+" residual", got.res, w.res, 2, at(K))
 	switch op {
 	case OpNorm:
 		poisoned("codes", got.codes)
 		poisoned("scale", got.scale)
 		poisoned("rsum", got.rsum)
 	case OpGroup:
-		compareOut(r, label+" codes", got.codes, w.groupCodes, 1, at(K))
-		compareOut(r, label+" group scales", got.scale, w.groupScales, 4, at(G))
-		compareOut(r, label+" row sums", got.rsum, w.groupRSums, 4, at(G))
+		gates.CompareBytes(r, label+" codes", got.codes, w.groupCodes, 1, at(K))
+		gates.CompareBytes(r, label+" group scales", got.scale, w.groupScales, 4, at(G))
+		gates.CompareBytes(r, label+" row sums", got.rsum, w.groupRSums, 4, at(G))
 	case OpToken:
 		if tiled {
-			compareOut(r, label+" codes", got.codes, w.tokCodesTil, 1, func(i int) string { return fmt.Sprintf("p=%d tiled byte %d", i/(Mpad*K), i%(Mpad*K)) })
+			gates.CompareBytes(r, label+" codes", got.codes, w.tokCodesTil, 1, func(i int) string { return fmt.Sprintf("p=%d tiled byte %d", i/(Mpad*K), i%(Mpad*K)) })
 		} else {
-			compareOut(r, label+" codes", got.codes, w.tokCodesRow, 1, at(K))
+			gates.CompareBytes(r, label+" codes", got.codes, w.tokCodesRow, 1, at(K))
 		}
-		compareOut(r, label+" token scales", got.scale, w.tokScales, 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
-		compareOut(r, label+" row sums", got.rsum, w.tokRSums, 4, at(G))
+		gates.CompareBytes(r, label+" token scales", got.scale, w.tokScales, 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
+		gates.CompareBytes(r, label+" row sums", got.rsum, w.tokRSums, 4, at(G))
 	default:
 		r.Failf("%s: op %q has no check (families/normrot/gate.go checkOp)", label, op)
 	}

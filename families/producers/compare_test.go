@@ -13,7 +13,7 @@ func TestCompareOutCatches(t *testing.T) {
 	want := []byte{1, 2, 3, 4}
 	run := func(got []byte) gates.Result {
 		return gates.RunGate(&gates.Env{}, gates.Gate{Name: "cmp", Run: func(t *gates.T) {
-			compareOut(t, "out", got, want, 1, func(i int) string { return "" })
+			gates.CompareBytes(t, "out", got, want, 1, func(i int) string { return "" })
 		}})
 	}
 	if r := run([]byte{1, 2, 3, 4, 0xFF, 0xFF}); r.Status != gates.Pass {

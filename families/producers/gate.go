@@ -156,48 +156,11 @@ var (
 func classCover(base []producerCase, full bool) []producerCase {
 	fi := map[bool]int{false: 0, true: 1}[full]
 	coverOnce[fi].Do(func() {
-		dom := ClassDomain()
-		all := append(append([]producerCase{}, base...), dom...)
-		idx := make([]int, len(base))
-		for i := range idx {
-			idx[i] = i
-		}
-		added, _ := coverage.Cover(idx, len(all), func(i int) []string { return CaseClasses(all[i], full) },
-			func(i int) float64 { return float64((all[i].M + 32) * all[i].K * all[i].P) })
-		for j, i := range added {
-			c := all[i]
-			c.dist = producerDists[j%len(producerDists)]
-			coverAdds[fi] = append(coverAdds[fi], c)
-		}
+		coverAdds[fi] = coverage.Extend(base, ClassDomain(), func(c producerCase) []string { return CaseClasses(c, full) },
+			func(c producerCase) float64 { return float64((c.M + 32) * c.K * c.P) },
+			func(j int, c producerCase) producerCase { c.dist = producerDists[j%len(producerDists)]; return c })
 	})
 	return coverAdds[fi]
-}
-
-// compareOut compares a downloaded output (want, then untouched poison past
-// it) element by element; elem is the element size and where names an index.
-// Equal downloads are confirmed in one pass over every CPU (par.Equal);
-// only a download that differs is walked element by element for the count
-// and the first few.
-func compareOut(t gates.Reporter, what string, got, want []byte, elem int, where func(i int) string) {
-	if len(got) < len(want) {
-		t.Failf("%s: %d bytes downloaded, the mirror has %d", what, len(got), len(want))
-		return
-	}
-	if !par.Equal(got[:len(want)], want) {
-		bad, first := 0, ""
-		for i := 0; i < len(want); i += elem {
-			if string(got[i:i+elem]) != string(want[i:i+elem]) {
-				if bad < 3 {
-					first += fmt.Sprintf(" [%s: got %x want %x]", where(i/elem), got[i:i+elem], want[i:i+elem])
-				}
-				bad++
-			}
-		}
-		t.Failf("%s: %d of %d elements differ;%s", what, bad, len(want)/elem, first)
-	}
-	if i := gates.FirstWritten(got, len(want)); i >= 0 {
-		t.Failf("%s: byte %d past the end of the output (rows past M) was written (%#02x)", what, i, got[i])
-	}
 }
 
 const rowsPastM = 3
@@ -351,29 +314,29 @@ func checkProducerOp(r gates.Reporter, label string, op string, tiled bool, M, K
 	}
 	switch op {
 	case OpGroup:
-		compareOut(r, label+" codes", got.codes, w.groupCodes, 1, at(K))
-		compareOut(r, label+" scales", got.scale, w.groupScales, 4, at(G))
-		compareOut(r, label+" row sums", got.rsum, w.groupRSums, 4, at(G))
+		gates.CompareBytes(r, label+" codes", got.codes, w.groupCodes, 1, at(K))
+		gates.CompareBytes(r, label+" scales", got.scale, w.groupScales, 4, at(G))
+		gates.CompareBytes(r, label+" row sums", got.rsum, w.groupRSums, 4, at(G))
 		poisoned("xr", got.xr)
 		poisoned("gamax", got.gamax)
 	case OpPassA:
-		compareOut(r, label+" rows", got.xr, w.xr, 2, at(K))
-		compareOut(r, label+" group amax", got.gamax, w.gamax, 4, at(G))
+		gates.CompareBytes(r, label+" rows", got.xr, w.xr, 2, at(K))
+		gates.CompareBytes(r, label+" group amax", got.gamax, w.gamax, 4, at(G))
 		poisoned("codes", got.codes)
 		poisoned("scale", got.scale)
 		poisoned("rsum", got.rsum)
 	case OpPassC, OpToken:
 		if tiled {
-			compareOut(r, label+" codes", got.codes, w.tokCodesTiled, 1, func(i int) string {
+			gates.CompareBytes(r, label+" codes", got.codes, w.tokCodesTiled, 1, func(i int) string {
 				return fmt.Sprintf("p=%d tiled byte %d", i/(Mpad*K), i%(Mpad*K))
 			})
 		} else {
-			compareOut(r, label+" codes", got.codes, w.tokCodesRow, 1, at(K))
+			gates.CompareBytes(r, label+" codes", got.codes, w.tokCodesRow, 1, at(K))
 		}
-		compareOut(r, label+" token scales", got.scale, w.tokScales, 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
-		compareOut(r, label+" row sums", got.rsum, w.tokRSums, 4, at(G))
-		compareOut(r, label+" (pass A rows left as they were)", got.xr, w.xr, 2, at(K))
-		compareOut(r, label+" (pass A amax left as they were)", got.gamax, w.gamax, 4, at(G))
+		gates.CompareBytes(r, label+" token scales", got.scale, w.tokScales, 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
+		gates.CompareBytes(r, label+" row sums", got.rsum, w.tokRSums, 4, at(G))
+		gates.CompareBytes(r, label+" (pass A rows left as they were)", got.xr, w.xr, 2, at(K))
+		gates.CompareBytes(r, label+" (pass A amax left as they were)", got.gamax, w.gamax, 4, at(G))
 	default:
 		r.Failf("%s: op %q has no check (families/producers/gate.go checkProducerOp)", label, op)
 	}

@@ -76,3 +76,38 @@ func Missing(want []string, have [][]string) []string {
 	}
 	return out
 }
+
+// Extend is Cover over values: the cases of domain to add to base, the
+// cheapest first, so that base and the added cases reach every class any
+// case of base or domain reaches. Each added case is passed through mark
+// (with its rank among the added) before it is returned, so a caller can
+// vary what Cover does not choose (an input distribution, say).
+func Extend[T any](base, domain []T, classes func(T) []string, cost func(T) float64, mark func(rank int, c T) T) []T {
+	all := append(append([]T{}, base...), domain...)
+	idx := make([]int, len(base))
+	for i := range idx {
+		idx[i] = i
+	}
+	added, _ := Cover(idx, len(all), func(i int) []string { return classes(all[i]) }, func(i int) float64 { return cost(all[i]) })
+	out := make([]T, 0, len(added))
+	for j, i := range added {
+		out = append(out, mark(j, all[i]))
+	}
+	return out
+}
+
+// Union is the classes of several launches, each once, in first-seen
+// order.
+func Union(lists ...[]string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range lists {
+		for _, c := range l {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}

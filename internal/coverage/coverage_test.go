@@ -27,3 +27,22 @@ func TestCoverPicksCheapestForEachClass(t *testing.T) {
 		t.Errorf("Missing = %v", m)
 	}
 }
+
+// Extend adds the cheapest domain values that reach the classes base
+// misses, marked in rank order; Union keeps each class once, in order.
+func TestExtendAndUnion(t *testing.T) {
+	type c struct {
+		cls  []string
+		cost float64
+		tag  int
+	}
+	base := []c{{cls: []string{"a"}, cost: 1}}
+	dom := []c{{cls: []string{"a", "b"}, cost: 5}, {cls: []string{"b"}, cost: 2}, {cls: []string{"c"}, cost: 3}, {cls: []string{"a"}, cost: 0}}
+	got := Extend(base, dom, func(x c) []string { return x.cls }, func(x c) float64 { return x.cost }, func(r int, x c) c { x.tag = r + 1; return x })
+	if len(got) != 2 || got[0].cls[0] != "b" || got[0].tag != 1 || got[1].cls[0] != "c" || got[1].tag != 2 {
+		t.Errorf("Extend: %+v", got)
+	}
+	if u := Union([]string{"x", "y"}, nil, []string{"y", "z", "x"}); !slices.Equal(u, []string{"x", "y", "z"}) {
+		t.Errorf("Union: %v", u)
+	}
+}
