@@ -65,7 +65,7 @@ func TestSyncInventoryKillsDroppedSyncs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srcs, err := mutate.LoadSources("..", []string{"families/*/*.hip", "hipsrc/format/*.h", "hipsrc/rot/*.h"})
+	srcs, err := mutate.LoadSources("..", []string{"families/*/*.hip", "hipsrc/format/*.h", "hipsrc/rot/*.h", "hipsrc/i8/*.h"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ type mutantSelection struct {
 func selectionFlags(fs *flag.FlagSet) mutantSelection {
 	return mutantSelection{
 		root:      fs.String("root", ".", "the repository root (the Makefile, hipsrc/, the sources)"),
-		sources:   fs.String("sources", "families/*/*.hip,hipsrc/format/*.h,hipsrc/rot/*.h", "comma-separated globs of the sources to mutate, relative to --root"),
+		sources:   fs.String("sources", "families/*/*.hip,hipsrc/format/*.h,hipsrc/rot/*.h,hipsrc/i8/*.h", "comma-separated globs of the sources to mutate, relative to --root"),
 		exclude:   fs.String("exclude", "families/basics/*.hip", "comma-separated globs left out (default: the harness's own copy and self-test kernels, which no correctness gate is meant to judge)"),
 		targets:   fs.String("targets", "sm_90a", "comma-separated code archs to build for (sm_90a, gfx1201); sites compiled for none of them are skipped"),
 		operators: fs.String("operators", "", "comma-separated operator names to use (default: the whole catalogue, `parharness mutate operators`)"),
