@@ -132,8 +132,7 @@ func CaseKernels(M int, arch string, full bool) []kernels.Kernel {
 // CaseClasses are the launch classes of every kernel a case runs on
 // either target.
 func CaseClasses(c Case, full bool) []string {
-	var out []string
-	seen := map[string]bool{}
+	var lists [][]string
 	for _, arch := range kernels.CodeArchs {
 		for _, k := range CaseKernels(c.M, arch, full) {
 			if k.Op == OpToken && producers.FusedTokenCheck(c.K) != nil {
@@ -143,15 +142,10 @@ func CaseClasses(c Case, full bool) []string {
 			if err != nil {
 				panic(err) // a registered kernel without classes is a programming error
 			}
-			for _, cl := range cls {
-				if !seen[cl] {
-					seen[cl] = true
-					out = append(out, cl)
-				}
-			}
+			lists = append(lists, cls)
 		}
 	}
-	return out
+	return coverage.Union(lists...)
 }
 
 var (

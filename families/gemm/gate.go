@@ -322,15 +322,9 @@ func gemmCaseClasses(c gemmCase, full bool, sms int) []string {
 
 // gemmCaseClassesBits is gemmCaseClasses for the bits-wide kernels.
 func gemmCaseClassesBits(bits int, c gemmCase, full bool, sms int) []string {
-	var out []string
-	seen := map[string]bool{}
+	var lists [][]string
 	add := func(cls []string) {
-		for _, cl := range cls {
-			if !seen[cl] {
-				seen[cl] = true
-				out = append(out, cl)
-			}
-		}
+		lists = append(lists, cls)
 	}
 	for _, arch := range kernels.CodeArchs {
 		if c.prefill {
@@ -354,7 +348,7 @@ func gemmCaseClassesBits(bits int, c gemmCase, full bool, sms int) []string {
 			}
 		}
 	}
-	return out
+	return coverage.Union(lists...)
 }
 
 var gemmCoverCache sync.Map // "full/sms" -> []gemmCase

@@ -90,21 +90,15 @@ func handGemmCases(full bool) ([]gemmCase, error) {
 // gemmCaseClasses are the launch classes a case reaches on either target
 // at the splits the gate runs it with on an sms-SM device.
 func gemmCaseClasses(c gemmCase, sms int) []string {
-	var out []string
-	seen := map[string]bool{}
+	var lists [][]string
 	for _, arch := range kernels.CodeArchs {
 		for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, M: c.M, Arch: arch, Roles: []kernels.Role{kernels.Baseline, kernels.Variant}}) {
 			for _, S := range gemm.DecGateSplits(c.M, c.shape.N(), c.shape.K, sms) {
-				for _, cl := range DecClasses(k.Name, c.shape, c.M, S) {
-					if !seen[cl] {
-						seen[cl] = true
-						out = append(out, cl)
-					}
-				}
+				lists = append(lists, DecClasses(k.Name, c.shape, c.M, S))
 			}
 		}
 	}
-	return out
+	return coverage.Union(lists...)
 }
 
 // gemmClassDomain is every shape of the gate's set times M = 1..64.

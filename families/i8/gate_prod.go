@@ -102,8 +102,7 @@ func prodKernels(M int, arch string, full bool) []kernels.Kernel {
 
 // prodCaseClasses are the launch classes one case exercises on either target.
 func prodCaseClasses(c prodCase, full bool) []string {
-	var out []string
-	seen := map[string]bool{}
+	var lists [][]string
 	for _, arch := range kernels.CodeArchs {
 		for _, k := range prodKernels(c.M, arch, full) {
 			if k.Op == OpToken && c.K > MaxK {
@@ -113,15 +112,10 @@ func prodCaseClasses(c prodCase, full bool) []string {
 			if err != nil {
 				panic(err) // a registered producer without classes is a programming error
 			}
-			for _, cl := range cls {
-				if !seen[cl] {
-					seen[cl] = true
-					out = append(out, cl)
-				}
-			}
+			lists = append(lists, cls)
 		}
 	}
-	return out
+	return coverage.Union(lists...)
 }
 
 var (

@@ -123,8 +123,7 @@ func ClassDomain() []producerCase {
 // CaseClasses are the launch-geometry classes one case exercises: those
 // of every kernel the gate runs at its M on either target.
 func CaseClasses(c producerCase, full bool) []string {
-	var out []string
-	seen := map[string]bool{}
+	var lists [][]string
 	for _, arch := range kernels.CodeArchs {
 		for _, k := range kernels.Select(kernels.Query{Family: Family, M: c.M, Arch: arch, Full: full, Roles: []kernels.Role{kernels.Baseline, kernels.Variant}}) {
 			if k.Op == OpToken && FusedTokenCheck(c.K) != nil {
@@ -134,15 +133,10 @@ func CaseClasses(c producerCase, full bool) []string {
 			if err != nil {
 				panic(err) // a registered producer without classes is a programming error
 			}
-			for _, cl := range cls {
-				if !seen[cl] {
-					seen[cl] = true
-					out = append(out, cl)
-				}
-			}
+			lists = append(lists, cls)
 		}
 	}
-	return out
+	return coverage.Union(lists...)
 }
 
 var (

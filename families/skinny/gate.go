@@ -143,23 +143,17 @@ func classDomain(shs []Shape) []gateCase {
 // caseClasses are the launch classes of every kernel the gate runs on a
 // case, on either target.
 func caseClasses(c gateCase, full bool) []string {
-	var out []string
-	seen := map[string]bool{}
+	var lists [][]string
 	for _, arch := range kernels.CodeArchs {
 		for _, k := range Kernels(c.M, arch, full) {
 			cls, err := LaunchClasses(k.Name, c.shape, c.M)
 			if err != nil {
 				continue // a shape the kernel's n-tile does not divide: not run (runCase logs it)
 			}
-			for _, cl := range cls {
-				if !seen[cl] {
-					seen[cl] = true
-					out = append(out, cl)
-				}
-			}
+			lists = append(lists, cls)
 		}
 	}
-	return out
+	return coverage.Union(lists...)
 }
 
 // genWeights draws bf16 weights [N, K]: N(0, 1) times a per-column scale
