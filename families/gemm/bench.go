@@ -118,7 +118,7 @@ func newBenchWeights(s GemmShape) (*benchWeights, error) { return newBenchWeight
 
 func newBenchWeightsBits(s GemmShape, bits int) (*benchWeights, error) {
 	rng := rand.New(rand.NewPCG(uint64(s.K), uint64(s.N())))
-	w := gemmWeights(rng, s.K, s.N())
+	w := GateWeights(rng, s.K, s.N())
 	if bits == 5 {
 		w = gemmWeights5(rng, s.K, s.N())
 	}

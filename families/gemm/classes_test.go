@@ -80,7 +80,7 @@ func TestGEMMChecksCatchDoubleRoundingAndOneWrongTile(t *testing.T) {
 	for _, dist := range gemmDists {
 		c := gemmCase{"test", GemmShape{K: K, Parts: []int{N}}, M, dist, true}
 		rng := rand.New(rand.NewPCG(7, 8))
-		w := gemmWeights(rng, K, N)
+		w := GateWeights(rng, K, N)
 		if dist == "subnormal" {
 			w = zeroFirstChannels(w)
 		}

@@ -48,7 +48,7 @@ func TestGateRunsEveryRegisteredKernel(t *testing.T) {
 		sh := GemmShape{K: 384, Parts: []int{256, 128}}
 		res := gates.RunGate(env, gates.Gate{Name: "gemm-launches", Device: true, Run: func(t *gates.T) {
 			// 4-bit and 5-bit weights: every kernel of both widths.
-			for _, w := range []*refimpl.QWeight{gemmWeights(rand.New(rand.NewPCG(3, 4)), sh.K, sh.N()), gemmWeights5(rand.New(rand.NewPCG(3, 5)), sh.K, sh.N())} {
+			for _, w := range []*refimpl.QWeight{GateWeights(rand.New(rand.NewPCG(3, 4)), sh.K, sh.N()), gemmWeights5(rand.New(rand.NewPCG(3, 5)), sh.K, sh.N())} {
 				p, err := packGEMM(w)
 				t.Check(err, "repack")
 				for _, c := range []gemmCase{
@@ -253,7 +253,7 @@ func TestGateMetricKeysIndependentOfSeed(t *testing.T) {
 		dev.Exec = zeroGEMM
 		env.Seed = seed
 		return gates.RunGate(env, gates.Gate{Name: "gemm-keys", Device: true, Run: func(t *gates.T) {
-			w := gemmWeights(rand.New(rand.NewPCG(t.Seed(), 4)), sh.K, sh.N())
+			w := GateWeights(rand.New(rand.NewPCG(t.Seed(), 4)), sh.K, sh.N())
 			p, err := packGEMM(w)
 			t.Check(err, "repack")
 			for i, c := range cases {

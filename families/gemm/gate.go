@@ -79,8 +79,10 @@ const gemmTolFactor = 1.15
 
 var gemmDists = []string{"normal", "outlier", "subnormal"}
 
-// gemmWeights draws a checkpoint-like int4 weight.
-func gemmWeights(rng *rand.Rand, K, N int) *refimpl.QWeight {
+// GateWeights draws a checkpoint-like int4 weight, the gate's: random
+// codes, zeros 2..14 for 90% and 0..15 for the rest, fp16 scales
+// log-uniform in 1e-3..1e-2. The I8 gate draws its weights here too.
+func GateWeights(rng *rand.Rand, K, N int) *refimpl.QWeight {
 	G := K / refimpl.GroupSize
 	codes := make([]uint8, K*N)
 	for i := 0; i < len(codes); i += 8 {
@@ -403,7 +405,7 @@ func gateGEMM(t *gates.T, bits int) {
 			if bits == 5 {
 				w = gemmWeights5(wrng, c.shape.K, c.shape.N())
 			} else {
-				w = gemmWeights(wrng, c.shape.K, c.shape.N())
+				w = GateWeights(wrng, c.shape.K, c.shape.N())
 			}
 			if c.dist == "subnormal" {
 				w = zeroFirstChannels(w)

@@ -124,7 +124,7 @@ func TestGEMMCheckOutFP32Kernel(t *testing.T) {
 	for _, dist := range []string{"subnormal", "normal"} {
 		c := gemmCase{"test", GemmShape{K: K, Parts: []int{N}}, M, dist, false}
 		rng := rand.New(rand.NewPCG(5, 6))
-		w := gemmWeights(rng, K, N)
+		w := GateWeights(rng, K, N)
 		if dist == "subnormal" {
 			w = zeroFirstChannels(w)
 		}
@@ -196,7 +196,7 @@ func BenchmarkGEMMReference(b *testing.B) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	K, M, P := c.shape.K, c.M, len(c.shape.Parts)
-	w := zeroFirstChannels(gemmWeights(rng, K, c.shape.N()))
+	w := zeroFirstChannels(GateWeights(rng, K, c.shape.N()))
 	xs := make([][]float32, P)
 	qs := make([]*refimpl.QuantAct, P)
 	var wg sync.WaitGroup

@@ -105,7 +105,7 @@ func TestW5EmulationPassesPlantedBugsFail(t *testing.T) {
 // for one in eight: the dequantized weights are mostly 0, so the output is
 // small against the zero-point term, which then dominates the magnitude.
 func zpHeavyWeights(rng *rand.Rand, K, N int) *refimpl.QWeight {
-	w := gemmWeights(rng, K, N)
+	w := GateWeights(rng, K, N)
 	codes := refimpl.UnpackAWQ(w.QWeight, K, N)
 	for k := 0; k < K; k++ {
 		for n := 0; n < N; n++ {

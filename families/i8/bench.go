@@ -79,7 +79,7 @@ func runI8Suite(c *bench.Ctx) error {
 				continue
 			}
 			if w == nil {
-				w = gemmWeights(rand.New(rand.NewPCG(uint64(s.K), uint64(s.N()))), s.K, s.N())
+				w = gemm.GateWeights(rand.New(rand.NewPCG(uint64(s.K), uint64(s.N()))), s.K, s.N())
 				if pk, err = refimpl.RepackW4(w); err != nil {
 					return err
 				}
@@ -372,7 +372,7 @@ func producerPoint(c *bench.Ctx, label string, s gemm.GemmShape, M int) error {
 						return err
 					}
 					elem := map[bool]int{true: 1, false: 4}[i == 0]
-					compareBytes(&f, fmt.Sprintf("i8 %s M=%d %s output %d copy %d", label, M, name, i, k), got, wantB, elem, func(j int) string { return fmt.Sprintf("element %d", j) })
+					gates.CompareBytes(&f, fmt.Sprintf("i8 %s M=%d %s output %d copy %d", label, M, name, i, k), got, wantB, elem, func(j int) string { return fmt.Sprintf("element %d", j) })
 				}
 				return f.Err()
 			},

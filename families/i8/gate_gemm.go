@@ -252,7 +252,7 @@ func runGemmCases(t *gates.T, cases []gemmCase, seed uint64) (worst float64, ran
 		}
 		w, ok := weights[key]
 		if !ok {
-			w = gemmWeights(rand.New(rand.NewPCG(seed, uint64(len(weights))+0x77)), c.shape.K, c.shape.N())
+			w = gemm.GateWeights(rand.New(rand.NewPCG(seed, uint64(len(weights))+0x77)), c.shape.K, c.shape.N())
 			if c.dist == "smallcodes" {
 				w = zeroFirstChannels(w)
 			}
@@ -375,7 +375,7 @@ func runPreCases(t *gates.T, cases []gemmCase, seed uint64) (worst float64, ran 
 	}
 	for ci, c := range cases {
 		rng := rand.New(rand.NewPCG(seed+uint64(ci), 0x9e))
-		w := gemmWeights(rng, c.shape.K, c.shape.N())
+		w := gemm.GateWeights(rng, c.shape.K, c.shape.N())
 		if c.dist == "smallcodes" {
 			w = zeroFirstChannels(w)
 		}

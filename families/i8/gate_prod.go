@@ -9,7 +9,6 @@ import (
 	"github.com/parharness/parharness/families/producers"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/internal/coverage"
-	"github.com/parharness/parharness/internal/par"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 	"github.com/parharness/parharness/shapes"
@@ -165,29 +164,6 @@ func newProdInputs(c prodCase, seed uint64) (*prodInputs, error) {
 	return &prodInputs{rots: rots, rr: rr, x: x, want: buildI8Mirror(rr, x, c.M)}, nil
 }
 
-// compareBytes compares a download (want, then poison) element by element.
-func compareBytes(t gates.Reporter, what string, got, want []byte, elem int, where func(i int) string) {
-	if len(got) < len(want) {
-		t.Failf("%s: %d bytes downloaded, the mirror has %d", what, len(got), len(want))
-		return
-	}
-	if !par.Equal(got[:len(want)], want) {
-		bad, first := 0, ""
-		for i := 0; i < len(want); i += elem {
-			if string(got[i:i+elem]) != string(want[i:i+elem]) {
-				if bad < 3 {
-					first += fmt.Sprintf(" [%s: got %x want %x]", where(i/elem), got[i:i+elem], want[i:i+elem])
-				}
-				bad++
-			}
-		}
-		t.Failf("%s: %d of %d elements differ;%s", what, bad, len(want)/elem, first)
-	}
-	if i := gates.FirstWritten(got, len(want)); i >= 0 {
-		t.Failf("%s: byte %d past the end of the output (rows past M) was written (%#02x)", what, i, got[i])
-	}
-}
-
 // prodOutputs are the downloads of one launch's outputs.
 type prodOutputs struct{ codes, scale, rsum, xr, gamax []byte }
 
@@ -201,23 +177,23 @@ func checkProdOp(r gates.Reporter, label, op string, tiled bool, M, K, P int, w 
 	}
 	switch op {
 	case OpGroup:
-		compareBytes(r, label+" codes", got.codes, w.groupCodes, 1, at(K))
-		compareBytes(r, label+" group scales", got.scale, w.groupScales, 4, at(G))
-		compareBytes(r, label+" row sums", got.rsum, w.groupRSums, 4, at(G))
+		gates.CompareBytes(r, label+" codes", got.codes, w.groupCodes, 1, at(K))
+		gates.CompareBytes(r, label+" group scales", got.scale, w.groupScales, 4, at(G))
+		gates.CompareBytes(r, label+" row sums", got.rsum, w.groupRSums, 4, at(G))
 	case OpPassC, OpToken:
 		if tiled {
-			compareBytes(r, label+" codes", got.codes, w.tokTiled, 1, func(i int) string { return fmt.Sprintf("p=%d tiled byte %d", i/(Mpad*K), i%(Mpad*K)) })
+			gates.CompareBytes(r, label+" codes", got.codes, w.tokTiled, 1, func(i int) string { return fmt.Sprintf("p=%d tiled byte %d", i/(Mpad*K), i%(Mpad*K)) })
 		} else {
-			compareBytes(r, label+" codes", got.codes, w.tokRow, 1, at(K))
+			gates.CompareBytes(r, label+" codes", got.codes, w.tokRow, 1, at(K))
 		}
-		compareBytes(r, label+" token scales", got.scale, w.tokScales, 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
-		compareBytes(r, label+" row sums", got.rsum, w.tokRSums, 4, at(G))
+		gates.CompareBytes(r, label+" token scales", got.scale, w.tokScales, 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
+		gates.CompareBytes(r, label+" row sums", got.rsum, w.tokRSums, 4, at(G))
 	default:
 		r.Failf("%s: op %q has no check (families/i8/gate_prod.go)", label, op)
 		return
 	}
-	compareBytes(r, label+" (pass A rows left as they were)", got.xr, w.xrBuf, 2, at(K))
-	compareBytes(r, label+" (pass A amax left as they were)", got.gamax, w.gamaxBuf, 4, at(G))
+	gates.CompareBytes(r, label+" (pass A rows left as they were)", got.xr, w.xrBuf, 2, at(K))
+	gates.CompareBytes(r, label+" (pass A amax left as they were)", got.gamax, w.gamaxBuf, 4, at(G))
 }
 
 func layouts(op string) []bool {
@@ -312,7 +288,7 @@ func runProdCase(t *gates.T, c prodCase, seed uint64, in *prodInputs) (ran int) 
 		label := fmt.Sprintf("two-pass %s+%s %s %s", passA.Name, passC.Name, map[bool]string{false: "row", true: "tiled"}[tiled], name)
 		got := outputs()
 		checkProdOp(t, label, OpPassC, tiled, M, K, P, w, got)
-		compareBytes(t, label+" codes vs the fused kernel's", got.codes, fc, 1, func(i int) string { return fmt.Sprintf("byte %d", i) })
+		gates.CompareBytes(t, label+" codes vs the fused kernel's", got.codes, fc, 1, func(i int) string { return fmt.Sprintf("byte %d", i) })
 		ran++
 	}
 	return ran

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parharness/parharness/families/gemm"
 	"github.com/parharness/parharness/refimpl"
 )
 
@@ -57,7 +58,7 @@ func byteOf(r uint32, i int) uint32 { return r >> (8 * i) & 0xFF }
 func TestOperandPlumbingMatchesIntegerSum(t *testing.T) {
 	const K, N, M = 256, 64, 16
 	rng := rand.New(rand.NewPCG(5, 6))
-	w := gemmWeights(rng, K, N)
+	w := gemm.GateWeights(rng, K, N)
 	pk, err := refimpl.RepackW4(w)
 	if err != nil {
 		t.Fatal(err)

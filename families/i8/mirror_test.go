@@ -103,7 +103,7 @@ func TestPlantedQuantizerBugsFailMirrorCompare(t *testing.T) {
 		}{{"group", emulateGroup, in.want.groupCodes}, {"token", emulateToken, in.want.tokRow}} {
 			compare := func(got []byte) error {
 				var f gates.Findings
-				compareBytes(&f, path.name, got, path.want, 1, func(i int) string { return "" })
+				gates.CompareBytes(&f, path.name, got, path.want, 1, func(i int) string { return "" })
 				return f.Err()
 			}
 			t.Run(path.name+"/"+rightQuantizer.name, func(t *testing.T) {

@@ -159,33 +159,6 @@ func i8Reference(a *i8Activations, w *refimpl.QWeight, parts []int, M int, sel r
 	return gemmRef{sel: sel, ref: ref, mag: mag, floor: refimpl.Bf16Floor(ref), G: G, splits: 1}
 }
 
-// gemmWeights draws a checkpoint-like int4 weight: random codes, zeros
-// 2..14 for 90% and 0..15 for the rest, fp16 scales log-uniform in
-// 1e-3..1e-2 (the e4m3 gate's distribution).
-func gemmWeights(rng *rand.Rand, K, N int) *refimpl.QWeight {
-	G := K / refimpl.GroupSize
-	codes := make([]uint8, K*N)
-	for i := 0; i < len(codes); i += 8 {
-		r := rng.Uint64()
-		for j := 0; j < 8 && i+j < len(codes); j++ {
-			codes[i+j] = uint8(r >> (4 * j) & 15)
-		}
-	}
-	zeros := make([]uint8, G*N)
-	for i := range zeros {
-		if rng.IntN(10) == 0 {
-			zeros[i] = uint8(rng.IntN(16))
-		} else {
-			zeros[i] = uint8(2 + rng.IntN(13))
-		}
-	}
-	w := &refimpl.QWeight{K: K, N: N, Bits: 4, QWeight: refimpl.PackAWQ(codes, K, N), QZeros: refimpl.PackAWQ(zeros, G, N), Scales: make([]float64, G*N)}
-	for i := range w.Scales {
-		w.Scales[i] = refimpl.RoundF16(1e-3 * math.Pow(10, rng.Float64()))
-	}
-	return w
-}
-
 // zeroFirstChannels returns w with channel 0 of every group at its zero
 // point (dequantized weight 0): with the "smallcodes" activations, whose
 // group maximum sits on channel 0, the output then comes only from codes of

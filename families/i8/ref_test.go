@@ -15,7 +15,7 @@ var refShape = gemm.GemmShape{K: 640, Parts: []int{128, 64}}
 func refCase(t *testing.T, dist string, M int) (*refimpl.QWeight, *i8Activations, gemmRef) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(7, uint64(M)))
-	w := gemmWeights(rng, refShape.K, refShape.N())
+	w := gemm.GateWeights(rng, refShape.K, refShape.N())
 	if dist == "smallcodes" {
 		w = zeroFirstChannels(w)
 	}
@@ -166,7 +166,7 @@ func TestPrefillCheckAcceptsKernel(t *testing.T) {
 		t.Run(dist, func(t *testing.T) {
 			const M = 21
 			rng := rand.New(rand.NewPCG(11, 12))
-			w := gemmWeights(rng, shape.K, shape.N())
+			w := gemm.GateWeights(rng, shape.K, shape.N())
 			xs := [][]float32{gemmActivations(rng, M, shape.K, dist), gemmActivations(rng, M, shape.K, dist)}
 			a := newI8TokenActivations(xs, M, shape.K)
 			rr := i8Reference(a, w, shape.Parts, M, refimpl.Subset{}).withSplits(2)
