@@ -241,7 +241,31 @@ func emulateCluster(d *fakegpu.Device, l fakegpu.Launch, bug string, M, N, K int
 	for i, b := range ReduceOrder(parts, S, M, N, order) {
 		binary.LittleEndian.PutUint16(out[2*i:], b)
 	}
+	if bug == "cluster-ws" { // a partial parked in the workspace this form must not touch
+		ws, err := d.Mem(l.Args[3].(gpu.Ptr), 4)
+		if err != nil {
+			return err
+		}
+		binary.LittleEndian.PutUint32(ws, math.Float32bits(parts[0]))
+	}
 	return nil
+}
+
+// The cluster form (sm_90a) must leave the workspace untouched: an
+// emulation that parks a partial there fails the gate, naming it.
+func TestGateClusterFormLeavesTheWorkspace(t *testing.T) {
+	for _, info := range fakeTargets {
+		if info.CodeArch() != kernels.SM90a {
+			continue
+		}
+		env, dev := faketest.Env(t, info)
+		dev.Exec = emulate("cluster-ws")
+		res := gateOn(env, []gateCase{{fakeShape, 3, "normal"}})
+		all := strings.Join(append([]string{res.Reason}, res.Failures...), "\n")
+		if res.Status != gates.Fail || !strings.Contains(all, "skinny_bf16_cl_n8 launch 1: ws byte 0 was written: this form reduces in distributed shared memory") {
+			t.Errorf("%s: got %s: %s", info.Arch, res.Status, all)
+		}
+	}
 }
 
 func TestGateOnAnEmulatedKernel(t *testing.T) {

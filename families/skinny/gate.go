@@ -461,7 +461,11 @@ func runCase(t *gates.T, c gateCase, seed uint64, w []uint16) (worst, mismatches
 			if UsesWorkspace(k) && bytes.Count(wb[:wsBytes], []byte{0xFF}) == wsBytes {
 				t.Failf("%s: the workspace was never written: the split-K reduce did not go through ws", what)
 			}
-			if i := gates.FirstWritten(wb, wsBytes); i >= 0 {
+			if !UsesWorkspace(k) {
+				if i := gates.FirstWritten(wb, 0); i >= 0 {
+					t.Failf("%s: ws byte %d was written: this form reduces in distributed shared memory and must leave the workspace alone", what, i)
+				}
+			} else if i := gates.FirstWritten(wb, wsBytes); i >= 0 {
 				t.Failf("%s: ws byte %d was written, past the %d bytes of its [S=%d, M=%d, N=%d] partials", what, i, wsBytes, s.S(), M, N)
 			}
 			if launch == 1 {
