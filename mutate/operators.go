@@ -81,6 +81,24 @@ func opSwap(pairs map[string]string) func(c *fnCtx) []Edit {
 	}
 }
 
+// rightTermDropped deletes ` op B` for a spaced binary op of ops, B its
+// right operand (at the operator's precedence), unless skip(c, i, e) says
+// the site is not one (i the operator's token, e the end of B).
+func rightTermDropped(ops []string, skip func(c *fnCtx, i, e int) bool) func(c *fnCtx) []Edit {
+	return func(c *fnCtx) []Edit {
+		return c.each(func(i int) []Edit {
+			if !c.s.binaryAt(i, ops...) {
+				return nil
+			}
+			e := c.rightOperand(i)
+			if e < 0 || e <= i+1 || (skip != nil && skip(c, i, e)) {
+				return nil
+			}
+			return []Edit{{c.tok(i - 1).End(), c.tok(e - 1).End(), ""}}
+		})
+	}
+}
+
 // rightOperand returns the end of the right operand of the binary operator
 // at i (operators binding tighter than it), or -1.
 func (c *fnCtx) rightOperand(i int) int {
@@ -276,21 +294,10 @@ var Operators = []Operator{
 		sites: oneLiteral("-")},
 	{Name: "term-dropped", Doc: "a summand dropped (a + b computes a)",
 		Rule: "` + B` is deleted, B the right operand of a spaced binary `+` (its multiplicative-level expression), unless B is the literal 1",
-		sites: func(c *fnCtx) []Edit {
-			return c.each(func(i int) []Edit {
-				if !c.s.binaryAt(i, "+") {
-					return nil
-				}
-				e := c.rightOperand(i)
-				if e < 0 || e <= i+1 {
-					return nil
-				}
-				if l, ok := parseInt(c.tok(i + 1).Text); ok && l.v == 1 && e == i+2 {
-					return nil
-				}
-				return []Edit{{c.tok(i - 1).End(), c.tok(e - 1).End(), ""}}
-			})
-		}},
+		sites: rightTermDropped([]string{"+"}, func(c *fnCtx, i, e int) bool {
+			l, ok := parseInt(c.tok(i + 1).Text)
+			return ok && l.v == 1 && e == i+2
+		})},
 	{Name: "term-doubled", Doc: "a summand counted twice (a + b computes a + 2b)",
 		Rule: "` + B` becomes ` + B + B`, B the right operand of a spaced binary `+`, when B has no ++, -- or assignment",
 		sites: func(c *fnCtx) []Edit {
@@ -308,18 +315,7 @@ var Operators = []Operator{
 		}},
 	{Name: "or-term-dropped", Doc: "a bit field or swizzle term dropped (a | b, a ^ b compute a)",
 		Rule: "` | B` or ` ^ B` is deleted, B the right operand of a spaced binary `|` or `^`",
-		sites: func(c *fnCtx) []Edit {
-			return c.each(func(i int) []Edit {
-				if !c.s.binaryAt(i, "|", "^") {
-					return nil
-				}
-				e := c.rightOperand(i)
-				if e < 0 || e <= i+1 {
-					return nil
-				}
-				return []Edit{{c.tok(i - 1).End(), c.tok(e - 1).End(), ""}}
-			})
-		}},
+		sites: rightTermDropped([]string{"|", "^"}, nil)},
 	{Name: "add-to-sub", Doc: "a sign flip: a + b computes a - b",
 		Rule:  "a spaced binary ` + ` becomes ` - `",
 		sites: opSwap(map[string]string{"+": "-"})},
