@@ -314,7 +314,7 @@ var Operators = []Operator{
 			})
 		}},
 	{Name: "or-term-dropped", Doc: "a bit field or swizzle term dropped (a | b, a ^ b compute a)",
-		Rule: "` | B` or ` ^ B` is deleted, B the right operand of a spaced binary `|` or `^`",
+		Rule:  "` | B` or ` ^ B` is deleted, B the right operand of a spaced binary `|` or `^`",
 		sites: rightTermDropped([]string{"|", "^"}, nil)},
 	{Name: "add-to-sub", Doc: "a sign flip: a + b computes a - b",
 		Rule:  "a spaced binary ` + ` becomes ` - `",
