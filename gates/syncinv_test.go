@@ -1,6 +1,8 @@
 package gates
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -164,4 +166,17 @@ func FuzzParseSyncInventory(f *testing.F) {
 			t.Fatalf("format is not a fixed point")
 		}
 	})
+}
+
+// With no LLVM disassembler on PATH the gate checks the sm_90a half only
+// and says so in its metrics (archs_unchecked), not only in its log.
+func TestSyncInventoryCountsTheUncheckedHalf(t *testing.T) {
+	if _, err := os.Stat(filepath.Join("..", "build", "sm_90a")); err != nil {
+		t.Skipf("no ../build/sm_90a (run make kernels): %v", err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	res := RunGate(&Env{BuildDir: filepath.Join("..", "build")}, Gate{Name: "sync-inventory", Run: gateSyncInventory})
+	if res.Status != Pass || res.Metrics["archs_checked"] != 1 || res.Metrics["archs_unchecked"] != 1 {
+		t.Errorf("status %s, metrics %v: want PASS with archs_checked 1 and archs_unchecked 1 (%s)", res.Status, res.Metrics, res.Reason)
+	}
 }
