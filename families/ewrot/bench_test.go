@@ -66,9 +66,9 @@ func TestBenchCheckCatchesWrongOutputs(t *testing.T) {
 				t.Fatal(err)
 			}
 			w := b.want
-			codes, scale, rsum := w.GroupCodes, w.GroupScales, w.GroupRSum
+			codes, scale, rsum := w.GroupCodes, w.GroupScales, w.GroupRSums
 			if op == OpToken {
-				codes, scale, rsum = w.TokCodesRow, w.TokScales, w.TokRSum
+				codes, scale, rsum = w.TokCodesRow, w.TokScales, w.TokRSums
 			}
 			write := func(rows bool, codesBytes []byte) {
 				for _, s := range []struct {

@@ -255,7 +255,7 @@ func CheckOp(r gates.Reporter, label, op string, tiled bool, M, K, P int, w Want
 	case OpGroup:
 		CompareOut(r, label+" codes", got.Codes, w.GroupCodes, 1, at(K))
 		CompareOut(r, label+" scales", got.Scale, w.GroupScales, 4, at(G))
-		CompareOut(r, label+" row sums", got.RSum, w.GroupRSum, 4, at(G))
+		CompareOut(r, label+" row sums", got.RSum, w.GroupRSums, 4, at(G))
 	case OpToken:
 		if tiled {
 			CompareOut(r, label+" codes", got.Codes, w.TokCodesTiled, 1, func(i int) string {
@@ -265,7 +265,7 @@ func CheckOp(r gates.Reporter, label, op string, tiled bool, M, K, P int, w Want
 			CompareOut(r, label+" codes", got.Codes, w.TokCodesRow, 1, at(K))
 		}
 		CompareOut(r, label+" token scales", got.Scale, w.TokScales, 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
-		CompareOut(r, label+" row sums", got.RSum, w.TokRSum, 4, at(G))
+		CompareOut(r, label+" row sums", got.RSum, w.TokRSums, 4, at(G))
 	default:
 		r.Failf("%s: op %q has no check (families/ewrot/gate.go CheckOp)", label, op)
 	}

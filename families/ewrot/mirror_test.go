@@ -249,8 +249,8 @@ func TestMirrorGolden(t *testing.T) {
 			for _, o := range []struct {
 				name string
 				b    []byte
-			}{{"rows", w.Rows}, {"group_codes", w.GroupCodes}, {"group_scales", w.GroupScales}, {"group_rsum", w.GroupRSum},
-				{"tok_codes", w.TokCodesRow}, {"tok_codes_tiled", w.TokCodesTiled}, {"tok_scales", w.TokScales}, {"tok_rsum", w.TokRSum}} {
+			}{{"rows", w.Rows}, {"group_codes", w.GroupCodes}, {"group_scales", w.GroupScales}, {"group_rsum", w.GroupRSums},
+				{"tok_codes", w.TokCodesRow}, {"tok_codes_tiled", w.TokCodesTiled}, {"tok_scales", w.TokScales}, {"tok_rsum", w.TokRSums}} {
 				lines = append(lines, fmt.Sprintf("%s %s %s %x", mode, dist, o.name, sha256.Sum256(o.b)))
 			}
 		}

@@ -27,9 +27,9 @@ func TestBenchCheckCatchesWrongOutputs(t *testing.T) {
 			k := b.copies - 1 // the last set: its own (negated) mirror
 			write := func() {
 				w := b.wantAt(k)
-				codes, scale, rsum := w.groupCodes, w.groupScales, w.groupRSums
+				codes, scale, rsum := w.GroupCodes, w.GroupScales, w.GroupRSums
 				if tc.perToken {
-					codes, scale, rsum = w.tokCodesRow, w.tokScales, w.tokRSums
+					codes, scale, rsum = w.TokCodesRow, w.TokScales, w.TokRSums
 				}
 				put := func(s bench.CopySet, data []byte) {
 					m, err := dev.Mem(s.At(k), len(data))

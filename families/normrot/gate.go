@@ -188,17 +188,17 @@ func checkOp(r gates.Reporter, label, op string, tiled bool, M, K, P int, w want
 		poisoned("scale", got.scale)
 		poisoned("rsum", got.rsum)
 	case OpGroup:
-		gates.CompareBytes(r, label+" codes", got.codes, w.groupCodes, 1, at(K))
-		gates.CompareBytes(r, label+" group scales", got.scale, w.groupScales, 4, at(G))
-		gates.CompareBytes(r, label+" row sums", got.rsum, w.groupRSums, 4, at(G))
+		gates.CompareBytes(r, label+" codes", got.codes, w.GroupCodes, 1, at(K))
+		gates.CompareBytes(r, label+" group scales", got.scale, w.GroupScales, 4, at(G))
+		gates.CompareBytes(r, label+" row sums", got.rsum, w.GroupRSums, 4, at(G))
 	case OpToken:
 		if tiled {
-			gates.CompareBytes(r, label+" codes", got.codes, w.tokCodesTil, 1, func(i int) string { return fmt.Sprintf("p=%d tiled byte %d", i/(Mpad*K), i%(Mpad*K)) })
+			gates.CompareBytes(r, label+" codes", got.codes, w.TokCodesTiled, 1, func(i int) string { return fmt.Sprintf("p=%d tiled byte %d", i/(Mpad*K), i%(Mpad*K)) })
 		} else {
-			gates.CompareBytes(r, label+" codes", got.codes, w.tokCodesRow, 1, at(K))
+			gates.CompareBytes(r, label+" codes", got.codes, w.TokCodesRow, 1, at(K))
 		}
-		gates.CompareBytes(r, label+" token scales", got.scale, w.tokScales, 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
-		gates.CompareBytes(r, label+" row sums", got.rsum, w.tokRSums, 4, at(G))
+		gates.CompareBytes(r, label+" token scales", got.scale, w.TokScales, 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
+		gates.CompareBytes(r, label+" row sums", got.rsum, w.TokRSums, 4, at(G))
 	default:
 		r.Failf("%s: op %q has no check (families/normrot/gate.go checkOp)", label, op)
 	}

@@ -33,22 +33,22 @@ func (s standIn) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 	case l.Kernel == "pq_addnorm":
 		plan = [][2]any{{3, w.hs}, {4, w.res}}
 	case l.Kernel == "pq_addnorm_rotq_group":
-		plan = [][2]any{{6, w.hs}, {7, w.res}, {8, w.groupCodes}, {9, w.groupScales}, {10, w.groupRSums}}
+		plan = [][2]any{{6, w.hs}, {7, w.res}, {8, w.GroupCodes}, {9, w.GroupScales}, {10, w.GroupRSums}}
 	case strings.HasPrefix(l.Kernel, "pq_addnorm_rotq_token_w"):
-		codes := w.tokCodesRow
+		codes := w.TokCodesRow
 		if l.Args[13].(uint32) == 1 {
-			codes = w.tokCodesTil
+			codes = w.TokCodesTiled
 		}
 		if s.fault == "past-M" {
 			codes = append(append([]byte{}, codes...), 0)
 		}
-		plan = [][2]any{{6, w.hs}, {7, w.res}, {8, codes}, {9, w.tokScales}, {10, w.tokRSums}}
+		plan = [][2]any{{6, w.hs}, {7, w.res}, {8, codes}, {9, w.TokScales}, {10, w.TokRSums}}
 	case l.Kernel == "pq_rotq_group" || l.Kernel == "pq_rotq_token":
-		codes, scale, rsum := w.groupCodes, w.groupScales, w.groupRSums
+		codes, scale, rsum := w.GroupCodes, w.GroupScales, w.GroupRSums
 		if l.Kernel == "pq_rotq_token" {
-			codes, scale, rsum = w.tokCodesRow, w.tokScales, w.tokRSums
+			codes, scale, rsum = w.TokCodesRow, w.TokScales, w.TokRSums
 			if l.Args[9].(uint32) == 1 {
-				codes = w.tokCodesTil
+				codes = w.TokCodesTiled
 			}
 		}
 		if s.fault == "producer-byte" {

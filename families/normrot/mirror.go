@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/parharness/parharness/families/producers"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/internal/par"
 	"github.com/parharness/parharness/refimpl"
@@ -151,50 +152,14 @@ func randomInputs(seed uint64, M, K int, dist string) (x, res, w []uint16) {
 // (partition major), each output followed by rowsPastM rows of poison
 // the kernels must leave alone (the gate compares whole downloads).
 type want struct {
-	hs, res                  []byte // [M,K] bf16
-	groupCodes               []byte // [P,M,K]
-	groupScales, groupRSums  []byte // [P,M,G]
-	tokCodesRow, tokCodesTil []byte // [P,M,K], [P,Mpad,K]
-	tokScales                []byte // [P,M]
-	tokRSums                 []byte // [P,M,G]
-	hsRows                   []uint16
+	hs, res []byte // [M,K] bf16
+	hsRows  []uint16
+	producers.ChainWant
 }
 
 // buildWant computes a case's mirror: the norm rows, then the producers'
 // chain on hs per partition (per-group only when withGroup).
 func buildWant(rr *refimpl.RotRecords, x, res, w []uint16, M, K, P int, withGroup bool) want {
 	hs, rOut := AddNormRows(x, res, w, M, K, Eps)
-	G, Mpad := K/Group, refimpl.PadRows(M)
-	out := want{hs: gates.U16Bytes(hs), res: gates.U16Bytes(rOut), hsRows: hs,
-		tokCodesRow: make([]byte, P*M*K), tokCodesTil: make([]byte, P*Mpad*K), tokScales: make([]byte, 4*P*M), tokRSums: make([]byte, 4*P*M*G)}
-	if withGroup {
-		out.groupCodes, out.groupScales, out.groupRSums = make([]byte, P*M*K), make([]byte, 4*P*M*G), make([]byte, 4*P*M*G)
-	}
-	const rowBlock = 16 // one tile of the tiled layout per task
-	blocks := (M + rowBlock - 1) / rowBlock
-	par.For(P*blocks, func(t int) {
-		p, m0 := t/blocks, (t%blocks)*rowBlock
-		n := min(rowBlock, M-m0)
-		v := make([]float32, n*K)
-		rr.RotateF32Into(v, hs[m0*K:(m0+n)*K], n, p)
-		row := p*M + m0
-		if withGroup {
-			q := refimpl.QuantizeActGroup(v, n, K)
-			copy(out.groupCodes[row*K:], q.Codes)
-			copy(out.groupScales[4*row*G:], gates.F32Bytes(q.GroupScale))
-			copy(out.groupRSums[4*row*G:], gates.F32Bytes(q.RowSums))
-		}
-		_, f := refimpl.RoundRowsBF16(v)
-		q := refimpl.QuantizeActToken(f, n, K)
-		copy(out.tokCodesRow[row*K:], q.Codes)
-		copy(out.tokScales[4*row:], gates.F32Bytes(q.TokenScale))
-		copy(out.tokRSums[4*row*G:], gates.F32Bytes(q.RowSums))
-		tiled := out.tokCodesTil[p*Mpad*K : (p+1)*Mpad*K]
-		for i := 0; i < n; i++ {
-			for k, code := range q.Codes[i*K : (i+1)*K] {
-				tiled[refimpl.TiledOffset(m0+i, k, K)] = code
-			}
-		}
-	})
-	return out
+	return want{hs: gates.U16Bytes(hs), res: gates.U16Bytes(rOut), hsRows: hs, ChainWant: producers.BuildChainWant(rr, hs, M, K, P, withGroup)}
 }

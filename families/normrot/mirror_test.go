@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"testing"
 
+	"github.com/parharness/parharness/families/producers"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/refimpl"
 )
@@ -155,7 +156,7 @@ func TestCompareCatchesWrongRoundingPoints(t *testing.T) {
 	const M, K, P = 64, 5120, 1
 	x, res, w := randomInputs(11, M, K, "normal")
 	hs, rOut := AddNormRows(x, res, w, M, K, Eps)
-	wnt := want{hs: gates.U16Bytes(hs), res: gates.U16Bytes(rOut), groupCodes: []byte{}, groupScales: []byte{}, groupRSums: []byte{}}
+	wnt := want{hs: gates.U16Bytes(hs), res: gates.U16Bytes(rOut), ChainWant: producers.ChainWant{GroupCodes: []byte{}, GroupScales: []byte{}, GroupRSums: []byte{}}}
 	poison := func(n int) []byte {
 		b := make([]byte, n)
 		for i := range b {

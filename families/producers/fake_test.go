@@ -134,16 +134,16 @@ func TestBenchCheckCatchesWrongOutputs(t *testing.T) {
 				w := b.wantAt(from)
 				switch s.op {
 				case OpGroup:
-					put(b.codes, w.groupCodes)
-					put(b.scale, w.groupScales)
-					put(b.rsum, w.groupRSums)
+					put(b.codes, w.GroupCodes)
+					put(b.scale, w.GroupScales)
+					put(b.rsum, w.GroupRSums)
 				case OpPassA:
 					put(b.xr, w.xr)
 					put(b.gamax, w.gamax)
 				default:
-					put(b.codes, map[bool][]byte{false: w.tokCodesRow, true: w.tokCodesTiled}[tiled])
-					put(b.scale, w.tokScales)
-					put(b.rsum, w.tokRSums)
+					put(b.codes, map[bool][]byte{false: w.TokCodesRow, true: w.TokCodesTiled}[tiled])
+					put(b.scale, w.TokScales)
+					put(b.rsum, w.TokRSums)
 				}
 			}
 			write := func(k int) { writeFrom(k, k) }
@@ -179,9 +179,9 @@ func TestBenchCheckCatchesWrongOutputs(t *testing.T) {
 					m, _ := dev.Mem(set.At(k), set.Size)
 					n := len(b.want.xr)
 					if s.op != OpPassA {
-						n = len(map[bool][]byte{false: b.want.tokCodesRow, true: b.want.tokCodesTiled}[tiled])
+						n = len(map[bool][]byte{false: b.want.TokCodesRow, true: b.want.TokCodesTiled}[tiled])
 						if s.op == OpGroup {
-							n = len(b.want.groupCodes)
+							n = len(b.want.GroupCodes)
 						}
 					}
 					tc.spoil(m, n)

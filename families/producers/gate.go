@@ -308,9 +308,9 @@ func checkProducerOp(r gates.Reporter, label string, op string, tiled bool, M, K
 	}
 	switch op {
 	case OpGroup:
-		gates.CompareBytes(r, label+" codes", got.codes, w.groupCodes, 1, at(K))
-		gates.CompareBytes(r, label+" scales", got.scale, w.groupScales, 4, at(G))
-		gates.CompareBytes(r, label+" row sums", got.rsum, w.groupRSums, 4, at(G))
+		gates.CompareBytes(r, label+" codes", got.codes, w.GroupCodes, 1, at(K))
+		gates.CompareBytes(r, label+" scales", got.scale, w.GroupScales, 4, at(G))
+		gates.CompareBytes(r, label+" row sums", got.rsum, w.GroupRSums, 4, at(G))
 		poisoned("xr", got.xr)
 		poisoned("gamax", got.gamax)
 	case OpPassA:
@@ -321,14 +321,14 @@ func checkProducerOp(r gates.Reporter, label string, op string, tiled bool, M, K
 		poisoned("rsum", got.rsum)
 	case OpPassC, OpToken:
 		if tiled {
-			gates.CompareBytes(r, label+" codes", got.codes, w.tokCodesTiled, 1, func(i int) string {
+			gates.CompareBytes(r, label+" codes", got.codes, w.TokCodesTiled, 1, func(i int) string {
 				return fmt.Sprintf("p=%d tiled byte %d", i/(Mpad*K), i%(Mpad*K))
 			})
 		} else {
-			gates.CompareBytes(r, label+" codes", got.codes, w.tokCodesRow, 1, at(K))
+			gates.CompareBytes(r, label+" codes", got.codes, w.TokCodesRow, 1, at(K))
 		}
-		gates.CompareBytes(r, label+" token scales", got.scale, w.tokScales, 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
-		gates.CompareBytes(r, label+" row sums", got.rsum, w.tokRSums, 4, at(G))
+		gates.CompareBytes(r, label+" token scales", got.scale, w.TokScales, 4, func(i int) string { return fmt.Sprintf("p=%d m=%d", i/M, i%M) })
+		gates.CompareBytes(r, label+" row sums", got.rsum, w.TokRSums, 4, at(G))
 		gates.CompareBytes(r, label+" (pass A rows left as they were)", got.xr, w.xr, 2, at(K))
 		gates.CompareBytes(r, label+" (pass A amax left as they were)", got.gamax, w.gamax, 4, at(G))
 	default:

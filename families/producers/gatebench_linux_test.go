@@ -66,9 +66,9 @@ func (r *replayDevice) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 	w := r.memo
 	switch {
 	case k.Op == OpGroup:
-		put(ptr(4), w.groupCodes)
-		put(ptr(5), w.groupScales)
-		put(ptr(6), w.groupRSums)
+		put(ptr(4), w.GroupCodes)
+		put(ptr(5), w.GroupScales)
+		put(ptr(6), w.GroupRSums)
 	case k.Op == OpPassA && k.Form == FormShuffle:
 		put(ptr(5), w.xr)
 		put(ptr(6), w.gamax)
@@ -81,13 +81,13 @@ func (r *replayDevice) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 			o, layout = 2, 7
 		}
 		tiled := arg(layout)
-		codes := w.tokCodesRow
+		codes := w.TokCodesRow
 		if tiled == 1 {
-			codes = w.tokCodesTiled
+			codes = w.TokCodesTiled
 		}
 		put(ptr(o), codes)
-		put(ptr(o+1), w.tokScales)
-		put(ptr(o+2), w.tokRSums)
+		put(ptr(o+1), w.TokScales)
+		put(ptr(o+2), w.TokRSums)
 	}
 	return nil
 }

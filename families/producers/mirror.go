@@ -63,12 +63,11 @@ func randomActivations(rng *rand.Rand, M, K int, dist string) []uint16 {
 }
 
 // producerWant is what a producer Op must write, as bytes, partition
-// major, from the mirror.
+// major, from the mirror: the chain's outputs (OpGroup, OpPassC, OpToken)
+// and pass A's.
 type producerWant struct {
-	groupCodes, groupScales, groupRSums []byte // OpGroup (empty unless the case has a group kernel)
-	xr, gamax                           []byte // OpPassA (and OpPassC's inputs)
-	tokCodesRow, tokCodesTiled          []byte // OpPassC, OpToken
-	tokScales, tokRSums                 []byte
+	ChainWant
+	xr, gamax []byte // OpPassA (and OpPassC's inputs)
 	// xrBuf and gamaxBuf are the whole pass-A buffers as the gate uploads
 	// them for pass C and the fused producer: xr and gamax, then rowsPastM
 	// rows of the 0xFF poison (xr and gamax are their starts).
@@ -79,64 +78,35 @@ type producerWant struct {
 // the poison.
 func newWant(c producerCase, withGroup bool) producerWant {
 	K, P, M, G := c.K, c.P, c.M, c.K/refimpl.GroupSize
-	w := producerWant{
-		xrBuf: make([]byte, 2*(P*M*K+rowsPastM*K)), gamaxBuf: make([]byte, 4*(P*M*G+rowsPastM*G)),
-		tokCodesRow: make([]byte, P*M*K), tokCodesTiled: make([]byte, P*refimpl.PadRows(M)*K),
-		tokScales: make([]byte, 4*P*M), tokRSums: make([]byte, 4*P*M*G),
-		groupScales: []byte{}, groupRSums: []byte{},
-	}
+	w := producerWant{ChainWant: NewChainWant(M, K, P, withGroup),
+		xrBuf: make([]byte, 2*(P*M*K+rowsPastM*K)), gamaxBuf: make([]byte, 4*(P*M*G+rowsPastM*G))}
 	w.xr, w.gamax = w.xrBuf[:2*P*M*K], w.gamaxBuf[:4*P*M*G]
 	for _, tail := range [][]byte{w.xrBuf[len(w.xr):], w.gamaxBuf[len(w.gamax):]} {
 		for i := range tail {
 			tail[i] = 0xFF
 		}
 	}
-	if withGroup {
-		w.groupCodes, w.groupScales, w.groupRSums = make([]byte, P*M*K), make([]byte, 4*P*M*G), make([]byte, 4*P*M*G)
-	}
 	return w
 }
 
 // putRows writes rows m0..m0+n-1 of partition p (n*K values, quantized
-// from the float32 rotated rows v) into w: the per-group outputs when
-// withGroup, pass A's rows and amaxes, and the per-token outputs in both
-// layouts.
+// from the float32 rotated rows v) into w: the chain's outputs and pass
+// A's rows and amaxes.
 func (w *producerWant) putRows(c producerCase, p, m0, n int, v []float32, withGroup bool) {
 	K, M, G := c.K, c.M, c.K/refimpl.GroupSize
 	row := p*M + m0 // partition-major row index
-	if withGroup {
-		q := refimpl.QuantizeActGroup(v, n, K)
-		copy(w.groupCodes[row*K:], q.Codes)
-		putF32(w.groupScales[4*row*G:], q.GroupScale)
-		putF32(w.groupRSums[4*row*G:], q.RowSums)
-	}
-	h, f := refimpl.RoundRowsBF16(v)
+	h, f := w.PutRows(M, K, p, m0, n, v, withGroup)
 	putU16(w.xr[2*row*K:], h)
 	putF32(w.gamax[4*row*G:], refimpl.GroupAmax(f, n, K))
-	q := refimpl.QuantizeActToken(f, n, K)
-	copy(w.tokCodesRow[row*K:], q.Codes)
-	putF32(w.tokScales[4*row:], q.TokenScale)
-	putF32(w.tokRSums[4*row*G:], q.RowSums)
-	Mpad := refimpl.PadRows(M)
-	tiled := w.tokCodesTiled[p*Mpad*K : (p+1)*Mpad*K]
-	for i := 0; i < n; i++ {
-		for k, code := range q.Codes[i*K : (i+1)*K] {
-			tiled[refimpl.TiledOffset(m0+i, k, K)] = code
-		}
-	}
 }
 
 // buildMirror computes what the producers must write for one case (the
 // per-group outputs only when withGroup), on every CPU.
 func buildMirror(rr *refimpl.RotRecords, x []uint16, c producerCase, withGroup bool) producerWant {
 	w := newWant(c, withGroup)
-	K, M := c.K, c.M
-	blocks := (M + rowBlock - 1) / rowBlock
-	par.For(c.P*blocks, func(t int) {
-		p, m0 := t/blocks, (t%blocks)*rowBlock
-		n := min(rowBlock, M-m0)
-		v := make([]float32, n*K)
-		rr.RotateF32Into(v, x[m0*K:(m0+n)*K], n, p)
+	forRowBlocks(c.M, c.P, func(p, m0, n int) {
+		v := make([]float32, n*c.K)
+		rr.RotateF32Into(v, x[m0*c.K:(m0+n)*c.K], n, p)
 		w.putRows(c, p, m0, n, v, withGroup)
 	})
 	return w
@@ -193,16 +163,16 @@ func (sm *serialMirror) want() producerWant {
 		ts, tr = append(ts, sm.tokQ[p].TokenScale...), append(tr, sm.tokQ[p].RowSums...)
 	}
 	if sm.withGroupOp {
-		copy(w.groupCodes, codes)
-		copy(w.groupScales, f32Bytes(gs))
-		copy(w.groupRSums, f32Bytes(gr))
+		copy(w.GroupCodes, codes)
+		copy(w.GroupScales, f32Bytes(gs))
+		copy(w.GroupRSums, f32Bytes(gr))
 	}
 	copy(w.xr, xr)
 	copy(w.gamax, gamax)
-	copy(w.tokCodesRow, tokCodes)
-	copy(w.tokCodesTiled, tiled)
-	copy(w.tokScales, f32Bytes(ts))
-	copy(w.tokRSums, f32Bytes(tr))
+	copy(w.TokCodesRow, tokCodes)
+	copy(w.TokCodesTiled, tiled)
+	copy(w.TokScales, f32Bytes(ts))
+	copy(w.TokRSums, f32Bytes(tr))
 	return w
 }
 

@@ -28,9 +28,9 @@ func mirrorInputs(t testing.TB, c producerCase, seed uint64) (*refimpl.RotRecord
 
 // wantFields names a producerWant's outputs for comparisons.
 func wantFields(w producerWant) map[string][]byte {
-	return map[string][]byte{"group codes": w.groupCodes, "group scales": w.groupScales, "group row sums": w.groupRSums,
-		"xr buffer": w.xrBuf, "gamax buffer": w.gamaxBuf, "xr": w.xr, "gamax": w.gamax, "token codes": w.tokCodesRow,
-		"tiled codes": w.tokCodesTiled, "token scales": w.tokScales, "token row sums": w.tokRSums}
+	return map[string][]byte{"group codes": w.GroupCodes, "group scales": w.GroupScales, "group row sums": w.GroupRSums,
+		"xr buffer": w.xrBuf, "gamax buffer": w.gamaxBuf, "xr": w.xr, "gamax": w.gamax, "token codes": w.TokCodesRow,
+		"tiled codes": w.TokCodesTiled, "token scales": w.TokScales, "token row sums": w.TokRSums}
 }
 
 func sameWant(t *testing.T, what string, got, want producerWant) {
