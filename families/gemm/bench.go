@@ -276,7 +276,7 @@ func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain b
 	if _, ok := b.c.Dev.(gpu.ExLauncher); ok && k.Caps&kernels.Cluster != 0 && !plain {
 		opts.Cluster = DecLaunchOpts(S).Cluster // the cluster reduce (same bits)
 	}
-	f, err := b.c.LauncherEx(kern, grid, block, 0, opts, func(c int) []any {
+	f, err := b.c.LauncherEx(kern, grid, block, DecShared(kern), opts, func(c int) []any {
 		_, _, _, args, _ := DecLaunch(s, M, S, DecArgs{W: b.w.At(c), SZ: b.sz.At(c),
 			Act: b.act.At(c), ASG: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), WS: b.ws, Sema: b.sema, Kernel: k.Name, Bits: b.bits, Planes: b.planesAt(c)})
 		return args

@@ -615,8 +615,10 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	for _, S := range Ss {
 		runs = append(runs, run{S, baseK.Name, S == law && clusterAt(baseK, S)})
 	}
-	// Every registered variant serving M at the law's S, launched as the
-	// baseline is there (attribution kernels compute no GEMM: not gated).
+	// Every registered variant serving M at every S the baseline runs,
+	// launched as the baseline is (a cluster at the law's S where it
+	// declares one): each split protocol of each body is gated
+	// (attribution kernels compute no GEMM: not gated).
 	var experimental []run
 	for _, k := range DecKernelsBits(bits, M, arch, t.Full()) {
 		switch {
@@ -624,7 +626,9 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		case k.Status == kernels.Experimental:
 			experimental = append(experimental, run{law, k.Name, clusterAt(k, law)})
 		default:
-			runs = append(runs, run{law, k.Name, clusterAt(k, law)})
+			for _, S := range Ss {
+				runs = append(runs, run{S, k.Name, S == law && clusterAt(k, S)})
+			}
 		}
 	}
 	// The current kernel's output bits by (S, cluster launch), kept for the
@@ -645,14 +649,14 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		kern, grid, block, args, err := DecLaunch(c.shape, M, S, a)
 		t.Check(err, name)
 		tag := fmt.Sprintf("%s S=%d", kern, S)
-		clustered := r.cluster && t.LaunchEx(kern, grid, block, 0, DecLaunchOpts(S), args...)
+		clustered := r.cluster && t.LaunchEx(kern, grid, block, DecShared(kern), DecLaunchOpts(S), args...)
 		key := ck.With("kernel", kern).With("S", S).With("launch", launchKind(clustered, false))
 		if clustered {
 			clusterLaunches++
 			tag += " cluster"
 			t.RequireFilled(name+" "+tag, ws, 0xFF, "the cluster reduce never writes ws (proof it ran)")
 		} else {
-			t.Launch(kern, grid, block, 0, args...) // (also where the backend has no cluster launch)
+			t.Launch(kern, grid, block, DecShared(kern), args...) // (also where the backend has no cluster launch)
 			w := t.Download(ws)
 			if S > 1 && bytes.Count(w, []byte{0xFF}) == len(w) {
 				t.Failf("%s %s: the plain split-K launch left ws untouched: its reduce did not go through ws", name, tag)
@@ -693,7 +697,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			t.Poison(ws, 0xFF)
 			kern, grid, block, args, err := DecLaunch(c.shape, M, cs, base)
 			t.Check(err, name)
-			if !t.LaunchEx(kern, grid, block, 0, opts, args...) {
+			if !t.LaunchEx(kern, grid, block, DecShared(kern), opts, args...) {
 				break
 			}
 			bits[i] = t.Download(out)
@@ -755,7 +759,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 				t.Poison(ws, 0xFF)
 				kern, grid, block, args, err := DecLaunch(c.shape, M, pr.S, base)
 				t.Check(err, name)
-				t.Launch(kern, grid, block, 0, args...)
+				t.Launch(kern, grid, block, DecShared(kern), args...)
 				ref = t.Download(out)
 			}
 			t.Poison(out, 0xFF)
@@ -767,7 +771,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			a.Act, a.RS, a.Out = bact2.Ptr(), brs2.Ptr(), out2.Ptr()
 			_, _, _, args2, err := DecLaunch(c.shape, M, pr.S, a)
 			t.Check(err, name+" (second of the PDL pair)")
-			if !t.LaunchPDLPair(kern, grid, block, 0, pr.opts, args1, args2) {
+			if !t.LaunchPDLPair(kern, grid, block, DecShared(kern), pr.opts, args1, args2) {
 				break
 			}
 			tag := fmt.Sprintf("%s S=%d PDL pair %v", kern, pr.S, pr.opts)

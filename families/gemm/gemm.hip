@@ -352,6 +352,45 @@ DEVICE void dec_epilogue_warp(const float (&acc)[MT][4], u16 *out, float *ws, u3
   if (lane == 0) st_u32_gpu(sema + j16, 0u);
 }
 
+// The split-K store through a 1 x S cluster (launched with cluster dims
+// 1 x S, DecLaunchOpts; rank = split): each CTA parks its partial tile in
+// its own shared memory (s_red: DEC_WARPS x 4MT x 32 floats, free by now),
+// and rank 0 sums ranks 0..S-1 in order through distributed shared memory:
+// the same additions, in the same order, as the ws path, with no global
+// round trip, fence or counter. The second cluster_sync keeps every CTA's
+// shared memory alive until rank 0 has read it. Returns false (nothing
+// done) for a plain launch or S = 1.
+template <int MT>
+DEVICE bool dec_cluster_epilogue(const float (&acc)[MT][4], float *s_red, u16 *out, float *ws, u32 *sema, u32 M, u32 N,
+                                 u32 S, u32 j16, u32 warp, u32 lane, u32 gid, u32 tig) {
+  if (S <= 1 || cluster_nctarank() != S || cluster_nctaid_y() != S) return false;
+  block_sync(); // the body's last shared accesses are done
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+    for (int j = 0; j < 4; j++) s_red[(warp * 4u * MT + 4u * mt + j) * 32u + lane] = acc[mt][j];
+  cluster_sync();
+  if (cluster_ctarank() == 0) {
+    float sum[MT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
+    for (u32 r = 0; r < S; r++) {
+      float v[MT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) v[mt][j] = ld_dsmem_f32(&s_red[(warp * 4u * MT + 4u * mt + j) * 32u + lane], r);
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) sum[mt][j] += v[mt][j];
+    }
+    dec_epilogue_warp<MT>(sum, out, ws, sema, M, N, 1u, j16, 0u, lane, gid, tig);
+  }
+  cluster_sync();
+  return true;
+}
+
 // Decode body with the activation codes staged through shared memory (every
 // sm_90 decode class). The per-warp body below re-reads every activation byte
 // from L2 once per warp (4x per block; at M = 16 that is 2 KiB of codes per
@@ -506,42 +545,8 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8
       if (g + i < cend) group(i, g + i, g + i - c0, buf);
     block_sync(); // every warp is done with buffer buf before it is restaged
   }
-  if (S > 1 && cluster_nctarank() == S && cluster_nctaid_y() == S) { // a 1 x S cluster: rank = split
-    // The S splits of this column block are one cluster (launched with
-    // cluster dims 1 x S, DecLaunchOpts): each CTA parks its partial
-    // tile in its own shared memory (the activation buffers, free now), and
-    // rank 0 sums ranks 0..S-1 in order through distributed shared memory:
-    // the same additions, in the same order, as the ws path, with no global
-    // round trip, fence or counter. The second cluster_sync keeps every
-    // CTA's shared memory alive until rank 0 has read it.
-    static_assert(sizeof(s_act) >= DEC_WARPS * 4 * MT * 32 * sizeof(float), "partials fit the activation buffers");
-    float *s_red = (float *)&s_act[0][0][0]; // [warp][4MT][lane]
-    block_sync(); // the last chunk's (or the zeroing's) shared accesses are done
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-      for (int j = 0; j < 4; j++) s_red[(warp * 4u * MT + 4u * mt + j) * 32u + lane] = acc[mt][j];
-    cluster_sync();
-    if (cluster_ctarank() == 0) {
-      float sum[MT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
-      for (u32 r = 0; r < S; r++) {
-        float v[MT][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-          for (int j = 0; j < 4; j++) v[mt][j] = ld_dsmem_f32(&s_red[(warp * 4u * MT + 4u * mt + j) * 32u + lane], r);
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-          for (int j = 0; j < 4; j++) sum[mt][j] += v[mt][j];
-      }
-      dec_epilogue_warp<MT>(sum, out, ws, sema, M, N, 1u, j16, 0u, lane, gid, tig);
-    }
-    cluster_sync();
-    return;
-  }
+  static_assert(sizeof(s_act) >= DEC_WARPS * 4 * MT * 32 * sizeof(float), "partials fit the activation buffers");
+  if (dec_cluster_epilogue<MT>(acc, (float *)&s_act[0][0][0], out, ws, sema, M, N, S, j16, warp, lane, gid, tig)) return;
   dec_epilogue_warp<MT>(acc, out, ws, sema, M, N, S, j16, split, lane, gid, tig);
 }
 
@@ -661,6 +666,228 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
   }
 
   dec_epilogue<MT>(acc, out, ws, sema, s_last, M, N, S, n0, nblk, split, bx, tid, gid, tig);
+}
+
+// ------------------------------------------------------ wgmma decode body
+// gemm_dec_wg: the decode band on Hopper's warpgroup op (wgmma), for every M
+// class. The block (4 warps, 64 columns, grid (N/64, S), the split ranges,
+// the weight stream and the epilogue) is the staged body's; the op is
+// wgmma.m64nNBk16 f16 with the weights as the register operand (A: the
+// block's 64 columns = the warpgroup's 64 rows, warp w the 16-column tile
+// j16, converted exactly as for mma.sync, w4_afrag_lop3) and the
+// activation rows as the shared-memory operand (B: NB = 8..64 rows, M as
+// the op's N side). One instruction covers all M rows, so the matrix work
+// per weight byte does not grow with M the way the mma.sync body's op
+// tiles do (8 mma.sync per k32 step at M = 64; here one wgmma per k16 step
+// for any M <= NB).
+//
+// k order: w4_afrag_lop3's k16 halves are not in k order (position
+// 2tig + j holds k 4tig + j and position 8 + 2tig + j holds k 4tig + 2 + j,
+// the mma.sync body's pairing of A and B), so B is staged in that order:
+// for each 16 codes of a row (4 words a = 0..3, word a = k 4a..4a+3), the
+// op's positions 0..7 are the low halves of words 0..3 as f16 pairs and
+// positions 8..15 their high halves. Same products, same k set per op, so
+// the fold is the staged body's (asg·(sc·T − sc·d·rs)).
+//
+// Shared memory (dynamic, 1024-aligned; DWG_SMEM_* bytes per class):
+//   fb     [2][CH][2 k64 tiles][NB rows][128 B]: the chunk's B operand in
+//          f16, 128B-swizzled (wgmma.h), double-buffered by chunk; rows
+//          >= M zero for the kernel's lifetime
+//   raw    [NB][CH*128 + 16]: the next chunk's e4m3 codes, by cp.async
+//   rawar  [2][CH][NB]: the next chunk's asg and rs, by cp.async
+//   sar    [2][2][CH][NB]: asg and rs of the staged chunks, by buffer
+// Per chunk: the next chunk's codes and scales are in flight (cp.async)
+// while this one computes; then every thread converts its share of raw
+// into fb[next] (16 codes -> two 16-byte swizzled chunks), fence.proxy.async
+// makes the stores visible to the op's async proxy, and a barrier.
+// Per group: convert the weights (8 words), fence, 8 wgmma into T[g&1],
+// commit; wait for the previous group's op (wait_group 1) and fold it
+// while this one runs: the op, the fold and the next conversion overlap.
+#define DWG_TILE(NB) ((NB) * 128)
+template <int NB, int CH> struct DecWgSmem {
+  static constexpr u32 FB_BUF = CH * 2u * DWG_TILE(NB), RAW_ROW = CH * GROUP + 16u;
+  static constexpr u32 FB = 0, RAW = 2u * FB_BUF, RAWAR = RAW + NB * RAW_ROW, SAR = RAWAR + 2u * CH * NB * 4u;
+  static constexpr u32 BYTES = SAR + 4u * CH * NB * 4u + 1024u; // + alignment slack
+};
+#define DWG_SMEM_8 43648
+#define DWG_SMEM_16 43776
+#define DWG_SMEM_32 44032
+#define DWG_SMEM_64 87040
+static_assert(DecWgSmem<8, 8>::BYTES == DWG_SMEM_8 && DecWgSmem<16, 4>::BYTES == DWG_SMEM_16 &&
+                  DecWgSmem<32, 2>::BYTES == DWG_SMEM_32 && DecWgSmem<64, 2>::BYTES == DWG_SMEM_64,
+              "the DWG_SMEM_* defines (mirrored in launch.go) are the layouts' sizes");
+
+template <int NB, int PF, int CH>
+DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
+                        float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
+  static_assert(CH % PF == 0 && PF % 2 == 0, "a chunk holds whole prefetch rounds; T alternates by group parity");
+  constexpr int MT = NB / 8, ND = NB / 2;
+  using L = DecWgSmem<NB, CH>;
+  extern SHARED __attribute__((aligned(1024))) u8 dwg_smem[];
+  const u32 sbase = (smem_u32(dwg_smem) + 1023u) & ~1023u;
+  u8 *const gbase = dwg_smem + (sbase - smem_u32(dwg_smem)); // the same bytes, generic address
+  u8 *const fb = gbase + L::FB, *const raw = gbase + L::RAW;
+  float *const rawar = (float *)(gbase + L::RAWAR), *const sar = (float *)(gbase + L::SAR);
+
+  const u32 G = K / GROUP;
+  const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
+  const DecRange dr = dec_range(warp, G, S, nend0, nend1);
+  const u32 split = dr.split, j16 = dr.j16, n0 = dr.n0, p = dr.p, gbeg = dr.gbeg, gend = dr.gend;
+  const u8 *ap = act + (u64)p * M * K;
+  const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
+
+  // The weight stream, as in the staged body: PF groups in flight per lane.
+  const u8 *wnx = wq + (u64)j16 * G * 1024u + lane * 16u + (u64)gbeg * 1024u;
+  const u32 *znx = sz + n0 + gid + (u64)gbeg * N;
+  u32x4 wb[PF][2];
+  u32x2 zb[PF];
+#pragma unroll
+  for (int i = 0; i < PF; i++) {
+    const bool live = gbeg + i < gend;
+    ldg_stream_v4_if(wb[i][0], wnx, live), ldg_stream_v4_if(wb[i][1], wnx + 512u, live);
+    ldg_u32_if(zb[i].x, znx, live), ldg_u32_if(zb[i].y, znx + 8u, live);
+    wnx += 1024u, znx += N;
+  }
+  // Only weights and scale words (static) are read above: under a PDL
+  // launch the stream starts while the previous kernel finishes.
+  grid_dep_launch_dependents();
+  grid_dep_wait();
+
+  // Rows M..NB-1 of every fb tile: zeros, stored once.
+  for (u32 i = tid; i < 2u * CH * 2u * (NB - M) * 8u; i += 32u * DEC_WARPS) {
+    const u32 t = i / ((NB - M) * 8u), r = M + (i / 8u) % (NB - M), c = i % 8u;
+    sts_v4(sbase + L::FB + t * DWG_TILE(NB) + r * 128u + 16u * c, u32x4{0u, 0u, 0u, 0u});
+  }
+  // Chunk [c0, c0 + CH) -> raw and rawar (zeros past gend and past M).
+  auto stage = [&](u32 c0) {
+    constexpr u32 PIECES = CH * (GROUP / 16u);
+    const u32 nch = gend - c0 < CH ? gend - c0 : CH;
+    for (u32 i = tid; i < M * PIECES; i += 32u * DEC_WARPS) {
+      const u32 m = i / PIECES, q = i % PIECES;
+      const bool live = q < nch * (GROUP / 16u);
+      cp_async16(raw + m * L::RAW_ROW + 16u * q, live ? ap + (u64)m * K + c0 * GROUP + 16u * q : ap, live ? 16u : 0u);
+    }
+    for (u32 i = tid; i < 2u * CH * NB; i += 32u * DEC_WARPS) {
+      const u32 which = i / (CH * NB), gl = (i / NB) % CH, m = i % NB;
+      const bool live = m < M && gl < nch;
+      const float *src = (which ? rsp : asp) + (u64)m * G + c0 + gl;
+      cp_async4(rawar + i, live ? src : asp, live ? 4u : 0u);
+    }
+    cp_async_commit();
+  };
+  // raw -> fb[buf] (the op's k order, f16, swizzled), rawar -> sar[buf].
+  auto convert = [&](u32 buf) {
+    constexpr u32 PIECES = CH * (GROUP / 16u);
+    for (u32 i = tid; i < M * PIECES; i += 32u * DEC_WARPS) {
+      const u32 m = i / PIECES, q = i % PIECES, gl = q / 8u, u = q % 8u;
+      const u32x4 r = lds_v4(sbase + L::RAW + m * L::RAW_ROW + 16u * q);
+      const u32x4 lo{e4m3x2_to_f16x2(r.x), e4m3x2_to_f16x2(r.y), e4m3x2_to_f16x2(r.z), e4m3x2_to_f16x2(r.w)};
+      const u32x4 hi{e4m3x2_to_f16x2(r.x >> 16), e4m3x2_to_f16x2(r.y >> 16), e4m3x2_to_f16x2(r.z >> 16),
+                     e4m3x2_to_f16x2(r.w >> 16)};
+      const u32 row = sbase + L::FB + buf * L::FB_BUF + (gl * 2u + u / 4u) * DWG_TILE(NB) + m * 128u;
+      const u32 c = 2u * (u % 4u), sw = m & 7u;
+      sts_v4(row + ((c ^ sw) << 4), lo);
+      sts_v4(row + (((c + 1u) ^ sw) << 4), hi);
+    }
+    for (u32 i = tid; i < 2u * CH * NB; i += 32u * DEC_WARPS) sar[buf * 2u * CH * NB + i] = rawar[i];
+  };
+  if (gbeg < gend) {
+    stage(gbeg);
+    cp_async_wait<0>();
+    block_sync();
+    convert(0);
+    fence_proxy_async();
+    block_sync();
+  }
+
+  float acc[MT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
+  float T[2][ND];
+#pragma unroll
+  for (int j = 0; j < ND; j++) T[0][j] = T[1][j] = 0.0f;
+  // The group whose op is in flight: its scale words and its asg row in sar.
+  u32x2 pz{0u, 0u};
+  const float *par = sar;
+  bool pend = false;
+  // Fold one group's op result: T[4j + 2v1 + v0] is D[n0 + gid + 8v1][8j + 2tig + v0],
+  // the staged body's acc[j][2v1 + v0].
+  auto fold = [&](const float (&t)[ND], u32x2 z, const float *ar) __attribute__((always_inline)) {
+    float sc0, zs0, sc1, zs1;
+    scale_word(z.x, sc0, zs0), scale_word(z.y, sc1, zs1);
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+      const u32 m0 = 8u * mt + 2u * tig;
+      const float a0 = ar[m0], a1 = ar[m0 + 1u], r0 = ar[CH * NB + m0], r1 = ar[CH * NB + m0 + 1u];
+      acc[mt][0] = __builtin_fmaf(a0, __builtin_fmaf(-zs0, r0, sc0 * t[4 * mt + 0]), acc[mt][0]);
+      acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zs0, r1, sc0 * t[4 * mt + 1]), acc[mt][1]);
+      acc[mt][2] = __builtin_fmaf(a0, __builtin_fmaf(-zs1, r0, sc1 * t[4 * mt + 2]), acc[mt][2]);
+      acc[mt][3] = __builtin_fmaf(a1, __builtin_fmaf(-zs1, r1, sc1 * t[4 * mt + 3]), acc[mt][3]);
+    }
+  };
+  const u32 fb_s = sbase + L::FB;
+  auto group = [&](const int i, u32 g, u32 gl, u32 buf) __attribute__((always_inline)) {
+    const u32x4 w0 = wb[i][0], w1 = wb[i][1];
+    const u32x2 z = zb[i];
+    const bool more = g + PF < gend;
+    ldg_stream_v4_if(wb[i][0], wnx, more), ldg_stream_v4_if(wb[i][1], wnx + 512u, more);
+    ldg_u32_if(zb[i].x, znx, more), ldg_u32_if(zb[i].y, znx + 8u, more);
+    wnx += 1024u, znx += N;
+    const u32 ww0[4] = {w0.x, w0.y, w0.z, w0.w}, ww1[4] = {w1.x, w1.y, w1.z, w1.w};
+    AFrag af[4];
+#pragma unroll
+    for (int s = 0; s < 4; s++) af[s] = w4_afrag_lop3(ww0[s], ww1[s]);
+    const u32 tb = fb_s + buf * L::FB_BUF + gl * 2u * DWG_TILE(NB);
+    wg_fence();
+#pragma unroll
+    for (int s = 0; s < 4; s++)
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        const u32 u = 2u * s + h; // k16 step of the group
+        wg_mma_f16(T[i & 1], af[s].h[4 * h], af[s].h[4 * h + 1], af[s].h[4 * h + 2], af[s].h[4 * h + 3],
+                          sw128_desc(tb + (u / 4u) * DWG_TILE(NB) + 32u * (u % 4u)), (u32)(s | h));
+      }
+    wg_commit();
+    wg_wait<1>(); // the previous group's op is done
+    wg_fence_regs(T[(i + 1) & 1]);
+    if (pend) fold(T[(i + 1) & 1], pz, par);
+    pend = true, pz = z, par = sar + buf * 2u * CH * NB + gl * NB;
+  };
+
+  u32 buf = 0;
+  for (u32 c0 = gbeg; c0 < gend; c0 += CH, buf ^= 1u) {
+    const u32 cend = c0 + CH < gend ? c0 + CH : gend;
+    const bool next = cend < gend;
+    if (next) stage(cend);
+    u32 g = c0;
+    for (; g + PF <= cend; g += PF) { // whole rounds: one basic block
+#pragma unroll
+      for (int i = 0; i < PF; i++) group(i, g + i, g + i - c0, buf);
+    }
+#pragma unroll
+    for (int i = 0; i < PF; i++) // the last chunk's partial round
+      if (g + i < cend) group(i, g + i, g + i - c0, buf);
+    if (next) {
+      // fb[buf ^ 1] and sar[buf ^ 1] were last read by the previous
+      // chunk's ops and folds, all done: every warp has passed this
+      // chunk's first wait_group 1 and fold.
+      cp_async_wait<0>();
+      block_sync();
+      convert(buf ^ 1u);
+      fence_proxy_async();
+      block_sync();
+    }
+  }
+  wg_wait<0>();
+  wg_fence_regs(T[0]);
+  wg_fence_regs(T[1]);
+  if (pend) { // the last group: parity (gend - gbeg - 1) & 1
+    if (((gend - gbeg) & 1u) == 1u) fold(T[0], pz, par);
+    else fold(T[1], pz, par);
+  }
+  static_assert(L::FB_BUF * 2u >= DEC_WARPS * 4 * MT * 32 * sizeof(float), "partials fit fb");
+  if (dec_cluster_epilogue<MT>(acc, (float *)fb, out, ws, sema, M, N, S, j16, warp, lane, gid, tig)) return;
+  dec_epilogue_warp<MT>(acc, out, ws, sema, M, N, S, j16, split, lane, gid, tig);
 }
 
 #else // __AMDGCN__
@@ -869,6 +1096,19 @@ KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void pq_gemm_dec_memonly_m8(const u8 *wq, c
                                                                 u32 nend1, u32 S) {
   gemm_dec_staged<1, 4, 8, true>(wq, nullptr, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);
 }
+// The wgmma body (gemm_dec_wg) per M class: NB rows on the op's N side,
+// PF groups of weights in flight per lane, CH groups per activation chunk;
+// dynamic shared memory DWG_SMEM_<NB> (DecShared in launch.go).
+#define DEC_WG_ENTRY(NAME, NB, PF, CH)                                                                                 \
+  KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
+                                                 const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
+                                                 u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
+    gemm_dec_wg<NB, PF, CH>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                          \
+  }
+DEC_WG_ENTRY(pq_gemm_dec_wg_m8, 8, 4, 8)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m16, 16, 4, 4)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m32, 32, 2, 2)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m64, 64, 2, 2)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

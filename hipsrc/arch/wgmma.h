@@ -1,5 +1,5 @@
 // wgmma.h: Hopper (sm_90a) warpgroup matrix ops, the pieces the wgmma
-// prefill GEMM uses. No gfx1201 counterpart: include it only under
+// prefill and decode GEMMs use. No gfx1201 counterpart: include it only under
 // __NVPTX__.
 //
 // Index:
@@ -10,8 +10,9 @@
 //   sw128_desc(addr)                    matrix descriptor of a K-major tile of
 //                                       128-byte rows, 128B swizzle
 //   wg_mma_n128_e4m3_e4m3(d, a, desc, acc)   D(64x128) (+)= A(64x32) . B(32x128)
+//   wg_mma_f16(d, a0..a3, desc, acc)    D(64xNB) (+)= A(64x16 f16) . B(16xNB f16), NB 8/16/32/64 (d: NB/2 floats)
 //   w4_e4m3_frag(w0, w1, z0, z1, a)     two weight words -> the A operand (c − z) of a k32 step
-//   lds_v4(addr)                        16-byte shared load (by shared address)
+//   lds_v4(addr) / sts_v4(addr, v)      16-byte shared load / store (by shared address)
 //   mbar_init / mbar_arrive / mbar_wait / cp_async_mbar_arrive   mbarriers
 //
 // Operand contract (PTX ISA, wgmma .m64nNk32 with 8-bit A in registers; the
@@ -63,6 +64,9 @@ DEVICE u32x4 lds_v4(u32 saddr) {
   u32x4 r;
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "r"(saddr) : "memory");
   return r;
+}
+DEVICE void sts_v4(u32 saddr, u32x4 v) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(saddr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
 }
 DEVICE u32 lds_u32(u32 saddr) {
   u32 r;
@@ -130,6 +134,45 @@ DEVICE void wg_mma_n128_e4m3_e4m3(float (&d)[64], const u32 (&a)[4], u64 desc, u
                  "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
                  "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
+               : "memory");
+}
+// D(64 x NB) (+)= A(64 x 16, f16 from registers) . B(16 x NB, f16 from
+// shared memory, K-major: NB rows of K-contiguous halves, the 128B-swizzled
+// tile sw128_desc describes; a k16 step is 32 bytes of each row, so step u
+// of a 64-half tile is the tile's descriptor advanced by 32 u bytes); acc =
+// 0 ignores D's old value. A: a0..a3 in the mma.m16n8k16 order (warp w
+// holds rows 16w..16w+15). D: d[4j + 2v1 + v0] is row 16w + gid + 8v1,
+// column 8j + 2tig + v0. imm-trans-b 0: B is K-major.
+DEVICE void wg_mma_f16(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u64 desc, u32 acc) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc), "r"(acc)
+               : "memory");
+}
+DEVICE void wg_mma_f16(float (&d)[8], u32 a0, u32 a1, u32 a2, u32 a3, u64 desc, u32 acc) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc), "r"(acc)
+               : "memory");
+}
+DEVICE void wg_mma_f16(float (&d)[16], u32 a0, u32 a1, u32 a2, u32 a3, u64 desc, u32 acc) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc), "r"(acc)
+               : "memory");
+}
+DEVICE void wg_mma_f16(float (&d)[32], u32 a0, u32 a1, u32 a2, u32 a3, u64 desc, u32 acc) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc), "r"(acc)
                : "memory");
 }
 // Keeps the compiler from moving accumulator reads or writes across a
