@@ -700,9 +700,10 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
 // while this one computes; then every thread converts its share of raw
 // into fb[next] (16 codes -> two 16-byte swizzled chunks), fence.proxy.async
 // makes the stores visible to the op's async proxy, and a barrier.
-// Per group: convert the weights (8 words), fence, 8 wgmma into T[g&1],
-// commit; wait for the previous group's op (wait_group 1) and fold it
-// while this one runs: the op, the fold and the next conversion overlap.
+// Per group: load and convert the weights (8 words) while the previous
+// group's op runs; wait for it, fold it, fence, issue this group's 8 wgmma
+// into T and commit: the op overlaps the next group's loads and
+// conversion.
 #define DWG_TILE(NB) ((NB) * 128)
 template <int NB, int CH> struct DecWgSmem {
   static constexpr u32 FB_BUF = CH * 2u * DWG_TILE(NB), RAW_ROW = CH * GROUP + 16u;
@@ -720,7 +721,7 @@ static_assert(DecWgSmem<8, 8>::BYTES == DWG_SMEM_8 && DecWgSmem<16, 4>::BYTES ==
 template <int NB, int PF, int CH>
 DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                         float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
-  static_assert(CH % PF == 0 && PF % 2 == 0, "a chunk holds whole prefetch rounds; T alternates by group parity");
+  static_assert(CH % PF == 0, "a chunk holds whole prefetch rounds (static ring slots)");
   constexpr int MT = NB / 8, ND = NB / 2;
   using L = DecWgSmem<NB, CH>;
   extern SHARED __attribute__((aligned(1024))) u8 dwg_smem[];
@@ -803,9 +804,9 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
   float acc[MT][4];
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
-  float T[2][ND];
+  float T[ND]; // the op's accumulators (one group)
 #pragma unroll
-  for (int j = 0; j < ND; j++) T[0][j] = T[1][j] = 0.0f;
+  for (int j = 0; j < ND; j++) T[j] = 0.0f;
   // The group whose op is in flight: its scale words and its asg row in sar.
   u32x2 pz{0u, 0u};
   const float *par = sar;
@@ -838,19 +839,23 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #pragma unroll
     for (int s = 0; s < 4; s++) af[s] = w4_afrag_lop3(ww0[s], ww1[s]);
     const u32 tb = fb_s + buf * L::FB_BUF + gl * 2u * DWG_TILE(NB);
+    // The previous group's op ran during this group's loads and
+    // conversion; fold it before its accumulators are reused. Nothing but
+    // the op touches T between its issue and this wait (else ptxas
+    // serializes every wgmma: C7514).
+    wg_wait<0>();
+    wg_fence_regs(T);
+    if (pend) fold(T, pz, par);
     wg_fence();
 #pragma unroll
     for (int s = 0; s < 4; s++)
 #pragma unroll
       for (int h = 0; h < 2; h++) {
         const u32 u = 2u * s + h; // k16 step of the group
-        wg_mma_f16(T[i & 1], af[s].h[4 * h], af[s].h[4 * h + 1], af[s].h[4 * h + 2], af[s].h[4 * h + 3],
-                          sw128_desc(tb + (u / 4u) * DWG_TILE(NB) + 32u * (u % 4u)), (u32)(s | h));
+        wg_mma_f16(T, af[s].h[4 * h], af[s].h[4 * h + 1], af[s].h[4 * h + 2], af[s].h[4 * h + 3],
+                   sw128_desc(tb + (u / 4u) * DWG_TILE(NB) + 32u * (u % 4u)), (u32)(s | h));
       }
     wg_commit();
-    wg_wait<1>(); // the previous group's op is done
-    wg_fence_regs(T[(i + 1) & 1]);
-    if (pend) fold(T[(i + 1) & 1], pz, par);
     pend = true, pz = z, par = sar + buf * 2u * CH * NB + gl * NB;
   };
 
@@ -879,12 +884,8 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
     }
   }
   wg_wait<0>();
-  wg_fence_regs(T[0]);
-  wg_fence_regs(T[1]);
-  if (pend) { // the last group: parity (gend - gbeg - 1) & 1
-    if (((gend - gbeg) & 1u) == 1u) fold(T[0], pz, par);
-    else fold(T[1], pz, par);
-  }
+  wg_fence_regs(T);
+  if (pend) fold(T, pz, par); // the last group
   static_assert(L::FB_BUF * 2u >= DEC_WARPS * 4 * MT * 32 * sizeof(float), "partials fit fb");
   if (dec_cluster_epilogue<MT>(acc, (float *)fb, out, ws, sema, M, N, S, j16, warp, lane, gid, tig)) return;
   dec_epilogue_warp<MT>(acc, out, ws, sema, M, N, S, j16, split, lane, gid, tig);
