@@ -670,16 +670,22 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
 
 // ------------------------------------------------------ wgmma decode body
 // gemm_dec_wg: the decode band on Hopper's warpgroup op (wgmma), for every M
-// class. The block (4 warps, 64 columns, grid (N/64, S), the split ranges,
-// the weight stream and the epilogue) is the staged body's; the op is
+// class. The block (4 warps, 64 columns, grid (N/64, S), the split ranges
+// and the epilogue protocols) is the staged body's; the op is
 // wgmma.m64nNBk16 f16 with the weights as the register operand (A: the
 // block's 64 columns = the warpgroup's 64 rows, warp w the 16-column tile
 // j16, converted exactly as for mma.sync, w4_afrag_lop3) and the
-// activation rows as the shared-memory operand (B: NB = 8..64 rows, M as
-// the op's N side). One instruction covers all M rows, so the matrix work
-// per weight byte does not grow with M the way the mma.sync body's op
-// tiles do (8 mma.sync per k32 step at M = 64; here one wgmma per k16 step
-// for any M <= NB).
+// activation rows as the shared-memory operand (B: NB = 8..64 rows, M on
+// the op's N side). One instruction per k16 step covers all M rows, so the
+// matrix work per weight byte does not grow with M as the mma.sync body's
+// op tiles do (at M = 64: 8 mma.sync per k32 step against 2 wgmma).
+//
+// Weights and scale words arrive by bulk copy (cp.async.bulk), per warp:
+// each warp owns a ring of R slots of DWG_CW groups (its 1 KiB weight
+// tiles, contiguous in memory, and the groups' 16 scale words), one
+// mbarrier per slot; lane 0 issues a slot's copies (before grid_dep_wait:
+// weights and scales are static) and reissues it once the warp has read
+// it, so R x DWG_CW KiB per warp are in flight without a register each.
 //
 // k order: w4_afrag_lop3's k16 halves are not in k order (position
 // 2tig + j holds k 4tig + j and position 8 + 2tig + j holds k 4tig + 2 + j,
@@ -689,45 +695,49 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
 // positions 8..15 their high halves. Same products, same k set per op, so
 // the fold is the staged body's (asg·(sc·T − sc·d·rs)).
 //
-// Shared memory (dynamic, 1024-aligned; DWG_SMEM_* bytes per class):
-//   fb     [2][CH][2 k64 tiles][NB rows][128 B]: the chunk's B operand in
-//          f16, 128B-swizzled (wgmma.h), double-buffered by chunk; rows
-//          >= M zero for the kernel's lifetime
-//   raw    [NB][CH*128 + 16]: the next chunk's e4m3 codes, by cp.async
-//   rawar  [2][CH][NB]: the next chunk's asg and rs, by cp.async
-//   sar    [2][2][CH][NB]: asg and rs of the staged chunks, by buffer
-// Per chunk: the next chunk's codes and scales are in flight (cp.async)
-// while this one computes; then every thread converts its share of raw
-// into fb[next] (16 codes -> two 16-byte swizzled chunks), fence.proxy.async
-// makes the stores visible to the op's async proxy, and a barrier.
-// Per group: load and convert the weights (8 words) while the previous
+// Shared memory (dynamic, 1024-aligned; DWG_SMEM_<NB> bytes, DecWgSmem):
+//   fb     [2][CH][2 k64 tiles][NB rows][128 B]: a chunk's B operand in f16,
+//          128B-swizzled (wgmma.h), double-buffered; rows >= M zero
+//   raw    [RB][NB][CH*128 + 16]: the next chunks' e4m3 codes, by cp.async
+//   rawar  [RB][2][CH][NB]: their asg and rs, by cp.async
+//   sar    [2][2][CH][NB]: asg and rs of the fb chunks
+//   wr     [4 warps][R][DWG_CW x 1 KiB weights, DWG_CW x 64 B scale words]
+//   bar    [4 warps][R] mbarriers
+// Activations: chunk c + RB is staged (cp.async) when chunk c starts, so
+// RB chunks of compute hide its latency; at the end of chunk c every
+// thread converts its share of chunk c+1 (16 codes -> two swizzled
+// 16-byte f16 chunks) into fb, fence.proxy.async makes the stores visible
+// to the op's async proxy, and a barrier.
+// Per group: read and convert the weights (8 words) while the previous
 // group's op runs; wait for it, fold it, fence, issue this group's 8 wgmma
-// into T and commit: the op overlaps the next group's loads and
-// conversion.
+// into T, commit. Nothing reads T while an op is in flight (else ptxas
+// serializes the ops, C7514).
 #define DWG_TILE(NB) ((NB) * 128)
-template <int NB, int CH> struct DecWgSmem {
-  static constexpr u32 FB_BUF = CH * 2u * DWG_TILE(NB), RAW_ROW = CH * GROUP + 16u;
-  static constexpr u32 FB = 0, RAW = 2u * FB_BUF, RAWAR = RAW + NB * RAW_ROW, SAR = RAWAR + 2u * CH * NB * 4u;
-  static constexpr u32 BYTES = SAR + 4u * CH * NB * 4u + 1024u; // + alignment slack
+#define DWG_CW 2 // groups per weight copy (one ring slot)
+template <int NB, int CH, int R, int RB> struct DecWgSmem {
+  static constexpr u32 SLOT = DWG_CW * (1024u + 64u);
+  static constexpr u32 FB_BUF = CH * 2u * DWG_TILE(NB), RAW_ROW = CH * GROUP + 16u, RAW_BUF = NB * RAW_ROW;
+  static constexpr u32 FB = 0, RAW = 2u * FB_BUF, RAWAR = RAW + RB * RAW_BUF, SAR = RAWAR + RB * 2u * CH * NB * 4u;
+  static constexpr u32 WR = SAR + 4u * CH * NB * 4u, BAR = WR + DEC_WARPS * R * SLOT;
+  static constexpr u32 BYTES = BAR + DEC_WARPS * R * 8u + 1024u; // + alignment slack
 };
-#define DWG_SMEM_8 43648
-#define DWG_SMEM_16 43776
-#define DWG_SMEM_32 44032
-#define DWG_SMEM_64 87040
-static_assert(DecWgSmem<8, 8>::BYTES == DWG_SMEM_8 && DecWgSmem<16, 4>::BYTES == DWG_SMEM_16 &&
-                  DecWgSmem<32, 2>::BYTES == DWG_SMEM_32 && DecWgSmem<64, 2>::BYTES == DWG_SMEM_64,
+#define DWG_SMEM_8 61824
+#define DWG_SMEM_16 62080
+#define DWG_SMEM_32 88192
+#define DWG_SMEM_64 104512
+static_assert(DecWgSmem<8, 4, 4, 2>::BYTES == DWG_SMEM_8 && DecWgSmem<16, 2, 4, 2>::BYTES == DWG_SMEM_16 &&
+                  DecWgSmem<32, 2, 4, 2>::BYTES == DWG_SMEM_32 && DecWgSmem<64, 2, 2, 1>::BYTES == DWG_SMEM_64,
               "the DWG_SMEM_* defines (mirrored in launch.go) are the layouts' sizes");
 
-template <int NB, int PF, int CH>
+template <int NB, int CH, int R, int RB>
 DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                         float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
-  static_assert(CH % PF == 0, "a chunk holds whole prefetch rounds (static ring slots)");
+  static_assert(RB == 1 || RB == 2, "one or two raw chunks in flight");
   constexpr int MT = NB / 8, ND = NB / 2;
-  using L = DecWgSmem<NB, CH>;
+  using L = DecWgSmem<NB, CH, R, RB>;
   extern SHARED __attribute__((aligned(1024))) u8 dwg_smem[];
   const u32 sbase = (smem_u32(dwg_smem) + 1023u) & ~1023u;
   u8 *const gbase = dwg_smem + (sbase - smem_u32(dwg_smem)); // the same bytes, generic address
-  u8 *const fb = gbase + L::FB, *const raw = gbase + L::RAW;
   float *const rawar = (float *)(gbase + L::RAWAR), *const sar = (float *)(gbase + L::SAR);
 
   const u32 G = K / GROUP;
@@ -737,18 +747,23 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
   const u8 *ap = act + (u64)p * M * K;
   const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
 
-  // The weight stream, as in the staged body: PF groups in flight per lane.
-  const u8 *wnx = wq + (u64)j16 * G * 1024u + lane * 16u + (u64)gbeg * 1024u;
-  const u32 *znx = sz + n0 + gid + (u64)gbeg * N;
-  u32x4 wb[PF][2];
-  u32x2 zb[PF];
-#pragma unroll
-  for (int i = 0; i < PF; i++) {
-    const bool live = gbeg + i < gend;
-    ldg_stream_v4_if(wb[i][0], wnx, live), ldg_stream_v4_if(wb[i][1], wnx + 512u, live);
-    ldg_u32_if(zb[i].x, znx, live), ldg_u32_if(zb[i].y, znx + 8u, live);
-    wnx += 1024u, znx += N;
+  // The warp's weight ring: stage st (groups gbeg + DWG_CW st ..) in slot st % R.
+  const u32 wr = sbase + L::WR + warp * R * L::SLOT, bars = sbase + L::BAR + warp * R * 8u;
+  const u32 nst = (gend - gbeg + DWG_CW - 1u) / DWG_CW;
+  auto issue = [&](u32 st) { // lane 0
+    const u32 slot = wr + (st % R) * L::SLOT, bar = bars + 8u * (st % R);
+    const u32 g0 = gbeg + DWG_CW * st, n = gend - g0 < DWG_CW ? gend - g0 : DWG_CW;
+    fence_proxy_async(); // the warp's reads of the slot come before the copy's writes
+    mbar_arrive_expect_tx(bar, n * (1024u + 64u));
+    bulk_g2s(slot, wq + ((u64)j16 * G + g0) * 1024u, n * 1024u, bar);
+    for (u32 j = 0; j < n; j++) bulk_g2s(slot + DWG_CW * 1024u + 64u * j, sz + (u64)(g0 + j) * N + n0, 64u, bar);
+  };
+  if (lane == 0) {
+    for (u32 k = 0; k < (u32)R; k++) mbar_init(bars + 8u * k, 1u);
+    fence_mbar_init();
+    for (u32 st = 0; st < nst && st < (u32)R; st++) issue(st);
   }
+  warp_sync_all();
   // Only weights and scale words (static) are read above: under a PDL
   // launch the stream starts while the previous kernel finishes.
   grid_dep_launch_dependents();
@@ -759,29 +774,31 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
     const u32 t = i / ((NB - M) * 8u), r = M + (i / 8u) % (NB - M), c = i % 8u;
     sts_v4(sbase + L::FB + t * DWG_TILE(NB) + r * 128u + 16u * c, u32x4{0u, 0u, 0u, 0u});
   }
-  // Chunk [c0, c0 + CH) -> raw and rawar (zeros past gend and past M).
-  auto stage = [&](u32 c0) {
+  // Chunk [c0, c0 + CH) -> raw[rb] and rawar[rb] (zeros past gend and past M).
+  auto stage = [&](u32 c0, u32 rb) {
     constexpr u32 PIECES = CH * (GROUP / 16u);
     const u32 nch = gend - c0 < CH ? gend - c0 : CH;
+    u8 *const rawp = gbase + L::RAW + rb * L::RAW_BUF;
+    float *const arp = rawar + rb * 2u * CH * NB;
     for (u32 i = tid; i < M * PIECES; i += 32u * DEC_WARPS) {
       const u32 m = i / PIECES, q = i % PIECES;
       const bool live = q < nch * (GROUP / 16u);
-      cp_async16(raw + m * L::RAW_ROW + 16u * q, live ? ap + (u64)m * K + c0 * GROUP + 16u * q : ap, live ? 16u : 0u);
+      cp_async16(rawp + m * L::RAW_ROW + 16u * q, live ? ap + (u64)m * K + c0 * GROUP + 16u * q : ap, live ? 16u : 0u);
     }
     for (u32 i = tid; i < 2u * CH * NB; i += 32u * DEC_WARPS) {
       const u32 which = i / (CH * NB), gl = (i / NB) % CH, m = i % NB;
       const bool live = m < M && gl < nch;
       const float *src = (which ? rsp : asp) + (u64)m * G + c0 + gl;
-      cp_async4(rawar + i, live ? src : asp, live ? 4u : 0u);
+      cp_async4(arp + i, live ? src : asp, live ? 4u : 0u);
     }
     cp_async_commit();
   };
-  // raw -> fb[buf] (the op's k order, f16, swizzled), rawar -> sar[buf].
-  auto convert = [&](u32 buf) {
+  // raw[rb] -> fb[buf] (the op's k order, f16, swizzled), rawar[rb] -> sar[buf].
+  auto convert = [&](u32 rb, u32 buf) {
     constexpr u32 PIECES = CH * (GROUP / 16u);
     for (u32 i = tid; i < M * PIECES; i += 32u * DEC_WARPS) {
       const u32 m = i / PIECES, q = i % PIECES, gl = q / 8u, u = q % 8u;
-      const u32x4 r = lds_v4(sbase + L::RAW + m * L::RAW_ROW + 16u * q);
+      const u32x4 r = lds_v4(sbase + L::RAW + rb * L::RAW_BUF + m * L::RAW_ROW + 16u * q);
       const u32x4 lo{e4m3x2_to_f16x2(r.x), e4m3x2_to_f16x2(r.y), e4m3x2_to_f16x2(r.z), e4m3x2_to_f16x2(r.w)};
       const u32x4 hi{e4m3x2_to_f16x2(r.x >> 16), e4m3x2_to_f16x2(r.y >> 16), e4m3x2_to_f16x2(r.z >> 16),
                      e4m3x2_to_f16x2(r.w >> 16)};
@@ -790,13 +807,17 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
       sts_v4(row + ((c ^ sw) << 4), lo);
       sts_v4(row + (((c + 1u) ^ sw) << 4), hi);
     }
-    for (u32 i = tid; i < 2u * CH * NB; i += 32u * DEC_WARPS) sar[buf * 2u * CH * NB + i] = rawar[i];
+    for (u32 i = tid; i < 2u * CH * NB; i += 32u * DEC_WARPS) sar[buf * 2u * CH * NB + i] = rawar[rb * 2u * CH * NB + i];
   };
+  // Prologue: chunks 0..RB-1 in flight, chunk 0 converted into fb[0].
   if (gbeg < gend) {
-    stage(gbeg);
-    cp_async_wait<0>();
+    stage(gbeg, 0);
+    const bool second = RB == 2 && gbeg + CH < gend;
+    if (second) stage(gbeg + CH, 1);
+    if (second) cp_async_wait<1>();
+    else cp_async_wait<0>();
     block_sync();
-    convert(0);
+    convert(0, 0);
     fence_proxy_async();
     block_sync();
   }
@@ -813,81 +834,73 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
   bool pend = false;
   // Fold one group's op result: T[4j + 2v1 + v0] is D[n0 + gid + 8v1][8j + 2tig + v0],
   // the staged body's acc[j][2v1 + v0].
-  auto fold = [&](const float (&t)[ND], u32x2 z, const float *ar) __attribute__((always_inline)) {
+  auto fold = [&](u32x2 z, const float *ar) __attribute__((always_inline)) {
     float sc0, zs0, sc1, zs1;
     scale_word(z.x, sc0, zs0), scale_word(z.y, sc1, zs1);
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) {
       const u32 m0 = 8u * mt + 2u * tig;
       const float a0 = ar[m0], a1 = ar[m0 + 1u], r0 = ar[CH * NB + m0], r1 = ar[CH * NB + m0 + 1u];
-      acc[mt][0] = __builtin_fmaf(a0, __builtin_fmaf(-zs0, r0, sc0 * t[4 * mt + 0]), acc[mt][0]);
-      acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zs0, r1, sc0 * t[4 * mt + 1]), acc[mt][1]);
-      acc[mt][2] = __builtin_fmaf(a0, __builtin_fmaf(-zs1, r0, sc1 * t[4 * mt + 2]), acc[mt][2]);
-      acc[mt][3] = __builtin_fmaf(a1, __builtin_fmaf(-zs1, r1, sc1 * t[4 * mt + 3]), acc[mt][3]);
+      acc[mt][0] = __builtin_fmaf(a0, __builtin_fmaf(-zs0, r0, sc0 * T[4 * mt + 0]), acc[mt][0]);
+      acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zs0, r1, sc0 * T[4 * mt + 1]), acc[mt][1]);
+      acc[mt][2] = __builtin_fmaf(a0, __builtin_fmaf(-zs1, r0, sc1 * T[4 * mt + 2]), acc[mt][2]);
+      acc[mt][3] = __builtin_fmaf(a1, __builtin_fmaf(-zs1, r1, sc1 * T[4 * mt + 3]), acc[mt][3]);
     }
   };
   const u32 fb_s = sbase + L::FB;
-  auto group = [&](const int i, u32 g, u32 gl, u32 buf) __attribute__((always_inline)) {
-    const u32x4 w0 = wb[i][0], w1 = wb[i][1];
-    const u32x2 z = zb[i];
-    const bool more = g + PF < gend;
-    ldg_stream_v4_if(wb[i][0], wnx, more), ldg_stream_v4_if(wb[i][1], wnx + 512u, more);
-    ldg_u32_if(zb[i].x, znx, more), ldg_u32_if(zb[i].y, znx + 8u, more);
-    wnx += 1024u, znx += N;
-    const u32 ww0[4] = {w0.x, w0.y, w0.z, w0.w}, ww1[4] = {w1.x, w1.y, w1.z, w1.w};
-    AFrag af[4];
-#pragma unroll
-    for (int s = 0; s < 4; s++) af[s] = w4_afrag_lop3(ww0[s], ww1[s]);
-    const u32 tb = fb_s + buf * L::FB_BUF + gl * 2u * DWG_TILE(NB);
-    // The previous group's op ran during this group's loads and
-    // conversion; fold it before its accumulators are reused. Nothing but
-    // the op touches T between its issue and this wait (else ptxas
-    // serializes every wgmma: C7514).
-    wg_wait<0>();
-    wg_fence_regs(T);
-    if (pend) fold(T, pz, par);
-    wg_fence();
-#pragma unroll
-    for (int s = 0; s < 4; s++)
-#pragma unroll
-      for (int h = 0; h < 2; h++) {
-        const u32 u = 2u * s + h; // k16 step of the group
-        wg_mma_f16(T, af[s].h[4 * h], af[s].h[4 * h + 1], af[s].h[4 * h + 2], af[s].h[4 * h + 3],
-                   sw128_desc(tb + (u / 4u) * DWG_TILE(NB) + 32u * (u % 4u)), (u32)(s | h));
-      }
-    wg_commit();
-    pend = true, pz = z, par = sar + buf * 2u * CH * NB + gl * NB;
-  };
-
-  u32 buf = 0;
-  for (u32 c0 = gbeg; c0 < gend; c0 += CH, buf ^= 1u) {
+  u32 buf = 0, ci = 0;
+  for (u32 c0 = gbeg; c0 < gend; c0 += CH, buf ^= 1u, ci++) {
     const u32 cend = c0 + CH < gend ? c0 + CH : gend;
-    const bool next = cend < gend;
-    if (next) stage(cend);
-    u32 g = c0;
-    for (; g + PF <= cend; g += PF) { // whole rounds: one basic block
+    const bool next = cend < gend, ahead = c0 + RB * CH < gend;
+    if (RB == 2 && ahead) stage(c0 + 2u * CH, ci & 1u); // raw[ci & 1] held chunk ci, converted already
+    if (RB == 1 && next) stage(cend, 0);
+    for (u32 g = c0; g < cend; g++) {
+      const u32 k = g - gbeg, st = k / DWG_CW, j = k % DWG_CW, slot = wr + (st % R) * L::SLOT;
+      if (j == 0) mbar_wait(bars + 8u * (st % R), (st / R) & 1u);
+      const u32x4 w0 = lds_v4(slot + 1024u * j + 16u * lane), w1 = lds_v4(slot + 1024u * j + 512u + 16u * lane);
+      const u32x2 z{lds_u32(slot + DWG_CW * 1024u + 64u * j + 4u * gid), lds_u32(slot + DWG_CW * 1024u + 64u * j + 4u * gid + 32u)};
+      if (j == DWG_CW - 1u || g + 1u == gend) { // the warp is done with the slot: refill it
+        warp_sync_all();
+        if (lane == 0 && st + R < nst) issue(st + R);
+      }
+      const u32 ww0[4] = {w0.x, w0.y, w0.z, w0.w}, ww1[4] = {w1.x, w1.y, w1.z, w1.w};
+      AFrag af[4];
 #pragma unroll
-      for (int i = 0; i < PF; i++) group(i, g + i, g + i - c0, buf);
+      for (int s = 0; s < 4; s++) af[s] = w4_afrag_lop3(ww0[s], ww1[s]);
+      const u32 tb = fb_s + buf * L::FB_BUF + (g - c0) * 2u * DWG_TILE(NB);
+      wg_wait<0>(); // the previous group's op
+      wg_fence_regs(T);
+      if (pend) fold(pz, par);
+      wg_fence();
+#pragma unroll
+      for (int s = 0; s < 4; s++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+          const u32 u = 2u * s + h; // k16 step of the group
+          wg_mma_f16(T, af[s].h[4 * h], af[s].h[4 * h + 1], af[s].h[4 * h + 2], af[s].h[4 * h + 3],
+                     sw128_desc(tb + (u / 4u) * DWG_TILE(NB) + 32u * (u % 4u)), (u32)(s | h));
+        }
+      wg_commit();
+      pend = true, pz = z, par = sar + buf * 2u * CH * NB + (g - c0) * NB;
     }
-#pragma unroll
-    for (int i = 0; i < PF; i++) // the last chunk's partial round
-      if (g + i < cend) group(i, g + i, g + i - c0, buf);
     if (next) {
       // fb[buf ^ 1] and sar[buf ^ 1] were last read by the previous
-      // chunk's ops and folds, all done: every warp has passed this
-      // chunk's first wait_group 1 and fold.
-      cp_async_wait<0>();
+      // chunk's ops and folds, all done (every warp has passed this
+      // chunk's first wait and fold). Chunk ci+1 is in raw[(ci+1) % RB];
+      // chunk ci+2 may still be in flight behind it.
+      if (RB == 2 && ahead) cp_async_wait<1>();
+      else cp_async_wait<0>();
       block_sync();
-      convert(buf ^ 1u);
+      convert((ci + 1u) % RB, buf ^ 1u);
       fence_proxy_async();
       block_sync();
     }
   }
   wg_wait<0>();
   wg_fence_regs(T);
-  if (pend) fold(T, pz, par); // the last group
+  if (pend) fold(pz, par); // the last group
   static_assert(L::FB_BUF * 2u >= DEC_WARPS * 4 * MT * 32 * sizeof(float), "partials fit fb");
-  if (dec_cluster_epilogue<MT>(acc, (float *)fb, out, ws, sema, M, N, S, j16, warp, lane, gid, tig)) return;
+  if (dec_cluster_epilogue<MT>(acc, (float *)(gbase + L::FB), out, ws, sema, M, N, S, j16, warp, lane, gid, tig)) return;
   dec_epilogue_warp<MT>(acc, out, ws, sema, M, N, S, j16, split, lane, gid, tig);
 }
 
@@ -1098,18 +1111,18 @@ KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void pq_gemm_dec_memonly_m8(const u8 *wq, c
   gemm_dec_staged<1, 4, 8, true>(wq, nullptr, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);
 }
 // The wgmma body (gemm_dec_wg) per M class: NB rows on the op's N side,
-// PF groups of weights in flight per lane, CH groups per activation chunk;
-// dynamic shared memory DWG_SMEM_<NB> (DecShared in launch.go).
-#define DEC_WG_ENTRY(NAME, NB, PF, CH)                                                                                 \
+// CH groups per activation chunk, R weight slots per warp, RB raw chunks
+// in flight; dynamic shared memory DWG_SMEM_<NB> (DecShared in launch.go).
+#define DEC_WG_ENTRY(NAME, NB, CH, R, RB)                                                                                 \
   KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
                                                  const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
                                                  u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
-    gemm_dec_wg<NB, PF, CH>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                          \
+    gemm_dec_wg<NB, CH, R, RB>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                          \
   }
-DEC_WG_ENTRY(pq_gemm_dec_wg_m8, 8, 4, 8)
-DEC_WG_ENTRY(pq_gemm_dec_wg_m16, 16, 4, 4)
-DEC_WG_ENTRY(pq_gemm_dec_wg_m32, 32, 2, 2)
-DEC_WG_ENTRY(pq_gemm_dec_wg_m64, 64, 2, 2)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m8, 8, 4, 4, 2)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m16, 16, 2, 4, 2)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m32, 32, 2, 4, 2)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m64, 64, 2, 2, 1)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

@@ -321,10 +321,10 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 const DecClusterS = 2
 
 // decWGShared is the dynamic shared memory of the wgmma decode kernels
-// (gemm.hip DWG_SMEM_<NB>: two f16 operand chunks, the raw next chunk,
-// asg and rs, 1024 bytes of alignment slack).
+// (gemm.hip DWG_SMEM_<NB>: two f16 operand chunks, the raw next chunks,
+// asg and rs, the warps' weight rings, 1024 bytes of alignment slack).
 var decWGShared = map[string]int{
-	"pq_gemm_dec_wg_m8": 43648, "pq_gemm_dec_wg_m16": 43776, "pq_gemm_dec_wg_m32": 44032, "pq_gemm_dec_wg_m64": 87040,
+	"pq_gemm_dec_wg_m8": 61824, "pq_gemm_dec_wg_m16": 62080, "pq_gemm_dec_wg_m32": 88192, "pq_gemm_dec_wg_m64": 104512,
 }
 
 // DecShared is the dynamic shared memory a decode launch of kernel needs

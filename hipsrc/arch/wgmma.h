@@ -14,6 +14,7 @@
 //   w4_e4m3_frag(w0, w1, z0, z1, a)     two weight words -> the A operand (c − z) of a k32 step
 //   lds_v4(addr) / sts_v4(addr, v)      16-byte shared load / store (by shared address)
 //   mbar_init / mbar_arrive / mbar_wait / cp_async_mbar_arrive   mbarriers
+//   mbar_arrive_expect_tx / bulk_g2s / fence_mbar_init   bulk copies completing on an mbarrier
 //
 // Operand contract (PTX ISA, wgmma .m64nNk32 with 8-bit A in registers; the
 // same per-warp order as mma.m16n8k32, mma.h): warp w of the warpgroup holds
@@ -45,6 +46,21 @@ DEVICE void mbar_wait(u32 bar, u32 parity) {
                "r"(parity)
                : "memory");
 }
+// Bulk copies (cp.async.bulk, the TMA engine without a tensor map):
+// mbar_arrive_expect_tx arrives once on bar and adds bytes to the
+// transaction count its current phase waits for; bulk_g2s copies bytes
+// (a multiple of 16, both addresses 16-byte aligned) from global memory to
+// this CTA's shared memory and completes them on bar; fence_mbar_init makes
+// mbarrier.init visible to the async proxy.
+DEVICE void mbar_arrive_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+DEVICE void bulk_g2s(u32 dst, const void *src, u32 bytes, u32 bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst), "l"(src),
+               "r"(bytes), "r"(bar)
+               : "memory");
+}
+DEVICE void fence_mbar_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
 DEVICE void cp_async_mbar_arrive(u32 bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
 }
