@@ -106,49 +106,37 @@ DEVICE u32 partition_of(u32 n0, u32 nend0, u32 nend1) { return (n0 >= nend0 ? 1u
 // e4m3); the fold is the 4-bit one with d = z − 16 in the scale word.
 #if defined(__NVPTX__)
 // The sm_90 f16 operand of a 5-bit word w (nibble l' of w, fifth bit l'
-// of its plane byte q) in 14 ops (w4_word_f16x2: 9), the same f16 values
-// c − 16 as w5_pair_f16x2 (so every output bit is unchanged):
-//   v = nibble split of q: q bits 0..3 at 0..3, bits 4..7 at 16..19
-//   r:rh = v · 0x2490 (one 32x32 -> 64 multiply, bits 4, 7, 10, 13): bit
-//       t of each group to 4t + 4 (no two partial products of a 4-bit
-//       group meet on a bit 4t + 4 or carry into one; the 16..19 group's
-//       products start at bit 20, above the 0..3 group's), so r bit 4i + 4
-//       = q_i (i = 0..6), rh bit 0 = q7, other bits don't care
-//   X  = w at 0x0F0F0F0F, r elsewhere: byte b = code of nibble 2b (bits 0..4)
-//   Y  = w at 0xF0F0F0F0, r elsewhere: code 1 at bits 4..8, 3 at 12..16,
-//        5 at 20..24; nibble 7 at 28..31, its fifth bit past the word
-//   Y3 = the funnel {rh:Y} >> 8: codes 3 and 7 at bits 4..8 and 20..24
+// of its plane byte q; bits of q above 7 ignored) in 16 ops (the 4-bit
+// w4_word_f16x2: 9), the same f16 values c − 16 as w5_pair_f16x2, so every
+// output bit is unchanged:
+//   e = (q & 0x55) · 0x410410: bit 8b + 4 = q_2b (int5_spread4 without
+//       its final mask: the other bits are never read)
+//   o:oh = (q & 0xAA) · 0x2082080, 32x32 -> 64: the same spread of the odd
+//       bits moved up by 4, so bit 8b + 8 = q_2b+1 (b = 0..2) and oh bit 0
+//       = q7
+//   X  = w at 0x0F0F0F0F, e elsewhere: byte b = code of nibble 2b (bits 0..4)
+//   Y  = w at 0xF0F0F0F0, o elsewhere: codes 1, 3, 5 at bits 4..8, 12..16,
+//        20..24; nibble 7 at 28..31, its fifth bit past the word
+//   Y3 = the funnel {oh:Y} >> 8: codes 3 and 7 at bits 4..8 and 20..24
 //   pairs 0, 2 (nibbles 0|4, 2|6): (X, X >> 8) & 0x001F001F | 0x6400:
 //       f16 1024 + c, minus 1040
 //   pairs 1, 3 (nibbles 1|5, 3|7): (Y, Y3) & 0x01F001F0 | 0x6400:
 //       f16 1024 + 16c (c ≤ 31: exact), × 1/16 − 80 in one fma (64 + c − 80)
-// Every step is exact in f16, as in w4_word_f16x2. Only the bits named
-// are read from r, X and Y: the masks drop the rest. A plane word's nibble
-// split is shared by its four words (w5_plane, w5_split_byte); from a
-// shifted plane word (q = p >> 8s) it is 3 ops per word (w5_split_q).
-struct W5Plane { u32 lo, hi; }; // lo = p & 0x0F0F0F0F, hi = (p >> 4) & 0x0F0F0F0F
-[[maybe_unused]] DEVICE W5Plane w5_plane(u32 p) { return W5Plane{p & 0x0F0F0F0Fu, (p >> 4) & 0x0F0F0F0Fu}; }
-// The nibble split of byte s (compile-time 0..3) of the plane word: one
-// prmt (bytes: lo[s], 0, hi[s], 0; selector 8 = lo byte 0's sign, which
-// is 0).
-[[maybe_unused]] DEVICE u32 w5_split_byte(W5Plane pl, u32 s) {
-  u32 v;
-  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(v) : "r"(pl.lo), "r"(pl.hi), "r"(0x8080u | s | ((4u + s) << 8)));
-  return v;
-}
-// The nibble split of q's byte 0 (bits above 7 ignored).
-DEVICE u32 w5_split_q(u32 q) { return (q & 0x0Fu) | ((q << 12) & 0x000F0000u); }
+// Every step is exact in f16, as in w4_word_f16x2; the masks drop every
+// bit of e, o and oh but those named. Go mirror and exhaustive proof:
+// families/gemm/w5op_test.go.
 DEVICE u32 lop3_select(u32 a, u32 b, u32 mask) { // (a & mask) | (b & ~mask)
   u32 r;
   asm("lop3.b32 %0, %1, %2, %3, 0xE4;" : "=r"(r) : "r"(a), "r"(b), "r"(mask));
   return r;
 }
-DEVICE void w5_word_f16x2(u32 w, u32 v, u32 (&h)[4]) { // h[j] = w5_pair_f16x2 of pair j
-  u32 r, rh;
-  asm("{\n\t.reg .b64 t;\n\tmul.wide.u32 t, %2, 0x2490;\n\tmov.b64 {%0, %1}, t;\n\t}" : "=r"(r), "=r"(rh) : "r"(v));
-  const u32 x = lop3_select(w, r, 0x0F0F0F0Fu), y = lop3_select(w, r, 0xF0F0F0F0u);
+DEVICE void w5_word_f16x2(u32 w, u32 q, u32 (&h)[4]) { // h[j] = w5_pair_f16x2 of pair j
+  const u32 e = (q & 0x55u) * 0x00410410u;
+  u32 o, oh;
+  asm("{\n\t.reg .b64 t;\n\tmul.wide.u32 t, %2, 0x2082080;\n\tmov.b64 {%0, %1}, t;\n\t}" : "=r"(o), "=r"(oh) : "r"(q & 0xAAu));
+  const u32 x = lop3_select(w, e, 0x0F0F0F0Fu), y = lop3_select(w, o, 0xF0F0F0F0u);
   u32 y3;
-  asm("shf.r.clamp.b32 %0, %1, %2, 8;" : "=r"(y3) : "r"(y), "r"(rh));
+  asm("shf.r.clamp.b32 %0, %1, %2, 8;" : "=r"(y3) : "r"(y), "r"(oh));
   const u32 x0 = lop3_and_or(x, 0x001F001Fu, 0x64006400u), x2 = lop3_and_or(x >> 8, 0x001F001Fu, 0x64006400u);
   const u32 x1 = lop3_and_or(y, 0x01F001F0u, 0x64006400u), x3 = lop3_and_or(y3, 0x01F001F0u, 0x64006400u);
   asm("sub.f16x2 %0, %1, %2;" : "=r"(h[0]) : "r"(x0), "r"(0x64106410u));
@@ -156,27 +144,20 @@ DEVICE void w5_word_f16x2(u32 w, u32 v, u32 (&h)[4]) { // h[j] = w5_pair_f16x2 o
   asm("sub.f16x2 %0, %1, %2;" : "=r"(h[2]) : "r"(x2), "r"(0x64106410u));
   asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(h[3]) : "r"(x3), "r"(0x2C002C00u), "r"(0xD500D500u));
 }
-// make_afrag_w4's operand for 5-bit codes: rows gid (w0, nibble split v0)
-// and gid+8 (w1, v1).
-DEVICE AFrag w5_afrag(u32 w0, u32 w1, u32 v0, u32 v1) {
+// make_afrag_w4's operand for 5-bit codes: rows gid (w0, plane byte q0)
+// and gid+8 (w1, q1).
+DEVICE AFrag make_afrag_w5(u32 w0, u32 w1, u32 q0, u32 q1) {
   u32 p0[4], p1[4];
-  w5_word_f16x2(w0, v0, p0), w5_word_f16x2(w1, v1, p1);
+  w5_word_f16x2(w0, q0, p0), w5_word_f16x2(w1, q1, p1);
   AFrag f;
   f.h[0] = p0[0], f.h[1] = p1[0], f.h[2] = p0[1], f.h[3] = p1[1];
   f.h[4] = p0[2], f.h[5] = p1[2], f.h[6] = p0[3], f.h[7] = p1[3];
   return f;
 }
-// w5_afrag from plane bytes q0, q1 (bits above 7 ignored: q = p >> 8s).
-DEVICE AFrag make_afrag_w5(u32 w0, u32 w1, u32 q0, u32 q1) { return w5_afrag(w0, w1, w5_split_q(q0), w5_split_q(q1)); }
-// w5_afrag from the plane words' splits (w5_plane, once per plane word)
-// and the word index s: one prmt per word instead of w5_split_q's 3 ops.
-[[maybe_unused]] DEVICE AFrag make_afrag_w5p(u32 w0, u32 w1, W5Plane pl0, W5Plane pl1, u32 s) {
-  return w5_afrag(w0, w1, w5_split_byte(pl0, s), w5_split_byte(pl1, s));
-}
 // make_bfrag_w4's operand for 5-bit codes (plane byte q of w).
 DEVICE BFrag make_bfrag_w5(u32 w, u32 q) {
   BFrag f;
-  w5_word_f16x2(w, w5_split_q(q), f.h);
+  w5_word_f16x2(w, q, f.h);
   return f;
 }
 #else
