@@ -105,27 +105,59 @@ DEVICE u32 partition_of(u32 n0, u32 nend0, u32 nend1) { return (n0 >= nend0 ? 1u
 // (refimpl.RepackW5). The codes enter the op as c − 16 (exact in fp16 and
 // e4m3); the fold is the 4-bit one with d = z − 16 in the scale word.
 #if defined(__NVPTX__)
-// Fifth bits of one word's pairs j = 0..3 from its plane byte q (bits 0..7).
-struct W5Fifth { u32 j[4]; };
-DEVICE W5Fifth w5_fifth(u32 q) {
-  const u32 e = int5_spread4(q), o = int5_spread4(q >> 1);
-  return W5Fifth{{int5_pair_fifth(e, o, 0), int5_pair_fifth(e, o, 1), int5_pair_fifth(e, o, 2), int5_pair_fifth(e, o, 3)}};
+// The sm_90 f16 operand of a 5-bit word w (nibble l' of w, fifth bit l'
+// of its plane byte q; bits of q above 7 ignored) in 16 ops (the 4-bit
+// w4_word_f16x2: 9), the same f16 values c − 16 as w5_pair_f16x2, so every
+// output bit is unchanged:
+//   e = (q & 0x55) · 0x410410: bit 8b + 4 = q_2b (int5_spread4 without
+//       its final mask: the other bits are never read)
+//   o:oh = (q & 0xAA) · 0x2082080, 32x32 -> 64: the same spread of the odd
+//       bits moved up by 4, so bit 8b + 8 = q_2b+1 (b = 0..2) and oh bit 0
+//       = q7
+//   X  = w at 0x0F0F0F0F, e elsewhere: byte b = code of nibble 2b (bits 0..4)
+//   Y  = w at 0xF0F0F0F0, o elsewhere: codes 1, 3, 5 at bits 4..8, 12..16,
+//        20..24; nibble 7 at 28..31, its fifth bit past the word
+//   Y3 = the funnel {oh:Y} >> 8: codes 3 and 7 at bits 4..8 and 20..24
+//   pairs 0, 2 (nibbles 0|4, 2|6): (X, X >> 8) & 0x001F001F | 0x6400:
+//       f16 1024 + c, minus 1040
+//   pairs 1, 3 (nibbles 1|5, 3|7): (Y, Y3) & 0x01F001F0 | 0x6400:
+//       f16 1024 + 16c (c ≤ 31: exact), × 1/16 − 80 in one fma (64 + c − 80)
+// Every step is exact in f16, as in w4_word_f16x2; the masks drop every
+// bit of e, o and oh but those named. Go mirror and exhaustive proof:
+// families/gemm/w5op_test.go.
+DEVICE u32 lop3_select(u32 a, u32 b, u32 mask) { // (a & mask) | (b & ~mask)
+  u32 r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xE4;" : "=r"(r) : "r"(a), "r"(b), "r"(mask));
+  return r;
+}
+DEVICE void w5_word_f16x2(u32 w, u32 q, u32 (&h)[4]) { // h[j] = w5_pair_f16x2 of pair j
+  const u32 e = (q & 0x55u) * 0x00410410u;
+  u32 o, oh;
+  asm("{\n\t.reg .b64 t;\n\tmul.wide.u32 t, %2, 0x2082080;\n\tmov.b64 {%0, %1}, t;\n\t}" : "=r"(o), "=r"(oh) : "r"(q & 0xAAu));
+  const u32 x = lop3_select(w, e, 0x0F0F0F0Fu), y = lop3_select(w, o, 0xF0F0F0F0u);
+  u32 y3;
+  asm("shf.r.clamp.b32 %0, %1, %2, 8;" : "=r"(y3) : "r"(y), "r"(oh));
+  const u32 x0 = lop3_and_or(x, 0x001F001Fu, 0x64006400u), x2 = lop3_and_or(x >> 8, 0x001F001Fu, 0x64006400u);
+  const u32 x1 = lop3_and_or(y, 0x01F001F0u, 0x64006400u), x3 = lop3_and_or(y3, 0x01F001F0u, 0x64006400u);
+  asm("sub.f16x2 %0, %1, %2;" : "=r"(h[0]) : "r"(x0), "r"(0x64106410u));
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(h[1]) : "r"(x1), "r"(0x2C002C00u), "r"(0xD500D500u));
+  asm("sub.f16x2 %0, %1, %2;" : "=r"(h[2]) : "r"(x2), "r"(0x64106410u));
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(h[3]) : "r"(x3), "r"(0x2C002C00u), "r"(0xD500D500u));
 }
 // make_afrag_w4's operand for 5-bit codes: rows gid (w0, plane byte q0)
 // and gid+8 (w1, q1).
 DEVICE AFrag make_afrag_w5(u32 w0, u32 w1, u32 q0, u32 q1) {
-  const W5Fifth f0 = w5_fifth(q0), f1 = w5_fifth(q1);
+  u32 p0[4], p1[4];
+  w5_word_f16x2(w0, q0, p0), w5_word_f16x2(w1, q1, p1);
   AFrag f;
-#pragma unroll
-  for (u32 j = 0; j < 4; j++) f.h[2 * j] = w5_pair_f16x2(w0, f0.j[j], j), f.h[2 * j + 1] = w5_pair_f16x2(w1, f1.j[j], j);
+  f.h[0] = p0[0], f.h[1] = p1[0], f.h[2] = p0[1], f.h[3] = p1[1];
+  f.h[4] = p0[2], f.h[5] = p1[2], f.h[6] = p0[3], f.h[7] = p1[3];
   return f;
 }
 // make_bfrag_w4's operand for 5-bit codes (plane byte q of w).
 DEVICE BFrag make_bfrag_w5(u32 w, u32 q) {
-  const W5Fifth f5 = w5_fifth(q);
   BFrag f;
-#pragma unroll
-  for (u32 j = 0; j < 4; j++) f.h[j] = w5_pair_f16x2(w, f5.j[j], j);
+  w5_word_f16x2(w, q, f.h);
   return f;
 }
 #else
