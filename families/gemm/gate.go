@@ -134,7 +134,10 @@ func gemmWeights5(rng *rand.Rand, K, N int) *refimpl.QWeight {
 
 // gemmPacked is a repacked weight as the kernels read it (planes nil for
 // 4-bit weights).
-type gemmPacked struct{ words, planes, sz []byte }
+// gemmPacked is a weight as the kernels read it: the fragment-order words,
+// the 5-bit planes, the scale words and (4-bit) the row layout the
+// LayoutRow kernels read (refimpl.RepackRow).
+type gemmPacked struct{ words, planes, sz, row []byte }
 
 // packGEMM repacks w for the kernels of its width.
 func packGEMM(w *refimpl.QWeight) (gemmPacked, error) {
@@ -143,13 +146,17 @@ func packGEMM(w *refimpl.QWeight) (gemmPacked, error) {
 		if err != nil {
 			return gemmPacked{}, err
 		}
-		return gemmPacked{p.WordBytes(), p.PlaneBytes(), p.SZBytes()}, nil
+		return gemmPacked{p.WordBytes(), p.PlaneBytes(), p.SZBytes(), nil}, nil
 	}
 	p, err := refimpl.RepackW4(w)
 	if err != nil {
 		return gemmPacked{}, err
 	}
-	return gemmPacked{p.WordBytes(), nil, p.SZBytes()}, nil
+	r, err := refimpl.RowFromW4(p)
+	if err != nil {
+		return gemmPacked{}, err
+	}
+	return gemmPacked{p.WordBytes(), nil, p.SZBytes(), r.Codes}, nil
 }
 
 // zeroFirstChannels returns w with the weights of channel 0 of every group
@@ -345,7 +352,13 @@ func gemmCaseClassesBits(bits int, c gemmCase, full bool, sms int) []string {
 			add(DecLaunchClasses(base.Name, c.shape, c.M, S, S == law))
 		}
 		for _, k := range DecKernelsBits(bits, c.M, arch, full) {
-			if k.Role == kernels.Variant {
+			switch {
+			case k.Role != kernels.Variant:
+			case DecWeightLayout(k) == LayoutRow: // every split the baseline runs (gateRowLayoutRuns)
+				for _, S := range DecGateSplits(c.M, N, K, sms) {
+					add(DecLaunchClasses(k.Name, c.shape, c.M, S, S == law))
+				}
+			default:
 				add(DecLaunchClasses(k.Name, c.shape, c.M, law, true))
 			}
 		}
@@ -604,6 +617,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		S       int
 		kern    string
 		cluster bool
+		sameAs  bool // bit-identical to the baseline's output at (S, cluster) (the row-layout kernels)
 	}
 	var runs []run
 	arch := t.Device().Info().CodeArch()
@@ -613,19 +627,29 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		return k.Caps&kernels.Cluster != 0 && DecLaunchOpts(S) != (gpu.LaunchOpts{})
 	}
 	for _, S := range Ss {
-		runs = append(runs, run{S, baseK.Name, S == law && clusterAt(baseK, S)})
+		runs = append(runs, run{S, baseK.Name, S == law && clusterAt(baseK, S), false})
 	}
 	// Every registered variant serving M at the law's S, launched as the
 	// baseline is there (attribution kernels compute no GEMM: not gated).
+	// Row-layout variants (LayoutRow) run at every S the baseline runs,
+	// launched as it is, and at S = DecClusterS the other reduce path too,
+	// each output byte-identical to the baseline's.
 	var experimental []run
 	for _, k := range DecKernelsBits(bits, M, arch, t.Full()) {
 		switch {
 		case k.Role != kernels.Variant:
 		case k.Status == kernels.Experimental:
-			experimental = append(experimental, run{law, k.Name, clusterAt(k, law)})
+			experimental = append(experimental, run{law, k.Name, clusterAt(k, law), false})
+		case DecWeightLayout(k) == LayoutRow:
+			runs = append(runs, gateRowLayoutRuns(k, Ss, law, G, clusterAt, func(S int, cl bool) run { return run{S, k.Name, cl, true} })...)
 		default:
-			runs = append(runs, run{law, k.Name, clusterAt(k, law)})
+			runs = append(runs, run{law, k.Name, clusterAt(k, law), false})
 		}
+	}
+	if pk.row != nil {
+		brow := t.Buffer("weights-row", len(pk.row))
+		t.Upload(brow, pk.row)
+		base.WRow = brow.Ptr()
 	}
 	// The current kernel's output bits by (S, cluster launch), kept for the
 	// comparisons below so they do not launch the same thing again.
@@ -635,7 +659,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	}
 	bitsAt := map[launchKey][]byte{}
 	var plain []byte
-	clusterLaunches := 0
+	clusterLaunches, rowLayoutMatches := 0, 0
 	runOne := func(r run) {
 		S := r.S
 		t.Poison(out, 0xFF)
@@ -668,6 +692,20 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			tag += " (law)"
 		}
 		check(tag, key, S)
+		if r.sameAs {
+			// The baseline's bits at this launch, or at the other reduce path
+			// of the same S (the gate proves the two equal for the baseline).
+			want, ok := bitsAt[launchKey{S, clustered}]
+			if !ok {
+				want, ok = bitsAt[launchKey{S, !clustered}]
+			}
+			if !ok {
+				t.Failf("%s %s: no baseline output at S=%d to compare the row-layout kernel's bits with", name, tag, S)
+			} else if got := t.Download(out); !bytes.Equal(got[:2*M*N], want[:2*M*N]) {
+				t.Failf("%s %s: %s", name, tag, firstBitDiff(got, want, M, N, baseK.Name))
+			}
+			rowLayoutMatches++
+		}
 		if r.kern == baseK.Name {
 			bitsAt[launchKey{S, clustered}] = t.Download(out)
 			if S == law {
@@ -807,7 +845,47 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	}
 	t.Metric(ck.Key("pdl_pairs"), float64(pdlPairs))
 	t.Metric(ck.Key("cluster_launches"), float64(clusterLaunches))
+	if bits == 4 {
+		t.Metric(ck.Key("row_layout_bit_checks"), float64(rowLayoutMatches)) // launches of the rl kernel compared byte for byte with the baseline
+	}
 	return worst
+}
+
+// gateRowLayoutRuns are the gate's launches of row-layout kernel k: each
+// of the baseline's splits Ss as the baseline launches it (a cluster at
+// the law's S where the kernel declares it), and at S = DecClusterS the
+// other reduce path too, every output compared byte for byte with the
+// baseline's.
+func gateRowLayoutRuns[R any](k kernels.Kernel, Ss []int, law, G int, clusterAt func(kernels.Kernel, int) bool, mk func(S int, cluster bool) R) []R {
+	var out []R
+	for _, S := range Ss {
+		c := S == law && clusterAt(k, S)
+		out = append(out, mk(S, c))
+		if S == DecClusterS && S <= G && clusterAt(k, S) {
+			out = append(out, mk(S, !c))
+		}
+	}
+	if !slices.Contains(Ss, DecClusterS) && DecClusterS <= G && clusterAt(k, DecClusterS) {
+		out = append(out, mk(DecClusterS, false), mk(DecClusterS, true))
+	}
+	return out
+}
+
+// firstBitDiff describes how two bf16 outputs [M, N] differ: the count and
+// the first differing element.
+func firstBitDiff(got, want []byte, M, N int, wantName string) string {
+	bad, first := 0, ""
+	for i := 0; i < M*N; i++ {
+		g := uint16(got[2*i]) | uint16(got[2*i+1])<<8
+		w := uint16(want[2*i]) | uint16(want[2*i+1])<<8
+		if g != w {
+			if bad == 0 {
+				first = fmt.Sprintf("m=%d n=%d: %#04x, %s %#04x", i/N, i%N, g, wantName, w)
+			}
+			bad++
+		}
+	}
+	return fmt.Sprintf("%d of %d elements differ from %s's bits (row and fragment layout must give the same operands), first %s", bad, M*N, wantName, first)
 }
 
 // launchKind is a decode launch's "launch" label in metric keys: plain

@@ -4,8 +4,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"github.com/parharness/parharness/bench"
+	"github.com/parharness/parharness/families/internal/faketest"
+	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/fakegpu"
+	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 )
 
@@ -146,4 +153,126 @@ func TestRowLayoutRebuildsFragmentWords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The gate compares every row-layout launch with the baseline's bits: a
+// device whose rl kernels write one element differently fails with that
+// message at every launch, one whose kernels all agree does not (both fail
+// the reference check: the fake computes zeros).
+func TestGateRowLayoutBitIdentity(t *testing.T) {
+	sh := GemmShape{K: 384, Parts: []int{256, 128}}
+	for _, plant := range []bool{false, true} {
+		t.Run(fmt.Sprintf("planted=%v", plant), func(t *testing.T) {
+			env, dev := faketest.Env(t, fakeTargets[0])
+			dev.Exec = func(d *fakegpu.Device, l fakegpu.Launch) error {
+				if err := zeroGEMM(d, l); err != nil {
+					return err
+				}
+				if k, _ := kernels.Lookup(l.Kernel); plant && DecWeightLayout(k) == LayoutRow {
+					mem, err := d.Mem(l.Args[5].(gpu.Ptr), 2)
+					if err != nil {
+						return err
+					}
+					mem[0] = 1
+				}
+				return nil
+			}
+			res := gates.RunGate(env, gates.Gate{Name: "gemm-wp", Device: true, Run: func(t *gates.T) {
+				w := GateWeights(rand.New(rand.NewPCG(3, 4)), sh.K, sh.N())
+				p, err := packGEMM(w)
+				t.Check(err, "repack")
+				for _, M := range []int{1, 9, 24, 33} {
+					runGEMMCase(t, gemmCase{"fake/dec", sh, M, "normal", false}, 5, w, p)
+					t.Release()
+				}
+			}})
+			diffs := 0
+			for _, f := range append([]string{res.Reason}, res.Failures...) {
+				if strings.Contains(f, "elements differ from pq_gemm_dec_m") {
+					diffs++
+				}
+			}
+			if plant && diffs == 0 {
+				t.Errorf("a row-layout kernel with one wrong element passed the bit-identity check: %s %v", res.Reason, res.Failures)
+			}
+			if !plant && diffs != 0 {
+				t.Errorf("identical outputs reported as different: %v", res.Failures)
+			}
+			checks := 0.0
+			for k, v := range res.Metrics {
+				if strings.HasPrefix(k, "row_layout_bit_checks{") {
+					checks += v
+				}
+			}
+			// Per M: the law's S, 1, 3 and the other reduce path at S = 2.
+			if checks < 4*3 {
+				t.Errorf("%v row-layout launches compared, want every split of 4 M values", checks)
+			}
+		})
+	}
+}
+
+// The wp bench's check of the row variant passes the fragment variant's
+// bytes and fails one flipped bit, an output never prepared, and a
+// failure of the reference check it wraps.
+func TestWPSameBitsCheck(t *testing.T) {
+	c, dev := faketest.Ctx(t, fakeTargets[0], tinyShapes(t), nil)
+	s := GemmShape{K: 384, Parts: []int{256, 128}}
+	bw, err := newBenchWeights(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const M = 9
+	b, err := newGemmBufs(c, "tiny", s, M, false, false, 2, bw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 2 * M * s.N()
+	pattern := func(k int) []byte {
+		p := make([]byte, n)
+		for i := range p {
+			p[i] = byte(i*7 + k)
+		}
+		return p
+	}
+	write := func(k int, data []byte) {
+		mem, err := dev.Mem(b.out.At(k), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(mem, data)
+	}
+	poison := &bench.Check{Prepare: func(k int) error { return b.out.Poison(dev, k, 0xFF) }}
+	frag := bench.Variant{Name: WPFragment, Check: poison, Enqueue: func(_ gpu.Stream, k int) error { write(k, pattern(k)); return nil }}
+	var refErr error
+	chk := &bench.Check{Prepare: poison.Prepare, Verify: func(int) error { return refErr }}
+	sc := sameBitsCheck(dev, b, chk, frag, "pq_gemm_dec_m16")
+	k := b.copies - 1
+	for _, tc := range []struct {
+		what  string
+		out   func() []byte
+		ref   error
+		ok    bool
+		unset bool
+	}{
+		{"same bits", func() []byte { return pattern(k) }, nil, true, false},
+		{"one bit flipped", func() []byte { p := pattern(k); p[n-1] ^= 1; return p }, nil, false, false},
+		{"reference check fails", func() []byte { return pattern(k) }, fmt.Errorf("rel too large"), false, false},
+		{"verified before prepared", func() []byte { return pattern(k) }, nil, false, true},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			kk := k
+			if tc.unset {
+				kk = 0 // never prepared in this test
+			} else if err := sc.Prepare(kk); err != nil {
+				t.Fatal(err)
+			}
+			refErr = tc.ref
+			write(kk, tc.out())
+			if err := sc.Verify(kk); (err == nil) != tc.ok {
+				t.Errorf("Verify = %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+	c.FreeAll()
 }
