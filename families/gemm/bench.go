@@ -58,7 +58,7 @@ func init() {
 		Variants: func() []string {
 			return slices.Concat(names, []string{"pdl", "ws"}, slices.DeleteFunc(registryTags(OpDec), func(t string) bool { return t == TagRowLayout }), vendorPeers)
 		},
-		Axes:     "shape: gate_up, qkv, down, in_proj of --shapes; M: --m, default 1, 2, 5, 8, 16, 40, 48, 64; regime cold"})
+		Axes: "shape: gate_up, qkv, down, in_proj of --shapes; M: --m, default 1, 2, 5, 8, 16, 40, 48, 64; regime cold"})
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite,
 		Variants: func() []string { return slices.Concat(registryTags(OpPre), vendorPeers) },
 		Axes:     "shape: every --shapes linear; M: --m, default 2048, 8192; regime cold"})
