@@ -49,14 +49,17 @@ import (
 // a bf16 NaN, before every launch), 16 rows past M must stay poisoned, and
 // every buffer carries canaries. The decode band runs the split-K law's S
 // plus S = 1 and S = 3 (the direct-store and uneven-split paths), and the
-// split-K counters must be back at zero after every launch. The rel against
+// split-K counters must be back at zero after every launch. The row-layout
+// decode kernels (DecWeightLayout LayoutRow) read refimpl.RepackRow's
+// weights and run at every S the baseline runs (both reduce paths at
+// S = DecClusterS), each output byte-identical to the baseline's. The rel against
 // the unquantized activations is recorded as a metric (rel_exact), not gated.
 
 func init() {
 	gates.Register(gates.Gate{Family: Family, Name: "gemm5", Headline: []string{"worst_rel_over_floor", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMMBits(5),
 		Proves: "every registered W5A8 GEMM kernel (decode band pq_gemm_dec5_*: at its split-K law's S and fixed S, cluster and ws reduce, PDL pairs; per-token prefill pq_gemm_pre5) is within the gemm gate's bounds of the fp64 reference on 5-bit weights (codes and zeros 0..31, fifth-bit planes) at every shape and M class of the gemm gate, the subnormal-heavy case included"})
 	gates.Register(gates.Gate{Family: Family, Name: "gemm", Headline: []string{"worst_rel_over_floor", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMMBits(4),
-		Proves: "every registered W4A8 GEMM kernel (decode band: the baseline at its split-K law's S and fixed S, its variants at the law's S; per-token prefill: tiled mma.sync and on sm_90a row-major wgmma, also at G = 3 and 5) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
+		Proves: "every registered W4A8 GEMM kernel (decode band: the baseline at its split-K law's S and fixed S, its variants at the law's S, the row-layout variants pq_gemm_dec_rl_* at every split and reduce path of the baseline with its output bits; per-token prefill: tiled mma.sync and on sm_90a row-major wgmma, also at G = 3 and 5) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
 }
 
 const gemmRowsPast = 16
