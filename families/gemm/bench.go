@@ -55,8 +55,10 @@ func init() {
 		return func(c regret.Cell) string { return picks[c] }
 	}}
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: []bench.Law{law},
-		Variants: func() []string { return slices.Concat(names, []string{"pdl", "ws"}, registryTags(OpDec), vendorPeers) },
-		Axes:     "shape: gate_up, qkv, down, in_proj of --shapes; M: --m, default 1, 2, 5, 8, 16, 40, 48, 64; regime cold"})
+		Variants: func() []string {
+			return slices.Concat(names, []string{"pdl", "ws"}, slices.DeleteFunc(registryTags(OpDec), func(t string) bool { return t == TagRowLayout }), vendorPeers)
+		},
+		Axes: "shape: gate_up, qkv, down, in_proj of --shapes; M: --m, default 1, 2, 5, 8, 16, 40, 48, 64; regime cold"})
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite,
 		Variants: func() []string { return slices.Concat(registryTags(OpPre), vendorPeers) },
 		Axes:     "shape: every --shapes linear; M: --m, default 2048, 8192; regime cold"})
@@ -87,6 +89,7 @@ type gemmBufs struct {
 	M, copies                       int
 	w, sz, act, actRow, sc, rs, out bench.CopySet
 	pl, rs16                        bench.CopySet // 5-bit planes; fp16 row sums (prefill, 4-bit: the ZPE form's)
+	wrow                            bench.CopySet // row-layout weights (bench2 wp: the LayoutRow kernels read them instead of w)
 	bits                            int
 	zref                            gemmRef // the ZPE form's reference (prefill, 4-bit)
 	ws, sema                        gpu.Ptr
@@ -265,9 +268,12 @@ func (b *gemmBufs) check(name string, rr gemmRef) *bench.Check {
 // in a decode step); plain forces a plain launch (ws reduce).
 func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain bool) (bench.Variant, error) {
 	s, M := b.s, b.M
-	kern, grid, block, _, err := DecLaunch(s, M, S, DecArgs{Kernel: k.Name, Bits: b.bits, Planes: 1})
+	kern, grid, block, _, err := DecLaunch(s, M, S, DecArgs{Kernel: k.Name, Bits: b.bits, Planes: 1, WRow: 1})
 	if err != nil {
 		return bench.Variant{}, err
+	}
+	if DecWeightLayout(k) == LayoutRow && b.wrow.Size == 0 {
+		return bench.Variant{}, fmt.Errorf("%s reads row-layout weights: the buffer sets have none (bench2 wp allocates them)", k.Name)
 	}
 	if pdl && k.Caps&kernels.PDL == 0 {
 		return bench.Variant{}, fmt.Errorf("%s does not declare PDL (no grid_dep_wait): a PDL launch would race with the previous kernel", k.Name)
@@ -278,7 +284,7 @@ func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain b
 	}
 	f, err := b.c.LauncherEx(kern, grid, block, DecShared(kern), opts, func(c int) []any {
 		_, _, _, args, _ := DecLaunch(s, M, S, DecArgs{W: b.w.At(c), SZ: b.sz.At(c),
-			Act: b.act.At(c), ASG: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), WS: b.ws, Sema: b.sema, Kernel: k.Name, Bits: b.bits, Planes: b.planesAt(c)})
+			Act: b.act.At(c), ASG: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), WS: b.ws, Sema: b.sema, Kernel: k.Name, Bits: b.bits, Planes: b.planesAt(c), WRow: b.wrowAt(c)})
 		return args
 	})
 	v := bench.Variant{Name: name, Enqueue: f}
@@ -319,6 +325,14 @@ func (b *gemmBufs) preVariant(k kernels.Kernel, name string) (bench.Variant, err
 		ref = b.zref
 	}
 	return bench.Variant{Name: name, Enqueue: f, Check: b.check(name, ref)}, err
+}
+
+// wrowAt is buffer set c's row-layout weights, else 0.
+func (b *gemmBufs) wrowAt(c int) gpu.Ptr {
+	if b.wrow.Size == 0 {
+		return 0
+	}
+	return b.wrow.At(c)
 }
 
 // planesAt is buffer set c's plane stream (5-bit), else 0.
@@ -474,6 +488,9 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, arch string) ([]
 		vs = append(vs, v)
 	}
 	for _, k := range ks[1:] {
+		if DecWeightLayout(k) == LayoutRow {
+			continue // bench2 wp times the row-layout kernels against the fragment order
+		}
 		if k.Status == kernels.Experimental && !c.Named(k.Tag) {
 			c.Skipf("dec %s M=%d: %s (%s) is experimental: name it in --variants to time it", label, M, k.Tag, k.Name)
 			continue

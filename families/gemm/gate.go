@@ -49,14 +49,17 @@ import (
 // a bf16 NaN, before every launch), 16 rows past M must stay poisoned, and
 // every buffer carries canaries. The decode band runs the split-K law's S
 // plus S = 1 and S = 3 (the direct-store and uneven-split paths), and the
-// split-K counters must be back at zero after every launch. The rel against
+// split-K counters must be back at zero after every launch. The row-layout
+// decode kernels (DecWeightLayout LayoutRow) read refimpl.RepackRow's
+// weights and run at every S the baseline runs (both reduce paths at
+// S = DecClusterS), each output byte-identical to the baseline's. The rel against
 // the unquantized activations is recorded as a metric (rel_exact), not gated.
 
 func init() {
 	gates.Register(gates.Gate{Family: Family, Name: "gemm5", Headline: []string{"worst_rel_over_floor", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMMBits(5),
 		Proves: "every registered W5A8 GEMM kernel (decode band pq_gemm_dec5_*: at its split-K law's S and fixed S, cluster and ws reduce, PDL pairs; per-token prefill pq_gemm_pre5) is within the gemm gate's bounds of the fp64 reference on 5-bit weights (codes and zeros 0..31, fifth-bit planes) at every shape and M class of the gemm gate, the subnormal-heavy case included"})
 	gates.Register(gates.Gate{Family: Family, Name: "gemm", Headline: []string{"worst_rel_over_floor", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMMBits(4),
-		Proves: "every registered W4A8 GEMM kernel (decode band: the baseline at its split-K law's S and fixed S, its variants at the law's S; per-token prefill: tiled mma.sync and on sm_90a row-major wgmma, also at G = 3 and 5) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
+		Proves: "every registered W4A8 GEMM kernel (decode band: the baseline at its split-K law's S and fixed S, its variants at the law's S, the row-layout variants pq_gemm_dec_rl_* at every split and reduce path of the baseline with its output bits; per-token prefill: tiled mma.sync and on sm_90a row-major wgmma, also at G = 3 and 5) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
 }
 
 const gemmRowsPast = 16
@@ -134,7 +137,10 @@ func gemmWeights5(rng *rand.Rand, K, N int) *refimpl.QWeight {
 
 // gemmPacked is a repacked weight as the kernels read it (planes nil for
 // 4-bit weights).
-type gemmPacked struct{ words, planes, sz []byte }
+// gemmPacked is a weight as the kernels read it: the fragment-order words,
+// the 5-bit planes, the scale words and (4-bit) the row layout the
+// LayoutRow kernels read (refimpl.RepackRow).
+type gemmPacked struct{ words, planes, sz, row []byte }
 
 // packGEMM repacks w for the kernels of its width.
 func packGEMM(w *refimpl.QWeight) (gemmPacked, error) {
@@ -143,13 +149,17 @@ func packGEMM(w *refimpl.QWeight) (gemmPacked, error) {
 		if err != nil {
 			return gemmPacked{}, err
 		}
-		return gemmPacked{p.WordBytes(), p.PlaneBytes(), p.SZBytes()}, nil
+		return gemmPacked{p.WordBytes(), p.PlaneBytes(), p.SZBytes(), nil}, nil
 	}
 	p, err := refimpl.RepackW4(w)
 	if err != nil {
 		return gemmPacked{}, err
 	}
-	return gemmPacked{p.WordBytes(), nil, p.SZBytes()}, nil
+	r, err := refimpl.RowFromW4(p)
+	if err != nil {
+		return gemmPacked{}, err
+	}
+	return gemmPacked{p.WordBytes(), nil, p.SZBytes(), r.Codes}, nil
 }
 
 // zeroFirstChannels returns w with the weights of channel 0 of every group
@@ -345,7 +355,13 @@ func gemmCaseClassesBits(bits int, c gemmCase, full bool, sms int) []string {
 			add(DecLaunchClasses(base.Name, c.shape, c.M, S, S == law))
 		}
 		for _, k := range DecKernelsBits(bits, c.M, arch, full) {
-			if k.Role == kernels.Variant {
+			switch {
+			case k.Role != kernels.Variant:
+			case DecWeightLayout(k) == LayoutRow: // every split the baseline runs (gateRowLayoutRuns)
+				for _, S := range DecGateSplits(c.M, N, K, sms) {
+					add(DecLaunchClasses(k.Name, c.shape, c.M, S, S == law))
+				}
+			default:
 				add(DecLaunchClasses(k.Name, c.shape, c.M, law, true))
 			}
 		}
@@ -604,6 +620,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		S       int
 		kern    string
 		cluster bool
+		sameAs  bool // bit-identical to the baseline's output at (S, cluster) (the row-layout kernels)
 	}
 	var runs []run
 	arch := t.Device().Info().CodeArch()
@@ -613,23 +630,32 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		return k.Caps&kernels.Cluster != 0 && DecLaunchOpts(S) != (gpu.LaunchOpts{})
 	}
 	for _, S := range Ss {
-		runs = append(runs, run{S, baseK.Name, S == law && clusterAt(baseK, S)})
+		runs = append(runs, run{S, baseK.Name, S == law && clusterAt(baseK, S), false})
 	}
 	// Every registered variant serving M at every S the baseline runs,
 	// launched as the baseline is (a cluster at the law's S where it
 	// declares one): each split protocol of each body is gated
-	// (attribution kernels compute no GEMM: not gated).
+	// (attribution kernels compute no GEMM: not gated). Row-layout
+	// variants (LayoutRow) also run the other reduce path at S =
+	// DecClusterS, each output byte-identical to the baseline's.
 	var experimental []run
 	for _, k := range DecKernelsBits(bits, M, arch, t.Full()) {
 		switch {
 		case k.Role != kernels.Variant:
 		case k.Status == kernels.Experimental:
-			experimental = append(experimental, run{law, k.Name, clusterAt(k, law)})
+			experimental = append(experimental, run{law, k.Name, clusterAt(k, law), false})
+		case DecWeightLayout(k) == LayoutRow:
+			runs = append(runs, gateRowLayoutRuns(k, Ss, law, G, clusterAt, func(S int, cl bool) run { return run{S, k.Name, cl, true} })...)
 		default:
 			for _, S := range Ss {
-				runs = append(runs, run{S, k.Name, S == law && clusterAt(k, S)})
+				runs = append(runs, run{S, k.Name, S == law && clusterAt(k, S), false})
 			}
 		}
+	}
+	if pk.row != nil {
+		brow := t.Buffer("weights-row", len(pk.row))
+		t.Upload(brow, pk.row)
+		base.WRow = brow.Ptr()
 	}
 	// The current kernel's output bits by (S, cluster launch), kept for the
 	// comparisons below so they do not launch the same thing again.
@@ -639,7 +665,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	}
 	bitsAt := map[launchKey][]byte{}
 	var plain []byte
-	clusterLaunches := 0
+	clusterLaunches, rowLayoutMatches := 0, 0
 	runOne := func(r run) {
 		S := r.S
 		t.Poison(out, 0xFF)
@@ -672,6 +698,20 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			tag += " (law)"
 		}
 		check(tag, key, S)
+		if r.sameAs {
+			// The baseline's bits at this launch, or at the other reduce path
+			// of the same S (the gate proves the two equal for the baseline).
+			want, ok := bitsAt[launchKey{S, clustered}]
+			if !ok {
+				want, ok = bitsAt[launchKey{S, !clustered}]
+			}
+			if !ok {
+				t.Failf("%s %s: no baseline output at S=%d to compare the row-layout kernel's bits with", name, tag, S)
+			} else if got := t.Download(out); !bytes.Equal(got[:2*M*N], want[:2*M*N]) {
+				t.Failf("%s %s: %s", name, tag, firstBitDiff(got, want, M, N, baseK.Name))
+			}
+			rowLayoutMatches++
+		}
 		if r.kern == baseK.Name {
 			bitsAt[launchKey{S, clustered}] = t.Download(out)
 			if S == law {
@@ -811,7 +851,47 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	}
 	t.Metric(ck.Key("pdl_pairs"), float64(pdlPairs))
 	t.Metric(ck.Key("cluster_launches"), float64(clusterLaunches))
+	if bits == 4 {
+		t.Metric(ck.Key("row_layout_bit_checks"), float64(rowLayoutMatches)) // launches of the rl kernel compared byte for byte with the baseline
+	}
 	return worst
+}
+
+// gateRowLayoutRuns are the gate's launches of row-layout kernel k: each
+// of the baseline's splits Ss as the baseline launches it (a cluster at
+// the law's S where the kernel declares it), and at S = DecClusterS the
+// other reduce path too, every output compared byte for byte with the
+// baseline's.
+func gateRowLayoutRuns[R any](k kernels.Kernel, Ss []int, law, G int, clusterAt func(kernels.Kernel, int) bool, mk func(S int, cluster bool) R) []R {
+	var out []R
+	for _, S := range Ss {
+		c := S == law && clusterAt(k, S)
+		out = append(out, mk(S, c))
+		if S == DecClusterS && S <= G && clusterAt(k, S) {
+			out = append(out, mk(S, !c))
+		}
+	}
+	if !slices.Contains(Ss, DecClusterS) && DecClusterS <= G && clusterAt(k, DecClusterS) {
+		out = append(out, mk(DecClusterS, false), mk(DecClusterS, true))
+	}
+	return out
+}
+
+// firstBitDiff describes how two bf16 outputs [M, N] differ: the count and
+// the first differing element.
+func firstBitDiff(got, want []byte, M, N int, wantName string) string {
+	bad, first := 0, ""
+	for i := 0; i < M*N; i++ {
+		g := uint16(got[2*i]) | uint16(got[2*i+1])<<8
+		w := uint16(want[2*i]) | uint16(want[2*i+1])<<8
+		if g != w {
+			if bad == 0 {
+				first = fmt.Sprintf("m=%d n=%d: %#04x, %s %#04x", i/N, i%N, g, wantName, w)
+			}
+			bad++
+		}
+	}
+	return fmt.Sprintf("%d of %d elements differ from %s's bits (row and fragment layout must give the same operands), first %s", bad, M*N, wantName, first)
 }
 
 // launchKind is a decode launch's "launch" label in metric keys: plain

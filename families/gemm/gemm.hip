@@ -89,6 +89,7 @@
 // S ≤ 64.
 #include "arch/mma.h"
 #include "format/int5.h"
+#include "gemm/rowlayout.h"
 #if defined(__NVPTX__)
 #include "arch/wgmma.h"
 #endif
@@ -445,7 +446,7 @@ DEVICE bool dec_cluster_epilogue(const float (&acc)[MT][4], float *s_red, u16 *o
 // (so its bits differ from v1's within the gate's bound); split-K through a cluster's
 // distributed shared memory when launched as clusters of the S splits, else
 // per warp through ws (dec_epilogue_warp: counters per 16-column tile).
-template <int MT, int PF, int CH, bool MEMONLY = false, int BITS = 4>
+template <int MT, int PF, int CH, bool MEMONLY = false, int BITS = 4, bool ROWL = false>
 DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                             float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
   static_assert(CH % PF == 0, "a chunk holds whole prefetch rounds (static ring slots)");
@@ -461,7 +462,13 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8
   const u8 *ap = act + (u64)p * M * K;
   const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
   // The weight stream: wnx / znx point at the next group to prefetch.
-  const u8 *wnx = wq + (u64)j16 * G * 1024u + lane * 16u + (u64)gbeg * 1024u;
+  // Fragment order: the lane's 16 B of each half of the 1 KiB tile (g).
+  // Row layout (ROWL, 4-bit): k32 step tig of columns n0+gid and
+  // n0+gid+8 (WHALF = 8 columns on), rebuilt by rl_quad_frag.
+  static_assert(!ROWL || BITS == 4, "the row layout is 4-bit only");
+  const u32 WHALF = ROWL ? 4u * K : 512u, WSTEP = ROWL ? 64u : 1024u;
+  const u8 *wnx = ROWL ? wq + (u64)(n0 + gid) * (K / 2u) + tig * 16u + (u64)gbeg * 64u
+                       : wq + (u64)j16 * G * 1024u + lane * 16u + (u64)gbeg * 1024u;
   const u32 *znx = sz + n0 + gid + (u64)gbeg * N;
   // 5-bit: the lane's plane words of both halves (h = 0, 1) of each group.
   const u8 *pnx = BITS == 5 ? wpl + (u64)j16 * G * 256u + lane * 4u + (u64)gbeg * 256u : nullptr;
@@ -470,10 +477,10 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8
 #pragma unroll
   for (int i = 0; i < PF; i++) {
     const bool live = gbeg + i < gend;
-    ldg_stream_v4_if(wb[i][0], wnx, live), ldg_stream_v4_if(wb[i][1], wnx + 512u, live);
+    ldg_stream_v4_if(wb[i][0], wnx, live), ldg_stream_v4_if(wb[i][1], wnx + WHALF, live);
     ldg_u32_if(zb[i].x, znx, live), ldg_u32_if(zb[i].y, znx + 8u, live);
     if (BITS == 5) ldg_u32_if(pb[i].x, pnx, live), ldg_u32_if(pb[i].y, pnx + 128u, live), pnx += 256u;
-    wnx += 1024u, znx += N;
+    wnx += WSTEP, znx += N;
   }
   // Everything above reads only weights and scale words (static); what
   // follows reads activations, asg and rs, and writes ws, sema and out, which
@@ -519,16 +526,18 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8
     const u32x4 w0 = wb[i][0], w1 = wb[i][1];
     const u32x2 z = zb[i], pl = BITS == 5 ? pb[i] : u32x2{0u, 0u};
     const bool more = g + PF < gend;
-    ldg_stream_v4_if(wb[i][0], wnx, more), ldg_stream_v4_if(wb[i][1], wnx + 512u, more);
+    ldg_stream_v4_if(wb[i][0], wnx, more), ldg_stream_v4_if(wb[i][1], wnx + WHALF, more);
     ldg_u32_if(zb[i].x, znx, more), ldg_u32_if(zb[i].y, znx + 8u, more);
     if (BITS == 5) ldg_u32_if(pb[i].x, pnx, more), ldg_u32_if(pb[i].y, pnx + 128u, more), pnx += 256u;
-    wnx += 1024u, znx += N;
+    wnx += WSTEP, znx += N;
     if (MEMONLY) { // attribution: the same loads, no conversion, op or fold
       acc[0][0] += bits_f32(w0.x ^ w0.y ^ w0.z ^ w0.w ^ w1.x ^ w1.y ^ w1.z ^ w1.w ^ z.x ^ z.y);
       return;
     }
     const u8 *sg = &s_act[buf][gid][4u * tig] + gl * GROUP;
-    const u32 ww0[4] = {w0.x, w0.y, w0.z, w0.w}, ww1[4] = {w1.x, w1.y, w1.z, w1.w};
+    const RlWords r0 = ROWL ? rl_quad_frag(w0, tig) : RlWords{{w0.x, w0.y, w0.z, w0.w}};
+    const RlWords r1 = ROWL ? rl_quad_frag(w1, tig) : RlWords{{w1.x, w1.y, w1.z, w1.w}};
+    const u32 ww0[4] = {r0.w[0], r0.w[1], r0.w[2], r0.w[3]}, ww1[4] = {r1.w[0], r1.w[1], r1.w[2], r1.w[3]};
     float t[2][MT][4];
 #pragma unroll
     for (int h = 0; h < 2; h++)
@@ -950,7 +959,7 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
 //            one asg/rs pair per row tile and the 8 columns' scale words,
 //            and the lane writes 8 adjacent outputs.
 // MT counts 8-row tiles as in the sm_90 body; the op tile is 16 rows.
-template <int MT, int PF, bool APF, int BITS = 4>
+template <int MT, int PF, bool APF, int BITS = 4, bool ROWL = false>
 DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                      float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
   constexpr int MT16 = (MT + 1) / 2;
@@ -964,7 +973,13 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
 
   const u8 *ap = act + (u64)p * M * K;
   const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
-  const u8 *wp = wq + (u64)j16 * G * 1024u + (r >> 3) * 512u + (4u * (r & 7u) + 2u * h) * 16u;
+  // Fragment order: memory lanes 2h, 2h+1 of the column's half (group g at
+  // +1 KiB g). Row layout (ROWL, 4-bit): k32 steps 2h, 2h+1 of column
+  // n0 + r (group g at +64 B g), rebuilt by rl_pair_frag.
+  static_assert(!ROWL || BITS == 4, "the row layout is 4-bit only");
+  const u32 WSTEP = ROWL ? 64u : 1024u;
+  const u8 *wp = ROWL ? wq + (u64)(n0 + r) * (K / 2u) + 32u * h
+                      : wq + (u64)j16 * G * 1024u + (r >> 3) * 512u + (4u * (r & 7u) + 2u * h) * 16u;
   const u32 *szp = sz + n0 + 8u * h; // scale words of this lane's D columns
   // 5-bit: the plane words of the lane's two memory lanes (tigs 2h, 2h+1).
   const u8 *pp = BITS == 5 ? wpl + (u64)j16 * G * 256u + (r >> 3) * 128u + (4u * (r & 7u) + 2u * h) * 4u : nullptr;
@@ -975,8 +990,8 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
   for (int i = 0; i < PF; i++) {
     if (gbeg + i < gend) {
       const u32 g = gbeg + i;
-      wb[i][0] = ldg_stream_v4(wp + (u64)g * 1024u);
-      wb[i][1] = ldg_stream_v4(wp + (u64)g * 1024u + 16u);
+      wb[i][0] = ldg_stream_v4(wp + (u64)g * WSTEP);
+      wb[i][1] = ldg_stream_v4(wp + (u64)g * WSTEP + 16u);
       zb[i][0] = ldg_u32x4(szp + (u64)g * N);
       zb[i][1] = ldg_u32x4(szp + (u64)g * N + 4u);
       if (BITS == 5) pb[i] = ldg_u32x2(pp + (u64)g * 256u);
@@ -1023,8 +1038,8 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
         const u32x4 w0 = wb[i][0], w1 = wb[i][1], z0 = zb[i][0], z1 = zb[i][1];
         const u32x2 pl = BITS == 5 ? pb[i] : u32x2{0u, 0u};
         if (g + PF < gend) {
-          wb[i][0] = ldg_stream_v4(wp + (u64)(g + PF) * 1024u);
-          wb[i][1] = ldg_stream_v4(wp + (u64)(g + PF) * 1024u + 16u);
+          wb[i][0] = ldg_stream_v4(wp + (u64)(g + PF) * WSTEP);
+          wb[i][1] = ldg_stream_v4(wp + (u64)(g + PF) * WSTEP + 16u);
           zb[i][0] = ldg_u32x4(szp + (u64)(g + PF) * N);
           zb[i][1] = ldg_u32x4(szp + (u64)(g + PF) * N + 4u);
           if (BITS == 5) pb[i] = ldg_u32x2(pp + (u64)(g + PF) * 256u);
@@ -1037,7 +1052,8 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
             for (int k = 0; k < 8; k++) a[mt][k] = anext[mt][k];
           if (g + 1 < gend) load_act(g + 1, anext);
         }
-        const u32 wa[4] = {w0.x, w0.y, w0.z, w0.w}, wc[4] = {w1.x, w1.y, w1.z, w1.w};
+        const RlPair rp = ROWL ? rl_pair_frag(w0, w1, h) : RlPair{{w0.x, w0.y, w0.z, w0.w}, {w1.x, w1.y, w1.z, w1.w}};
+        const u32 wa[4] = {rp.a[0], rp.a[1], rp.a[2], rp.a[3]}, wc[4] = {rp.c[0], rp.c[1], rp.c[2], rp.c[3]};
         v8f tmp[MT16];
 #pragma unroll
         for (int mt = 0; mt < MT16; mt++) tmp[mt] = v8f{};
@@ -1105,6 +1121,28 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
   }
   dec_block_handoff(ws, out, sema, s_last, M, N, S, nblk, bx, tid);
 }
+#endif
+
+// Row-layout decode (bench2 wp): pq_gemm_dec_m*'s bodies, classes and
+// arguments on refimpl.RepackRow's weights (wq = column n's K codes in k
+// order, byte n*K/2 + k/2), the fragment words rebuilt in registers
+// (gemm/rowlayout.h): the same operands, so the same output bits.
+#define DEC_RL_ENTRY(NAME, BODY)                                                                                       \
+  KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
+                                                 const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
+                                                 u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
+    BODY(wq, nullptr, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                                   \
+  }
+#if defined(__NVPTX__)
+DEC_RL_ENTRY(pq_gemm_dec_rl_m8, (gemm_dec_staged<1, 4, 8, false, 4, true>))
+DEC_RL_ENTRY(pq_gemm_dec_rl_m16, (gemm_dec_staged<2, 4, 8, false, 4, true>))
+DEC_RL_ENTRY(pq_gemm_dec_rl_m32, (gemm_dec_staged<4, 4, 4, false, 4, true>))
+DEC_RL_ENTRY(pq_gemm_dec_rl_m64, (gemm_dec_staged<8, 2, 2, false, 4, true>))
+#else
+DEC_RL_ENTRY(pq_gemm_dec_rl_m8, (gemm_dec<1, 4, true, 4, true>))
+DEC_RL_ENTRY(pq_gemm_dec_rl_m16, (gemm_dec<2, 4, true, 4, true>))
+DEC_RL_ENTRY(pq_gemm_dec_rl_m32, (gemm_dec<4, 2, false, 4, true>))
+DEC_RL_ENTRY(pq_gemm_dec_rl_m64, (gemm_dec<8, 2, false, 4, true>))
 #endif
 
 #define DEC_ENTRY(NAME, MT, PF, APF)                                                                                   \

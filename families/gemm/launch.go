@@ -62,6 +62,14 @@ func init() {
 			Doc: "per-token prefill W4A8 GEMM with the zero-point term as an epilogue product: the loop folds sc*tmp only; fp16 row sums times exact hi+lo fp16 zero-scales, 16 groups a chunk, on the f16 matrix op"},
 		{Name: "pq_gemm_pre_wg", Op: OpPre, Form: FormPreWGMMA, Role: kernels.Variant, Tag: "wg", Caps: kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "per-token prefill W4A8 GEMM on Hopper's wgmma (fp8 at the op's native rate): row-major activations staged 128B-swizzled as the shared-memory operand, weights converted in registers to e4m3 codes minus their zero point as the register operand (no row-sum term), a producer warpgroup and two consumers, 128x128 tiles, one FMA fold per 128-group"},
+		{Name: "pq_gemm_dec_rl_m8", Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagRowLayout, Caps: kernels.PDL | kernels.Cluster, MatrixOp: mma,
+			Doc: "pq_gemm_dec_m8 on row-layout weights (refimpl.RepackRow: byte n*K/2 + k/2), the fragment words rebuilt in registers by lane shuffles: bit-identical outputs, timed against the fragment order in bench2 wp"},
+		{Name: "pq_gemm_dec_rl_m16", Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagRowLayout, Caps: kernels.PDL | kernels.Cluster, MatrixOp: mma,
+			Doc: "pq_gemm_dec_m16 on row-layout weights (as pq_gemm_dec_rl_m8)"},
+		{Name: "pq_gemm_dec_rl_m32", Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagRowLayout, Caps: kernels.PDL | kernels.Cluster, MatrixOp: mma,
+			Doc: "pq_gemm_dec_m32 on row-layout weights (as pq_gemm_dec_rl_m8)"},
+		{Name: "pq_gemm_dec_rl_m64", Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagRowLayout, Caps: kernels.PDL | kernels.Cluster, MatrixOp: mma,
+			Doc: "pq_gemm_dec_m64 on row-layout weights (as pq_gemm_dec_rl_m8)"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -83,6 +91,39 @@ const (
 	FormPreWGMMA = "wgmma-rows" // PreLaunch: row-major activations [P, M, K], codes taken as q - z, dynamic shared memory
 	FormPreZPE   = "tiled-zpe"  // PreLaunch: tiled activations, fp16 row sums [P, Mpad, Gp] (ZPERowSums), zero point in the epilogue
 )
+
+// TagRowLayout is the registry tag of the decode kernels that read the row
+// layout (refimpl.RepackRow) instead of the fragment order
+// (refimpl.RepackW4). They take the same arguments, grid and launch
+// options as the fragment-order kernel of their M class; the weight buffer
+// differs, so DecLaunch passes DecArgs.WRow in W's place for them
+// (DecWeightLayout). The tag is the marker because the layout is a
+// property of this family's decode contract only: kernels.Kernel needs no
+// field for it.
+const TagRowLayout = "rl"
+
+// WeightLayout is the order a decode kernel reads its 4-bit weight codes in.
+type WeightLayout int
+
+const (
+	LayoutFragment WeightLayout = iota // refimpl.RepackW4: the op's fragment order (every kernel but the rl variants)
+	LayoutRow                          // refimpl.RepackRow: column n's K codes in k order, byte n*K/2 + k/2
+)
+
+func (l WeightLayout) String() string {
+	if l == LayoutRow {
+		return "row"
+	}
+	return "fragment"
+}
+
+// DecWeightLayout is the weight layout decode kernel k reads.
+func DecWeightLayout(k kernels.Kernel) WeightLayout {
+	if k.Family == Family && k.Op == OpDec && k.Tag == TagRowLayout {
+		return LayoutRow
+	}
+	return LayoutFragment
+}
 
 // DecOp and PreOp are the decode and prefill Ops of a weight width (4 or 5).
 func DecOp(bits int) string {
@@ -247,6 +288,7 @@ type DecArgs struct {
 	Kernel       string  // "" = the baseline of DecOp(Bits) serving M; else a registered kernel of that Op serving M
 	Bits         int     // weight width: 0 or 4 (W4A8), 5 (W5A8: W holds RepackW5's words, Planes its planes)
 	Planes       gpu.Ptr // 5-bit plane stream (Bits 5 only)
+	WRow         gpu.Ptr // row-layout codes (refimpl.RepackRow), passed in W's place to LayoutRow kernels; scale words stay SZ
 }
 
 // DecWorkspaceBytes is the split-K workspace a decode launch needs.
@@ -283,6 +325,7 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 		return
 	}
 	op := DecOp(bits)
+	w := a.W
 	if a.Kernel == "" {
 		base, berr := kernels.BaselineFor(Family, op, M, "")
 		if err = berr; err != nil {
@@ -296,10 +339,17 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 			return
 		}
 		kernel = a.Kernel
+		if DecWeightLayout(k) == LayoutRow {
+			if a.WRow == 0 {
+				err = fmt.Errorf("gemm: kernel %s reads row-layout weights: DecArgs.WRow is unset (refimpl.RepackRow's codes)", k.Name)
+				return
+			}
+			w = a.WRow
+		}
 	}
 	grid = gpu.Dim3{X: uint32(N / DecBN), Y: uint32(S), Z: 1}
 	block = gpu.D1(DecThreads)
-	args = []any{a.W, a.SZ, a.Act, a.ASG, a.RS, a.Out, a.WS, a.Sema, uint32(M), uint32(N), uint32(s.K), e0, e1, uint32(S)}
+	args = []any{w, a.SZ, a.Act, a.ASG, a.RS, a.Out, a.WS, a.Sema, uint32(M), uint32(N), uint32(s.K), e0, e1, uint32(S)}
 	if bits == 5 {
 		if a.Planes == 0 {
 			err = fmt.Errorf("gemm: 5-bit decode kernel %s: no plane stream (DecArgs.Planes)", kernel)

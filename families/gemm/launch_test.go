@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,7 +74,7 @@ func TestDecKernelsServeTheirRange(t *testing.T) {
 			t.Fatalf("M=%d: decode kernels %v, want the baseline %s first", M, ks, DecKernel(M))
 		}
 		for _, k := range ks {
-			if _, _, _, _, err := DecLaunch(sh, M, 4, DecArgs{Kernel: k.Name}); err != nil {
+			if _, _, _, _, err := DecLaunch(sh, M, 4, DecArgs{Kernel: k.Name, WRow: 1}); err != nil {
 				t.Errorf("M=%d kernel %s: %v", M, k.Name, err)
 			}
 		}
@@ -153,6 +154,43 @@ func TestPreWGWeightConversionExact(t *testing.T) {
 					t.Fatalf("c=%d z=%d: e4m3 of %g is %g", c, z, v, e)
 				}
 			}
+		}
+	}
+}
+
+// The row-layout kernels get DecArgs.WRow where every other decode kernel
+// gets W (the rest of the argument list is the same), and a launch without
+// it is refused, not run on fragment-order weights.
+func TestDecLaunchPassesRowLayoutWeights(t *testing.T) {
+	sh := GemmShape{K: 1024, Parts: []int{256}}
+	a := DecArgs{W: 0x1000, SZ: 0x2000, WRow: 0x3000}
+	for _, M := range []int{1, 9, 17, 33} {
+		var rl []kernels.Kernel
+		for _, k := range DecKernels(M, "", true) {
+			if DecWeightLayout(k) == LayoutRow {
+				rl = append(rl, k)
+			}
+		}
+		if len(rl) != 1 {
+			t.Fatalf("M=%d: %d row-layout decode kernels, want 1: %v", M, len(rl), rl)
+		}
+		a.Kernel = ""
+		_, _, _, frag, err := DecLaunch(sh, M, 2, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Kernel = rl[0].Name
+		_, _, _, row, err := DecLaunch(sh, M, 2, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if frag[0] != a.W || row[0] != a.WRow || !slices.Equal(frag[1:], row[1:]) {
+			t.Errorf("M=%d %s: arguments %v, want the baseline's %v with WRow first", M, rl[0].Name, row, frag)
+		}
+		b := a
+		b.WRow = 0
+		if _, _, _, _, err := DecLaunch(sh, M, 2, b); err == nil {
+			t.Errorf("M=%d %s: launched without row-layout weights", M, rl[0].Name)
 		}
 	}
 }
