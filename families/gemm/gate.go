@@ -859,9 +859,9 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 
 // gateRowLayoutRuns are the gate's launches of row-layout kernel k: each
 // of the baseline's splits Ss as the baseline launches it (a cluster at
-// the law's S where the kernel declares it), and at S = DecClusterS the
-// other reduce path too, every output compared byte for byte with the
-// baseline's.
+// the law's S where the kernel declares it), and at S = DecClusterS (when
+// the baseline runs it) the other reduce path too, every output compared
+// byte for byte with the baseline's.
 func gateRowLayoutRuns[R any](k kernels.Kernel, Ss []int, law, G int, clusterAt func(kernels.Kernel, int) bool, mk func(S int, cluster bool) R) []R {
 	var out []R
 	for _, S := range Ss {
@@ -870,9 +870,6 @@ func gateRowLayoutRuns[R any](k kernels.Kernel, Ss []int, law, G int, clusterAt 
 		if S == DecClusterS && S <= G && clusterAt(k, S) {
 			out = append(out, mk(S, !c))
 		}
-	}
-	if !slices.Contains(Ss, DecClusterS) && DecClusterS <= G && clusterAt(k, DecClusterS) {
-		out = append(out, mk(DecClusterS, false), mk(DecClusterS, true))
 	}
 	return out
 }

@@ -739,13 +739,13 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
 // Shared memory (dynamic, 1024-aligned; DWG_SMEM_<NB> bytes, DecWgSmem):
 //   fb     [2][CH][2 k64 tiles][NB rows][128 B]: a chunk's B operand in f16,
 //          128B-swizzled (wgmma.h), double-buffered; rows >= M zero
-//   raw    [RB][NB][CH*128 + 16]: the next chunks' e4m3 codes, by cp.async
-//   rawar  [RB][2][CH][NB]: their asg and rs, by cp.async
+//   raw    [2][NB][CH*128 + 16]: the next two chunks' e4m3 codes, by cp.async
+//   rawar  [2][2][CH][NB]: their asg and rs, by cp.async
 //   sar    [2][2][CH][NB]: asg and rs of the fb chunks
 //   wr     [4 warps][R][DWG_CW x 1 KiB weights, DWG_CW x 64 B scale words]
 //   bar    [4 warps][R] mbarriers
-// Activations: chunk c + RB is staged (cp.async) when chunk c starts, so
-// RB chunks of compute hide its latency; at the end of chunk c every
+// Activations: chunk c + 2 is staged (cp.async) when chunk c starts, so
+// two chunks of compute hide its latency; at the end of chunk c every
 // thread converts its share of chunk c+1 (16 codes -> two swizzled
 // 16-byte f16 chunks) into fb, fence.proxy.async makes the stores visible
 // to the op's async proxy, and a barrier.
@@ -755,7 +755,8 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
 // serializes the ops, C7514).
 #define DWG_TILE(NB) ((NB) * 128)
 #define DWG_CW 2 // groups per weight copy (one ring slot)
-template <int NB, int CH, int R, int RB> struct DecWgSmem {
+template <int NB, int CH, int R> struct DecWgSmem {
+  static constexpr u32 RB = 2; // raw chunks in flight
   static constexpr u32 SLOT = DWG_CW * (1024u + 64u);
   static constexpr u32 FB_BUF = CH * 2u * DWG_TILE(NB), RAW_ROW = CH * GROUP + 16u, RAW_BUF = NB * RAW_ROW;
   static constexpr u32 FB = 0, RAW = 2u * FB_BUF, RAWAR = RAW + RB * RAW_BUF, SAR = RAWAR + RB * 2u * CH * NB * 4u;
@@ -765,17 +766,17 @@ template <int NB, int CH, int R, int RB> struct DecWgSmem {
 #define DWG_SMEM_8 61824
 #define DWG_SMEM_16 62080
 #define DWG_SMEM_32 88192
-#define DWG_SMEM_64 104512
-static_assert(DecWgSmem<8, 4, 4, 2>::BYTES == DWG_SMEM_8 && DecWgSmem<16, 2, 4, 2>::BYTES == DWG_SMEM_16 &&
-                  DecWgSmem<32, 2, 4, 2>::BYTES == DWG_SMEM_32 && DecWgSmem<64, 2, 2, 1>::BYTES == DWG_SMEM_64,
+#define DWG_SMEM_64 140416
+static_assert(DecWgSmem<8, 4, 4>::BYTES == DWG_SMEM_8 && DecWgSmem<16, 2, 4>::BYTES == DWG_SMEM_16 &&
+                  DecWgSmem<32, 2, 4>::BYTES == DWG_SMEM_32 && DecWgSmem<64, 2, 4>::BYTES == DWG_SMEM_64,
               "the DWG_SMEM_* defines (mirrored in launch.go) are the layouts' sizes");
 
-template <int NB, int CH, int R, int RB>
+template <int NB, int CH, int R>
 DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                         float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
-  static_assert(RB == 1 || RB == 2, "one or two raw chunks in flight");
   constexpr int MT = NB / 8, ND = NB / 2;
-  using L = DecWgSmem<NB, CH, R, RB>;
+  using L = DecWgSmem<NB, CH, R>;
+  constexpr u32 RB = L::RB;
   extern SHARED __attribute__((aligned(1024))) u8 dwg_smem[];
   const u32 sbase = (smem_u32(dwg_smem) + 1023u) & ~1023u;
   u8 *const gbase = dwg_smem + (sbase - smem_u32(dwg_smem)); // the same bytes, generic address
@@ -853,7 +854,7 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
   // Prologue: chunks 0..RB-1 in flight, chunk 0 converted into fb[0].
   if (gbeg < gend) {
     stage(gbeg, 0);
-    const bool second = RB == 2 && gbeg + CH < gend;
+    const bool second = gbeg + CH < gend;
     if (second) stage(gbeg + CH, 1);
     if (second) cp_async_wait<1>();
     else cp_async_wait<0>();
@@ -893,8 +894,7 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
   for (u32 c0 = gbeg; c0 < gend; c0 += CH, buf ^= 1u, ci++) {
     const u32 cend = c0 + CH < gend ? c0 + CH : gend;
     const bool next = cend < gend, ahead = c0 + RB * CH < gend;
-    if (RB == 2 && ahead) stage(c0 + 2u * CH, ci & 1u); // raw[ci & 1] held chunk ci, converted already
-    if (RB == 1 && next) stage(cend, 0);
+    if (ahead) stage(c0 + RB * CH, ci % RB); // raw[ci % RB] held chunk ci, converted already
     for (u32 g = c0; g < cend; g++) {
       const u32 k = g - gbeg, st = k / DWG_CW, j = k % DWG_CW, slot = wr + (st % R) * L::SLOT;
       if (j == 0) mbar_wait(bars + 8u * (st % R), (st / R) & 1u);
@@ -929,7 +929,7 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
       // chunk's ops and folds, all done (every warp has passed this
       // chunk's first wait and fold). Chunk ci+1 is in raw[(ci+1) % RB];
       // chunk ci+2 may still be in flight behind it.
-      if (RB == 2 && ahead) cp_async_wait<1>();
+      if (ahead) cp_async_wait<1>();
       else cp_async_wait<0>();
       block_sync();
       convert((ci + 1u) % RB, buf ^ 1u);
@@ -1181,18 +1181,18 @@ KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void pq_gemm_dec_memonly_m8(const u8 *wq, c
   gemm_dec_staged<1, 4, 8, true>(wq, nullptr, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);
 }
 // The wgmma body (gemm_dec_wg) per M class: NB rows on the op's N side,
-// CH groups per activation chunk, R weight slots per warp, RB raw chunks
-// in flight; dynamic shared memory DWG_SMEM_<NB> (DecShared in launch.go).
-#define DEC_WG_ENTRY(NAME, NB, CH, R, RB)                                                                                 \
+// CH groups per activation chunk, R weight slots per warp; dynamic shared
+// memory DWG_SMEM_<NB> (DecShared in launch.go).
+#define DEC_WG_ENTRY(NAME, NB, CH, R)                                                                                 \
   KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
                                                  const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
                                                  u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
-    gemm_dec_wg<NB, CH, R, RB>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                          \
+    gemm_dec_wg<NB, CH, R>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                          \
   }
-DEC_WG_ENTRY(pq_gemm_dec_wg_m8, 8, 4, 4, 2)
-DEC_WG_ENTRY(pq_gemm_dec_wg_m16, 16, 2, 4, 2)
-DEC_WG_ENTRY(pq_gemm_dec_wg_m32, 32, 2, 4, 2)
-DEC_WG_ENTRY(pq_gemm_dec_wg_m64, 64, 2, 2, 1)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m8, 8, 4, 4)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m16, 16, 2, 4)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m32, 32, 2, 4)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m64, 64, 2, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

