@@ -405,50 +405,63 @@ func runDecSuite(c *bench.Ctx) error {
 	if c.Log != nil {
 		WriteDecSplitKTable(c.Log, names, shs, Ms, sms)
 	}
+	return forDecodePoints(c, "dec", names, shs, Ms, func(si int, s GemmShape, M int, bw *benchWeights) error {
+		// The law's pick is the baseline (named by its S, so the regret
+		// table finds it); fixed S values beside it.
+		law := DecSplitK(M, s.N(), s.K, sms)
+		Ss := []int{law}
+		for _, S := range DecFixedS {
+			if S != law && S <= s.G() {
+				Ss = append(Ss, S)
+			}
+		}
+		b, err := newGemmBufs(c, names[si], s, M, false, false, slices.Max(Ss), bw)
+		if err != nil {
+			c.FreeAll()
+			return err
+		}
+		vs, err := b.decVariants(names[si], law, Ss, arch)
+		if err != nil {
+			c.FreeAll()
+			return err
+		}
+		p := gemmPoint("dec", names[si], s, M, false, b, vs)
+		p.Extra["S_law"] = float64(law)
+		if err := c.Measure(p); err != nil {
+			return err
+		}
+		peerRow(c, lt, ltErr, "dec", names[si], s, M)
+		return nil
+	})
+}
+
+// forDecodePoints walks a decode suite's points, shape by shape and M by
+// M: progress, M above the decode band skipped, --shard's share, one set
+// of weight copies per shape (made at its first point), then point.
+func forDecodePoints(c *bench.Ctx, suite string, names []string, shs []GemmShape, Ms []int, point func(si int, s GemmShape, M int, bw *benchWeights) error) error {
 	total := len(shs) * len(Ms)
 	for si, s := range shs {
 		var bw *benchWeights
 		for mi, M := range Ms {
 			if c.Progress != nil {
-				c.Progress(si*len(Ms)+mi, total, fmt.Sprintf("dec %s M=%d", names[si], M))
+				c.Progress(si*len(Ms)+mi, total, fmt.Sprintf("%s %s M=%d", suite, names[si], M))
 			}
 			if M > DecMaxM {
-				c.Skipf("dec %s M=%d: above the decode band (M <= %d)", names[si], M, DecMaxM)
+				c.Skipf("%s %s M=%d: above the decode band (M <= %d)", suite, names[si], M, DecMaxM)
 				continue
 			}
 			if !c.Take(names[si], M) {
 				continue
 			}
 			if bw == nil {
+				var err error
 				if bw, err = newBenchWeights(s); err != nil {
 					return err
 				}
 			}
-			// The law's pick is the baseline (named by its S, so the regret
-			// table finds it); fixed S values beside it.
-			law := DecSplitK(M, s.N(), s.K, sms)
-			Ss := []int{law}
-			for _, S := range DecFixedS {
-				if S != law && S <= s.G() {
-					Ss = append(Ss, S)
-				}
-			}
-			b, err := newGemmBufs(c, names[si], s, M, false, false, slices.Max(Ss), bw)
-			if err != nil {
-				c.FreeAll()
+			if err := point(si, s, M, bw); err != nil {
 				return err
 			}
-			vs, err := b.decVariants(names[si], law, Ss, arch)
-			if err != nil {
-				c.FreeAll()
-				return err
-			}
-			p := gemmPoint("dec", names[si], s, M, false, b, vs)
-			p.Extra["S_law"] = float64(law)
-			if err := c.Measure(p); err != nil {
-				return err
-			}
-			peerRow(c, lt, ltErr, "dec", names[si], s, M)
 		}
 	}
 	return nil

@@ -64,32 +64,13 @@ func runWPSuite(c *bench.Ctx) error {
 	}
 	arch, sms := c.Dev.Info().CodeArch(), c.Dev.Info().SMs
 	Ms := c.MsOr(bench.DecodeMs)
-	total := len(shs) * len(Ms)
-	for si, s := range shs {
-		var bw *benchWeights
-		for mi, M := range Ms {
-			if c.Progress != nil {
-				c.Progress(si*len(Ms)+mi, total, fmt.Sprintf("wp %s M=%d", names[si], M))
-			}
-			if M > DecMaxM {
-				c.Skipf("wp %s M=%d: above the decode band (M <= %d)", names[si], M, DecMaxM)
-				continue
-			}
-			if !c.Take(names[si], M) {
-				continue
-			}
-			if bw == nil {
-				if bw, err = newBenchWeights(s); err != nil {
-					return err
-				}
-			}
-			if err := measureWPPoint(c, names[si], s, M, DecSplitK(M, s.N(), s.K, sms), arch, bw); err != nil {
-				c.FreeAll()
-				return err
-			}
+	return forDecodePoints(c, "wp", names, shs, Ms, func(si int, s GemmShape, M int, bw *benchWeights) error {
+		if err := measureWPPoint(c, names[si], s, M, DecSplitK(M, s.N(), s.K, sms), arch, bw); err != nil {
+			c.FreeAll()
+			return err
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func measureWPPoint(c *bench.Ctx, label string, s GemmShape, M, law int, arch string, bw *benchWeights) error {
