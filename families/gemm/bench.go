@@ -54,9 +54,24 @@ func init() {
 		}
 		return func(c regret.Cell) string { return picks[c] }
 	}}
-	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: []bench.Law{law},
+	// The wgmma kernels' law (DecSplitKWG) over their own S variants.
+	var wgNames []string
+	for s := 1; s <= DecMaxS; s++ {
+		wgNames = append(wgNames, fmt.Sprintf("%sS%d", TagWG, s))
+	}
+	wgLaw := bench.Law{Name: "gemm.DecSplitKWG", Kernel: "pq_gemm_dec", Variants: wgNames, PickFrom: func(doc *results.Document, suite string) regret.Law {
+		picks := map[regret.Cell]string{}
+		for _, r := range doc.Records {
+			if S, ok := r.Extra["S_law_wg"]; ok && r.Suite == suite && r.Kernel == "pq_gemm_dec" {
+				picks[regret.Cell{Shape: r.Shape, M: r.M}] = fmt.Sprintf("%sS%d", TagWG, int(S))
+			}
+		}
+		return func(c regret.Cell) string { return picks[c] }
+	}}
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: []bench.Law{law, wgLaw},
 		Variants: func() []string {
-			return slices.Concat(names, []string{"pdl", "ws"}, slices.DeleteFunc(registryTags(OpDec), func(t string) bool { return t == TagRowLayout }), vendorPeers)
+			tags := slices.DeleteFunc(registryTags(OpDec), func(t string) bool { return t == TagRowLayout || t == TagWG })
+			return slices.Concat(names, []string{"pdl", "ws"}, tags, wgNames, vendorPeers)
 		},
 		Axes: "shape: gate_up, qkv, down, in_proj of --shapes; M: --m, default 1, 2, 5, 8, 16, 40, 48, 64; regime cold"})
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite,
@@ -415,18 +430,22 @@ func runDecSuite(c *bench.Ctx) error {
 				Ss = append(Ss, S)
 			}
 		}
-		b, err := newGemmBufs(c, names[si], s, M, false, false, slices.Max(Ss), bw)
+		wgSs := decWGSplits(arch, M, s, sms)
+		b, err := newGemmBufs(c, names[si], s, M, false, false, slices.Max(slices.Concat(Ss, wgSs)), bw)
 		if err != nil {
 			c.FreeAll()
 			return err
 		}
-		vs, err := b.decVariants(names[si], law, Ss, arch)
+		vs, err := b.decVariants(names[si], law, Ss, wgSs, arch)
 		if err != nil {
 			c.FreeAll()
 			return err
 		}
 		p := gemmPoint("dec", names[si], s, M, false, b, vs)
 		p.Extra["S_law"] = float64(law)
+		if len(wgSs) > 0 {
+			p.Extra["S_law_wg"] = float64(wgSs[0])
+		}
 		if err := c.Measure(p); err != nil {
 			return err
 		}
@@ -472,7 +491,7 @@ func forDecodePoints(c *bench.Ctx, suite string, names []string, shs []GemmShape
 // cluster launch, plainly (ws); then every other registered decode kernel
 // serving M (variants, attribution kernels; experimental ones only when
 // --variants names them) at the law's S, named by its registry tag.
-func (b *gemmBufs) decVariants(label string, law int, Ss []int, arch string) ([]bench.Variant, error) {
+func (b *gemmBufs) decVariants(label string, law int, Ss, wgSs []int, arch string) ([]bench.Variant, error) {
 	c, M := b.c, b.M
 	ks := DecKernels(M, arch, true)
 	base := ks[0]
@@ -508,6 +527,16 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, arch string) ([]
 			c.Skipf("dec %s M=%d: %s (%s) is experimental: name it in --variants to time it", label, M, k.Tag, k.Name)
 			continue
 		}
+		if k.Tag == TagWG { // its own law (DecSplitKWG) and fixed S beside it: "wgS<S>"
+			for _, S := range wgSs {
+				v, err := b.decVariant(k, S, fmt.Sprintf("%sS%d", TagWG, S), false, false)
+				if err != nil {
+					return nil, err
+				}
+				vs = append(vs, v)
+			}
+			continue
+		}
 		v, err := b.decVariant(k, law, k.Tag, false, false)
 		if err != nil {
 			return nil, err
@@ -515,6 +544,30 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, arch string) ([]
 		vs = append(vs, v)
 	}
 	return vs, nil
+}
+
+// DecWGFixedS are the fixed split counts the dec suite times the wgmma
+// decode kernel at beside its law's S (variants "wgS<S>").
+var DecWGFixedS = []int{1, 2, 3, 4, 6, 8}
+
+// decWGSplits are the splits the dec suite times the wgmma decode kernel
+// serving M at on arch: its law's S first, then DecWGFixedS (at most G);
+// none where no such kernel serves M.
+func decWGSplits(arch string, M int, s GemmShape, sms int) []int {
+	for _, k := range DecKernels(M, arch, true) {
+		if k.Tag != TagWG {
+			continue
+		}
+		law := DecSplitFor(k, M, s.N(), s.K, sms)
+		out := []int{law}
+		for _, S := range DecWGFixedS {
+			if S != law && S <= s.G() {
+				out = append(out, S)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 func runPreSuite(c *bench.Ctx) error {

@@ -605,6 +605,14 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	law := DecSplitK(M, N, K, t.Device().Info().SMs)
 	Ss := DecGateSplits(M, N, K, t.Device().Info().SMs)
 	maxS := DecClusterS
+	// Variants with a split law of their own (DecSplitFor) also run at it.
+	ownLaw := map[string]int{}
+	for _, k := range DecKernelsBits(bits, M, t.Device().Info().CodeArch(), true) {
+		if S := DecSplitFor(k, M, N, K, t.Device().Info().SMs); k.Role == kernels.Variant && S != law {
+			ownLaw[k.Name] = S
+			maxS = max(maxS, S)
+		}
+	}
 	for _, s := range Ss {
 		maxS = max(maxS, s)
 	}
@@ -649,6 +657,9 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		default:
 			for _, S := range Ss {
 				runs = append(runs, run{S, k.Name, S == law && clusterAt(k, S), false})
+			}
+			if S, ok := ownLaw[k.Name]; ok && !slices.Contains(Ss, S) {
+				runs = append(runs, run{S, k.Name, clusterAt(k, S), false})
 			}
 		}
 	}

@@ -765,11 +765,11 @@ template <int NB, int CH, int R> struct DecWgSmem {
   static constexpr u32 WR = SAR + 4u * CH * NB * 4u, BAR = WR + DEC_WARPS * R * SLOT;
   static constexpr u32 BYTES = BAR + DEC_WARPS * R * 8u + 1024u; // + alignment slack
 };
-#define DWG_SMEM_8 61824
-#define DWG_SMEM_16 62080
+#define DWG_SMEM_8 53088
+#define DWG_SMEM_16 53344
 #define DWG_SMEM_32 88192
 #define DWG_SMEM_64 140416
-static_assert(DecWgSmem<8, 4, 4>::BYTES == DWG_SMEM_8 && DecWgSmem<16, 2, 4>::BYTES == DWG_SMEM_16 &&
+static_assert(DecWgSmem<8, 4, 3>::BYTES == DWG_SMEM_8 && DecWgSmem<16, 2, 3>::BYTES == DWG_SMEM_16 &&
                   DecWgSmem<32, 2, 4>::BYTES == DWG_SMEM_32 && DecWgSmem<64, 2, 4>::BYTES == DWG_SMEM_64,
               "the DWG_SMEM_* defines (mirrored in launch.go) are the layouts' sizes");
 
@@ -1198,8 +1198,8 @@ KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void pq_gemm_dec_memonly_m8(const u8 *wq, c
                                                  u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
     gemm_dec_wg<NB, CH, R>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                          \
   }
-DEC_WG_ENTRY(pq_gemm_dec_wg_m8, 8, 4, 4)
-DEC_WG_ENTRY(pq_gemm_dec_wg_m16, 16, 2, 4)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m8, 8, 4, 3)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m16, 16, 2, 3)
 DEC_WG_ENTRY(pq_gemm_dec_wg_m32, 32, 2, 4)
 DEC_WG_ENTRY(pq_gemm_dec_wg_m64, 64, 2, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)

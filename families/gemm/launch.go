@@ -374,12 +374,76 @@ const DecClusterS = 2
 // (gemm.hip DWG_SMEM_<NB>: two f16 operand chunks, the raw next chunks,
 // asg and rs, the warps' weight rings, 1024 bytes of alignment slack).
 var decWGShared = map[string]int{
-	"pq_gemm_dec_wg_m8": 61824, "pq_gemm_dec_wg_m16": 62080, "pq_gemm_dec_wg_m32": 88192, "pq_gemm_dec_wg_m64": 140416,
+	"pq_gemm_dec_wg_m8": 53088, "pq_gemm_dec_wg_m16": 53344, "pq_gemm_dec_wg_m32": 88192, "pq_gemm_dec_wg_m64": 140416,
 }
 
 // DecShared is the dynamic shared memory a decode launch of kernel needs
 // (0 for every kernel whose shared memory is static).
 func DecShared(kernel string) int { return decWGShared[kernel] }
+
+// decWGRegs are the wgmma decode kernels' registers per thread (ptxas -v,
+// sm_90a, on the H200, 2026-12-02: gates/testdata/ptxas/clean.txt).
+var decWGRegs = map[string]int{"pq_gemm_dec_wg_m8": 96, "pq_gemm_dec_wg_m16": 96, "pq_gemm_dec_wg_m32": 128, "pq_gemm_dec_wg_m64": 168}
+
+// Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
+// 228 KiB of shared memory per SM, 1 KiB of it reserved per resident block;
+// 64 Ki registers, allocated per warp in units of 256.
+const (
+	sm90SharedPerSM   = 228 << 10
+	sm90SharedPerCTA  = 1 << 10
+	sm90RegsPerSM     = 64 << 10
+	sm90RegAllocUnits = 256
+	sm90MaxCTAsPerSM  = 32
+)
+
+// DecResidentBlocks is how many blocks of a wgmma decode kernel fit on one
+// SM at once, from its shared memory and registers (0: not a wgmma decode
+// kernel).
+func DecResidentBlocks(kernel string) int {
+	regs, ok := decWGRegs[kernel]
+	if !ok {
+		return 0
+	}
+	bySmem := sm90SharedPerSM / (DecShared(kernel) + sm90SharedPerCTA)
+	perWarp := (regs*32 + sm90RegAllocUnits - 1) / sm90RegAllocUnits * sm90RegAllocUnits
+	byRegs := sm90RegsPerSM / (perWarp * DecThreads / 32)
+	return min(bySmem, byRegs, sm90MaxCTAsPerSM)
+}
+
+// DecSplitKWG is the wgmma decode kernels' split-K law, from their
+// footprint rather than a fit: a block holds DecResidentBlocks' share of
+// an SM, so a launch of nb column blocks x S splits runs in
+// ceil(nb·S / (resident·SMs)) waves of blocks that each stream ceil(G/S)
+// groups. The law takes the S (1..min(G/4, DecMaxS)) with the fewest
+// waves x groups per block, the smallest such S on a tie (fewer partial
+// tiles to reduce); then evens the splits out as DecSplitK does.
+func DecSplitKWG(kernel string, M, N, K, sms int) int {
+	G := K / refimpl.GroupSize
+	slots := max(DecResidentBlocks(kernel), 1) * sms
+	nb := N / DecBN
+	best, bestCost := 1, -1
+	for s := 1; s <= max(1, min(G/4, DecMaxS)); s++ {
+		gps := (G + s - 1) / s
+		cost := (nb*s + slots - 1) / slots * gps
+		if bestCost < 0 || cost < bestCost {
+			best, bestCost = s, cost
+		}
+	}
+	gps := (G + best - 1) / best
+	return max((G+gps-1)/gps, 1)
+}
+
+// DecSplitFor is the split count kernel k launches at by its own law: the
+// wgmma bodies by DecSplitKWG, every other decode kernel by DecSplitK.
+func DecSplitFor(k kernels.Kernel, M, N, K, sms int) int {
+	if k.Tag == TagWG {
+		return DecSplitKWG(k.Name, M, N, K, sms)
+	}
+	return DecSplitK(M, N, K, sms)
+}
+
+// TagWG is the registry tag of the wgmma decode kernels.
+const TagWG = "wg"
 
 // DecLaunchOpts are the launch options of a decode launch at split S: for
 // S = DecClusterS, the splits of a column block as one cluster (1 x S). The

@@ -194,3 +194,39 @@ func TestDecLaunchPassesRowLayoutWeights(t *testing.T) {
 		}
 	}
 }
+
+// The wgmma kernels' residency and split law, worked by hand from their
+// shared memory and registers on a 132-SM H200.
+func TestDecSplitKWGWaves(t *testing.T) {
+	for _, c := range []struct {
+		kernel   string
+		resident int
+	}{{"pq_gemm_dec_wg_m8", 4}, {"pq_gemm_dec_wg_m16", 4}, {"pq_gemm_dec_wg_m32", 2}, {"pq_gemm_dec_wg_m64", 1}, {"pq_gemm_dec_m8", 0}} {
+		t.Run("resident/"+c.kernel, func(t *testing.T) {
+			if got := DecResidentBlocks(c.kernel); got != c.resident {
+				t.Errorf("%d blocks per SM, want %d", got, c.resident)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name        string
+		kernel      string
+		N, K, wantS int
+	}{
+		// 112 column blocks, 528 slots: S = 4 is one wave of 10-group blocks;
+		// S = 8 ties (2 waves of 5) and loses on the tie.
+		{"qkv/m8", "pq_gemm_dec_wg_m8", 7168, 5120, 4},
+		// 272 column blocks: S = 5 is 3 waves of 8 groups (24), the first
+		// minimum (S = 7 and 10 tie).
+		{"gate_up/m8", "pq_gemm_dec_wg_m8", 17408, 5120, 5},
+		// One block per SM: S = 8 (7 waves of 5 groups, 35) beats S = 10
+		// (9 waves of 4, 36) and S = 1, 2, 4, 5 (40).
+		{"qkv/m64", "pq_gemm_dec_wg_m64", 7168, 5120, 8},
+	} {
+		t.Run("law/"+c.name, func(t *testing.T) {
+			if got := DecSplitKWG(c.kernel, 1, c.N, c.K, H200SMs); got != c.wantS {
+				t.Errorf("S=%d, want %d", got, c.wantS)
+			}
+		})
+	}
+}
