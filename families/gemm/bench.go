@@ -523,18 +523,23 @@ func (b *gemmBufs) decVariants(label string, law int, Ss, wgSs []int, arch strin
 		if DecWeightLayout(k) == LayoutRow {
 			continue // bench2 wp times the row-layout kernels against the fragment order
 		}
-		if k.Status == kernels.Experimental && !c.Named(k.Tag) {
-			c.Skipf("dec %s M=%d: %s (%s) is experimental: name it in --variants to time it", label, M, k.Tag, k.Name)
-			continue
-		}
 		if k.Tag == TagWG { // its own law (DecSplitKWG) and fixed S beside it: "wgS<S>"
 			for _, S := range wgSs {
-				v, err := b.decVariant(k, S, fmt.Sprintf("%sS%d", TagWG, S), false, false)
+				name := fmt.Sprintf("%sS%d", TagWG, S)
+				if k.Status == kernels.Experimental && !c.Named(name) {
+					c.Skipf("dec %s M=%d: %s (%s) is experimental: name it in --variants to time it", label, M, name, k.Name)
+					continue
+				}
+				v, err := b.decVariant(k, S, name, false, false)
 				if err != nil {
 					return nil, err
 				}
 				vs = append(vs, v)
 			}
+			continue
+		}
+		if k.Status == kernels.Experimental && !c.Named(k.Tag) {
+			c.Skipf("dec %s M=%d: %s (%s) is experimental: name it in --variants to time it", label, M, k.Tag, k.Name)
 			continue
 		}
 		v, err := b.decVariant(k, law, k.Tag, false, false)
