@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -303,5 +304,61 @@ func TestGateMetricKeysIndependentOfSeed(t *testing.T) {
 		if b.CaseSeeds[k] == v {
 			t.Errorf("case %s: the same seed %d in both runs", k, v)
 		}
+	}
+}
+
+// The decode gate launches every (kernel, S, launch kind) DecGateLaunches
+// times and requires the first launch's bits each time: a kernel that
+// writes one element differently on every other launch (a race that a
+// single launch can hide) fails with that reason; one that repeats itself
+// does not.
+func TestGateCatchesNondeterministicDecode(t *testing.T) {
+	sh := GemmShape{K: 384, Parts: []int{256, 128}}
+	for _, plant := range []bool{false, true} {
+		t.Run(fmt.Sprintf("planted=%v", plant), func(t *testing.T) {
+			env, dev := faketest.Env(t, fakeTargets[0])
+			launches := map[string]int{}
+			dev.Exec = func(d *fakegpu.Device, l fakegpu.Launch) error {
+				if err := zeroGEMM(d, l); err != nil {
+					return err
+				}
+				launches[l.Kernel]++
+				if plant && l.Kernel == DecKernel(9) && launches[l.Kernel]%2 == 0 {
+					mem, err := d.Mem(l.Args[5].(gpu.Ptr), 2)
+					if err != nil {
+						return err
+					}
+					mem[1] = 0x3F // 0x3F00: bf16 0.5 in element 0
+				}
+				return nil
+			}
+			res := gates.RunGate(env, gates.Gate{Name: "gemm-replays", Device: true, Run: func(t *gates.T) {
+				w := GateWeights(rand.New(rand.NewPCG(3, 4)), sh.K, sh.N())
+				p, err := packGEMM(w)
+				t.Check(err, "repack")
+				runGEMMCase(t, gemmCase{"fake/dec", sh, 9, "normal", false}, 5, w, p)
+			}})
+			races := 0
+			for _, f := range append([]string{res.Reason}, res.Failures...) {
+				if strings.Contains(f, "not deterministic") {
+					races++
+				}
+			}
+			if plant && races == 0 {
+				t.Errorf("a decode kernel that changes its output on every other launch passed the replay check: %s %v", res.Reason, res.Failures)
+			}
+			if !plant && races != 0 {
+				t.Errorf("a deterministic fake reported as racy: %v", res.Failures)
+			}
+			n := 0.0
+			for k, v := range res.Metrics {
+				if strings.HasPrefix(k, "replays{") {
+					n += v
+				}
+			}
+			if n == 0 {
+				t.Errorf("no replays recorded (metrics %v)", res.Metrics)
+			}
+		})
 	}
 }

@@ -676,7 +676,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	}
 	bitsAt := map[launchKey][]byte{}
 	var plain []byte
-	clusterLaunches, rowLayoutMatches := 0, 0
+	clusterLaunches, rowLayoutMatches, replays := 0, 0, 0
 	runOne := func(r run) {
 		S := r.S
 		t.Poison(out, 0xFF)
@@ -719,7 +719,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			if !ok {
 				t.Failf("%s %s: no baseline output at S=%d to compare the row-layout kernel's bits with", name, tag, S)
 			} else if got := t.Download(out); !bytes.Equal(got[:2*M*N], want[:2*M*N]) {
-				t.Failf("%s %s: %s", name, tag, firstBitDiff(got, want, M, N, baseK.Name))
+				t.Failf("%s %s: %s (row and fragment layout must give the same operands)", name, tag, firstBitDiff(got, want, M, N, baseK.Name))
 			}
 			rowLayoutMatches++
 		}
@@ -730,6 +730,26 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			}
 		}
 		t.RequireFilled(name+" "+tag, sema, 0, "the split-K counters must be back at 0 (the last block resets them)")
+		// Replays: the same launch again, onto poisoned outputs and
+		// workspace, must give the same bits (the op and every split-K
+		// protocol are deterministic). A race that leaves an output within
+		// its bound on one launch, or shows on one launch in several, fails
+		// here.
+		first := t.Download(out)
+		for rep := 1; rep < DecGateLaunches; rep++ {
+			t.Poison(out, 0xFF)
+			t.Poison(ws, 0xFF)
+			if clustered {
+				t.LaunchEx(kern, grid, block, DecShared(kern), DecLaunchOpts(S), args...)
+			} else {
+				t.Launch(kern, grid, block, DecShared(kern), args...)
+			}
+			replays++
+			if got := t.Download(out); !bytes.Equal(got[:2*M*N], first[:2*M*N]) {
+				t.Failf("%s %s: launch %d of %d is not the first launch's bits: %s (the kernel is not deterministic: a race)", name, tag, rep+1, DecGateLaunches, firstBitDiff(got, first, M, N, "the first launch"))
+				break
+			}
+		}
 	}
 	for _, r := range runs {
 		runOne(r)
@@ -862,6 +882,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	}
 	t.Metric(ck.Key("pdl_pairs"), float64(pdlPairs))
 	t.Metric(ck.Key("cluster_launches"), float64(clusterLaunches))
+	t.Metric(ck.Key("replays"), float64(replays)) // launches repeated and compared bit for bit with the first
 	if bits == 4 {
 		t.Metric(ck.Key("row_layout_bit_checks"), float64(rowLayoutMatches)) // launches of the rl kernel compared byte for byte with the baseline
 	}
@@ -899,7 +920,7 @@ func firstBitDiff(got, want []byte, M, N int, wantName string) string {
 			bad++
 		}
 	}
-	return fmt.Sprintf("%d of %d elements differ from %s's bits (row and fragment layout must give the same operands), first %s", bad, M*N, wantName, first)
+	return fmt.Sprintf("%d of %d elements differ from %s's bits, first %s", bad, M*N, wantName, first)
 }
 
 // launchKind is a decode launch's "launch" label in metric keys: plain

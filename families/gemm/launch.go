@@ -258,6 +258,11 @@ func DecSplitK(M, N, K, sms int) int {
 	return max((G+gps-1)/gps, 1)
 }
 
+// DecGateLaunches is how many times the decode gate launches each (kernel,
+// S, launch kind) of a case: the first is checked against the reference,
+// every later one must give its bits exactly.
+const DecGateLaunches = 3
+
 // H200SMs is the SM count the law is printed for when no device is at hand.
 const H200SMs = 132
 
