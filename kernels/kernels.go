@@ -131,6 +131,11 @@ type Kernel struct {
 	MatrixOp map[string]string // code arch -> instruction mnemonic (prefix) expected inside a loop
 	Targets  []string          // code archs that have it; nil: all
 	Status   Status
+	// Shared is the dynamic shared memory (bytes) a launch of the kernel
+	// takes when its family's launch contract fixes it per kernel (0:
+	// static shared memory, or sized per launch by the contract); it
+	// needs the DynShared cap.
+	Shared int
 	// AllowScratch, when non-empty, is the reason this kernel may use
 	// scratch/local memory or spill; the resource gates fail otherwise.
 	AllowScratch string
@@ -201,6 +206,9 @@ func (k Kernel) validate() error {
 		if !k.ForArch(a) {
 			return fmt.Errorf("kernel %s: declares a matrix op for %s, which does not have it", k.Name, a)
 		}
+	}
+	if k.Shared < 0 || (k.Shared > 0 && k.Caps&DynShared == 0) {
+		return fmt.Errorf("kernel %s: Shared %d bytes needs the dynshared cap and a size >= 0", k.Name, k.Shared)
 	}
 	return nil
 }

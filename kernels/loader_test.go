@@ -152,6 +152,8 @@ func TestRegisterValidates(t *testing.T) {
 		{"empty M range", func(k *Kernel) { k.MinM, k.MaxM = 9, 8 }, "is empty"},
 		{"unknown target", func(k *Kernel) { k.Targets = []string{"sm_80"} }, "not a code arch"},
 		{"matrix op off target", func(k *Kernel) { k.Targets, k.MatrixOp = []string{SM90a}, map[string]string{GFX1201: "v_wmma"} }, "does not have it"},
+		{"shared without the cap", func(k *Kernel) { k.Shared = 4096 }, "needs the dynshared cap"},
+		{"negative shared", func(k *Kernel) { k.Shared, k.Caps = -1, DynShared }, "needs the dynshared cap"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			k := ok

@@ -36,13 +36,13 @@ func init() {
 			Doc: "previous decode generation, 16 < M <= 32"},
 		{Name: "pq_gemm_dec_v1_m64", Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: "v1", Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
 			Doc: "previous decode generation, 32 < M <= 64"},
-		{Name: "pq_gemm_dec_wg_m8", Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+		{Name: "pq_gemm_dec_wg_m8", Shared: 53088, Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "decode-band W4A8 GEMM on Hopper's wgmma, M <= 8: the staged body's block and split-K protocols; weights and scale words by bulk copy into per-warp mbarrier rings, converted to the f16 register operand (64 columns per warpgroup), activation rows as the f16 shared-memory operand (M on the op's N side), one op per k16 step for any M in the class; experimental: slower than the staged body, and the m16 class fails the gate intermittently on the H200 (a race not yet found, docs/history.md)"},
-		{Name: "pq_gemm_dec_wg_m16", Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+		{Name: "pq_gemm_dec_wg_m16", Shared: 53344, Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wg_m8's body, 8 < M <= 16 (m64n16k16)"},
-		{Name: "pq_gemm_dec_wg_m32", Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+		{Name: "pq_gemm_dec_wg_m32", Shared: 88192, Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wg_m8's body, 16 < M <= 32 (m64n32k16, 2 groups in flight)"},
-		{Name: "pq_gemm_dec_wg_m64", Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+		{Name: "pq_gemm_dec_wg_m64", Shared: 140416, Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wg_m8's body, 32 < M <= 64 (m64n64k16, 2 groups in flight)"},
 		{Name: "pq_gemm_dec_memonly_m8", Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Attribution, Tag: "memonly", Caps: kernels.PDL | kernels.Cluster, Targets: sm90,
 			Doc: "attribution only (not a GEMM, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold"},
@@ -375,16 +375,14 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 // docs/history.md), so only S = 2 launches as clusters.
 const DecClusterS = 2
 
-// decWGShared is the dynamic shared memory of the wgmma decode kernels
-// (gemm.hip DWG_SMEM_<NB>: two f16 operand chunks, the raw next chunks,
-// asg and rs, the warps' weight rings, 1024 bytes of alignment slack).
-var decWGShared = map[string]int{
-	"pq_gemm_dec_wg_m8": 53088, "pq_gemm_dec_wg_m16": 53344, "pq_gemm_dec_wg_m32": 88192, "pq_gemm_dec_wg_m64": 140416,
+// DecShared is the dynamic shared memory a decode launch of kernel needs:
+// its registry row's Shared (the wgmma kernels: gemm.hip DWG_SMEM_<NB>, two
+// f16 operand chunks, the raw next chunks, asg and rs, the warps' weight
+// rings, 1024 bytes of alignment slack); 0 for static shared memory.
+func DecShared(kernel string) int {
+	k, _ := kernels.Lookup(kernel)
+	return k.Shared
 }
-
-// DecShared is the dynamic shared memory a decode launch of kernel needs
-// (0 for every kernel whose shared memory is static).
-func DecShared(kernel string) int { return decWGShared[kernel] }
 
 // decWGRegs are the wgmma decode kernels' registers per thread (ptxas -v,
 // sm_90a, on the H200, 2026-12-02: gates/testdata/ptxas/clean.txt).
