@@ -650,8 +650,13 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	for _, k := range DecKernelsBits(bits, M, arch, t.Full()) {
 		switch {
 		case k.Role != kernels.Variant:
-		case k.Status == kernels.Experimental:
-			experimental = append(experimental, run{law, k.Name, clusterAt(k, law), false})
+		case k.Status == kernels.Experimental: // the same splits, run last (full suite only)
+			for _, S := range Ss {
+				experimental = append(experimental, run{S, k.Name, S == law && clusterAt(k, S), false})
+			}
+			if S, ok := ownLaw[k.Name]; ok && !slices.Contains(Ss, S) {
+				experimental = append(experimental, run{S, k.Name, clusterAt(k, S), false})
+			}
 		case DecWeightLayout(k) == LayoutRow:
 			runs = append(runs, gateRowLayoutRuns(k, Ss, law, G, clusterAt, func(S int, cl bool) run { return run{S, k.Name, cl, true} })...)
 		default:
