@@ -338,27 +338,38 @@ func TestGateCatchesNondeterministicDecode(t *testing.T) {
 				t.Check(err, "repack")
 				runGEMMCase(t, gemmCase{"fake/dec", sh, 9, "normal", false}, 5, w, p)
 			}})
-			races := 0
-			for _, f := range append([]string{res.Reason}, res.Failures...) {
-				if strings.Contains(f, "not deterministic") {
-					races++
-				}
-			}
+			races := failuresWith(res, "not deterministic")
 			if plant && races == 0 {
 				t.Errorf("a decode kernel that changes its output on every other launch passed the replay check: %s %v", res.Reason, res.Failures)
 			}
 			if !plant && races != 0 {
 				t.Errorf("a deterministic fake reported as racy: %v", res.Failures)
 			}
-			n := 0.0
-			for k, v := range res.Metrics {
-				if strings.HasPrefix(k, "replays{") {
-					n += v
-				}
-			}
-			if n == 0 {
+			if n := metricSum(res, "replays"); n == 0 {
 				t.Errorf("no replays recorded (metrics %v)", res.Metrics)
 			}
 		})
 	}
+}
+
+// failuresWith counts a gate result's reason and failures that contain sub.
+func failuresWith(res gates.Result, sub string) int {
+	n := 0
+	for _, f := range append([]string{res.Reason}, res.Failures...) {
+		if strings.Contains(f, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// metricSum adds a gate result's metric name over all its cases.
+func metricSum(res gates.Result, name string) float64 {
+	sum := 0.0
+	for k, v := range res.Metrics {
+		if strings.HasPrefix(k, name+"{") {
+			sum += v
+		}
+	}
+	return sum
 }

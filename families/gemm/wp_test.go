@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/parharness/parharness/bench"
@@ -186,24 +185,14 @@ func TestGateRowLayoutBitIdentity(t *testing.T) {
 					t.Release()
 				}
 			}})
-			diffs := 0
-			for _, f := range append([]string{res.Reason}, res.Failures...) {
-				if strings.Contains(f, "elements differ from pq_gemm_dec_m") {
-					diffs++
-				}
-			}
+			diffs := failuresWith(res, "elements differ from pq_gemm_dec_m")
 			if plant && diffs == 0 {
 				t.Errorf("a row-layout kernel with one wrong element passed the bit-identity check: %s %v", res.Reason, res.Failures)
 			}
 			if !plant && diffs != 0 {
 				t.Errorf("identical outputs reported as different: %v", res.Failures)
 			}
-			checks := 0.0
-			for k, v := range res.Metrics {
-				if strings.HasPrefix(k, "row_layout_bit_checks{") {
-					checks += v
-				}
-			}
+			checks := metricSum(res, "row_layout_bit_checks")
 			// Per M: every split the baseline runs at this small G (the
 			// law's S and 1 at least).
 			if checks < 4*2 {
