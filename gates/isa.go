@@ -45,6 +45,9 @@ type Inst struct {
 	// the end of the program). The parsers set both; the CFG reads only
 	// these, so one loop analysis serves both instruction sets.
 	Branch, Ends bool
+	// Operands is a PTX statement's text after its mnemonic (empty for
+	// machine code).
+	Operands string
 }
 
 // IsBranch reports whether the mnemonic is a direct SOPP branch.

@@ -211,7 +211,7 @@ func ParsePTX(text string) ([]Symbol, error) {
 				guarded := ptxGuard.MatchString(st)
 				body := ptxGuard.ReplaceAllString(st, "")
 				fields := strings.Fields(body)
-				in := Inst{Addr: uint64(len(s.Insts)), Mnemonic: fields[0]}
+				in := Inst{Addr: uint64(len(s.Insts)), Mnemonic: fields[0], Operands: strings.TrimSpace(strings.TrimPrefix(body, fields[0]))}
 				op := strings.SplitN(fields[0], ".", 2)[0]
 				switch op {
 				case "bra":

@@ -752,9 +752,10 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
 // Per group: read and convert the weights (8 words) while the previous
 // group's op runs; wait for it, fold it, fence, issue this group's 8 wgmma
 // into T, commit. Nothing reads T while an op is in flight (else ptxas
-// serializes the ops, C7514), and the op's A registers (ain) stay
-// allocated until its wait (wg_keep_regs): else ptxas may give them to the
-// next group's conversion while the op still reads them.
+// serializes the ops, C7514), and nothing writes the op's A registers
+// (ain) before that wait: the conversion writes other registers and
+// wg_set_reg copies them in after the wait (the gate wgmma-hazards checks
+// every path of the PTX for this).
 #define DWG_TILE(NB) ((NB) * 128)
 #define DWG_CW 2 // groups per weight copy (one ring slot)
 template <int NB, int CH, int R> struct DecWgSmem {
@@ -892,7 +893,7 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
     }
   };
   const u32 fb_s = sbase + L::FB;
-  u32 ain[32] = {}; // the A operand of the op in flight, held until its wait
+  u32 ain[32]; // the A operand of the op in flight
   u32 buf = 0, ci = 0;
   for (u32 c0 = gbeg; c0 < gend; c0 += CH, buf ^= 1u, ci++) {
     const u32 cend = c0 + CH < gend ? c0 + CH : gend;
@@ -913,13 +914,15 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
       for (int s = 0; s < 4; s++) af[s] = w4_afrag_lop3(ww0[s], ww1[s]);
       const u32 tb = fb_s + buf * L::FB_BUF + (g - c0) * 2u * DWG_TILE(NB);
       wg_wait<0>(); // the previous group's op
-      wg_keep_regs(ain);
       wg_fence_regs(T);
       if (pend) fold(pz, par);
+      // This group's A operand, copied into the op's registers only now
+      // that the previous op is retired (wg_set_reg: the conversion above
+      // must not write registers an op in flight reads).
 #pragma unroll
       for (int s = 0; s < 4; s++)
 #pragma unroll
-        for (int i = 0; i < 8; i++) ain[8 * s + i] = af[s].h[i];
+        for (int i = 0; i < 8; i++) ain[8 * s + i] = wg_set_reg(af[s].h[i]);
       wg_fence();
 #pragma unroll
       for (int s = 0; s < 4; s++)
@@ -946,7 +949,6 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
     }
   }
   wg_wait<0>();
-  wg_keep_regs(ain);
   wg_fence_regs(T);
   if (pend) fold(pz, par); // the last group
   static_assert(L::FB_BUF * 2u >= DEC_WARPS * 4 * MT * 32 * sizeof(float), "partials fit fb");

@@ -12,7 +12,7 @@
 //   wg_mma_n128_e4m3_e4m3(d, a, desc, acc)   D(64x128) (+)= A(64x32) . B(32x128)
 //   wg_mma_f16(d, a0..a3, desc, acc)    D(64xNB) (+)= A(64x16 f16) . B(16xNB f16), NB 8/16/32/64 (d: NB/2 floats)
 //   w4_e4m3_frag(w0, w1, z0, z1, a)     two weight words -> the A operand (c − z) of a k32 step
-//   wg_keep_regs(r)                     keep an in-flight op's A registers until its wait
+//   wg_set_reg(v)                       write a wgmma A register only where the caller places it
 //   lds_v4(addr) / sts_v4(addr, v)      16-byte shared load / store (by shared address)
 //   mbar_init / mbar_arrive / mbar_wait / cp_async_mbar_arrive   mbarriers
 //   mbar_arrive_expect_tx / bulk_g2s / fence_mbar_init   bulk copies completing on an mbarrier
@@ -198,12 +198,15 @@ template <int N> DEVICE void wg_fence_regs(float (&d)[N]) {
 #pragma unroll
   for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
-// Keeps the A-operand registers of an op in flight allocated until after
-// the wgmma.wait that retires it: ptxas sees them dead after the issuing
-// instruction and may hand them to the next conversion while the op still
-// reads them (PTX ISA: touching them before that wait is undefined).
-template <int N> DEVICE void wg_keep_regs(u32 (&r)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; i++) asm volatile("" : "+r"(r[i])::"memory");
+// A register operand for the next wgmma, written by its own instruction:
+// the compiler cannot fold the copy into the instruction that computed v,
+// so the register an op in flight reads is written only here, where the
+// caller places it (after the wgmma.wait_group that retires that op). PTX
+// ISA: accessing an in-flight op's A registers before that wait is
+// undefined.
+DEVICE u32 wg_set_reg(u32 v) {
+  u32 r;
+  asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
+  return r;
 }
 #endif

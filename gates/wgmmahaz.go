@@ -1,0 +1,189 @@
+package gates
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// wgmma-hazards: a static gate over the sm_90a PTX. A wgmma.mma_async runs
+// asynchronously: until a wgmma.wait_group retires it, it may still read
+// its register A operand and write its accumulators, and the PTX ISA makes
+// any other access to those registers in that window undefined
+// ("Accessing the accumulator register or the input register containing
+// the fragments of matrix A of a wgmma.mma_async instruction without first
+// performing a wgmma.wait_group instruction that waits on a wgmma-group
+// including that wgmma.mma_async instruction is undefined behavior", PTX
+// ISA, wgmma.wait_group). ptxas does not repair a PTX program that breaks
+// the rule, and the result is an intermittent wrong operand (the H200
+// failures of the wgmma decode kernel, results/h200-2026-12-02b). The gate
+// walks every control-flow path from each wgmma.mma_async to a
+// wgmma.wait_group 0 and fails on any instruction on it, other than a
+// wgmma.mma_async (which accumulates into D by design), that writes one of
+// the op's A or D registers. A wait_group N > 0 does not end the walk: the
+// op may be among the N still pending.
+
+func init() {
+	Register(Gate{Name: "wgmma-hazards", Suites: Quick | Full, Run: gateWGMMAHazards, Headline: []string{"wgmma_ops"},
+		Proves: "no sm_90a kernel writes a register that an in-flight wgmma.mma_async reads (register A operand) or writes (accumulators) before a wgmma.wait_group 0 retires it, on any control-flow path of its PTX"})
+}
+
+// WGMMAHazard is one write to an in-flight wgmma's register.
+type WGMMAHazard struct {
+	Op, Write int    // statement indices of the wgmma and of the write
+	Reg, Role string // the register and its role in the op ("A" or "D")
+	Inst      string // the writing statement
+}
+
+func (h WGMMAHazard) String() string {
+	return fmt.Sprintf("statement %d writes %s (%s operand of the wgmma at statement %d) before a wgmma.wait_group 0: %s", h.Write, h.Reg, h.Role, h.Op, h.Inst)
+}
+
+// ptxTopOperands splits a PTX operand list at its top-level commas.
+func ptxTopOperands(ops string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, c := range ops {
+		switch c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(ops[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	if rest := strings.TrimSpace(ops[start:]); rest != "" {
+		out = append(out, rest)
+	}
+	return out
+}
+
+// ptxRegs are the registers an operand names: %r1, or {%r1, %r2}.
+func ptxRegs(op string) []string {
+	op = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(op), "{"), "}")
+	var out []string
+	for _, f := range strings.Split(op, ",") {
+		if f = strings.TrimSpace(f); strings.HasPrefix(f, "%") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ptxWrites are the registers a statement writes: its first operand when
+// that is a register or a vector of them (stores, copies, barriers and
+// branches name an address, a number or a label there).
+func ptxWrites(in Inst) []string {
+	ops := ptxTopOperands(in.Operands)
+	if len(ops) == 0 || !(strings.HasPrefix(ops[0], "%") || strings.HasPrefix(ops[0], "{")) {
+		return nil
+	}
+	return ptxRegs(ops[0])
+}
+
+// WGMMAHazards returns the writes to in-flight wgmma registers in s.
+func WGMMAHazards(s Symbol) []WGMMAHazard {
+	n := len(s.Insts)
+	index := make(map[uint64]int, n)
+	for i, in := range s.Insts {
+		index[in.Addr] = i
+	}
+	succ := func(i int) []int {
+		in := s.Insts[i]
+		var out []int
+		if !in.Ends && i+1 < n {
+			out = append(out, i+1)
+		}
+		if in.HasTarget {
+			if j, ok := index[in.Target]; ok {
+				out = append(out, j)
+			}
+		}
+		return out
+	}
+	var hz []WGMMAHazard
+	for i, in := range s.Insts {
+		if !strings.HasPrefix(in.Mnemonic, "wgmma.mma_async") {
+			continue
+		}
+		ops := ptxTopOperands(in.Operands)
+		if len(ops) < 2 {
+			continue
+		}
+		role := map[string]string{}
+		for _, r := range ptxRegs(ops[0]) {
+			role[r] = "D"
+		}
+		if strings.HasPrefix(ops[1], "{") { // A from registers (else a descriptor)
+			for _, r := range ptxRegs(ops[1]) {
+				role[r] = "A"
+			}
+		}
+		seen := make([]bool, n)
+		stack := succ(i)
+		for len(stack) > 0 {
+			j := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[j] {
+				continue
+			}
+			seen[j] = true
+			w := s.Insts[j]
+			if strings.HasPrefix(w.Mnemonic, "wgmma.wait_group") && strings.TrimSpace(w.Operands) == "0" {
+				continue
+			}
+			if !strings.HasPrefix(w.Mnemonic, "wgmma.mma_async") {
+				for _, r := range ptxWrites(w) {
+					if ro, ok := role[r]; ok {
+						hz = append(hz, WGMMAHazard{Op: i, Write: j, Reg: r, Role: ro, Inst: w.Mnemonic + " " + w.Operands})
+					}
+				}
+			}
+			stack = append(stack, succ(j)...)
+		}
+	}
+	return hz
+}
+
+func gateWGMMAHazards(t *T) {
+	dir := filepath.Join(t.Env().BuildDir, "sm_90a")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("no sm_90a code objects in %s: run `make kernels` (needs clang-19)", dir)
+	}
+	modules, byModule := matrixKernels(t, "sm_90a")
+	ops, kernelsWith := 0, 0
+	for _, mod := range modules {
+		path, byName, ok := ptxModule(t, mod)
+		if !ok {
+			continue
+		}
+		for _, k := range byModule[mod] {
+			s, ok := byName[k.Name]
+			if !ok {
+				t.Failf("%s (sm_90a): no .entry %s in %s", k.Name, k.Name, path)
+				continue
+			}
+			n := 0
+			for _, in := range s.Insts {
+				if strings.HasPrefix(in.Mnemonic, "wgmma.mma_async") {
+					n++
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			ops += n
+			kernelsWith++
+			if hz := WGMMAHazards(s); len(hz) > 0 {
+				t.Failf("%s (%s): %d writes to in-flight wgmma registers, first: %s (keep the op's A fragments and accumulators untouched until a wgmma.wait_group retires it: separate register sets per group in flight, or wait first)", k.Name, filepath.Base(path), len(hz), hz[0])
+			}
+		}
+	}
+	t.Metric("wgmma_ops", float64(ops))
+	t.Logf("%d kernels with wgmma checked (%d ops)", kernelsWith, ops)
+}
