@@ -59,7 +59,7 @@ func init() {
 	gates.Register(gates.Gate{Family: Family, Name: "gemm5", Headline: []string{"worst_rel_over_floor", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMMBits(5),
 		Proves: "every registered W5A8 GEMM kernel (decode band pq_gemm_dec5_*: at its split-K law's S and fixed S, cluster and ws reduce, PDL pairs; per-token prefill pq_gemm_pre5) is within the gemm gate's bounds of the fp64 reference on 5-bit weights (codes and zeros 0..31, fifth-bit planes) at every shape and M class of the gemm gate, the subnormal-heavy case included"})
 	gates.Register(gates.Gate{Family: Family, Name: "gemm", Headline: []string{"worst_rel_over_floor", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMMBits(4),
-		Proves: "every registered W4A8 GEMM kernel (decode band: the baseline at its split-K law's S and fixed S, its variants at the law's S, the row-layout variants pq_gemm_dec_rl_* at every split and reduce path of the baseline with its output bits; per-token prefill: tiled mma.sync and on sm_90a row-major wgmma, also at G = 3 and 5) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
+		Proves: "every registered W4A8 GEMM kernel (decode band: the baseline at its split-K law's S and fixed S, its variants at the same splits and at their own law's S, the row-layout variants pq_gemm_dec_rl_* at every split and reduce path of the baseline with its output bits, every decode launch made 3 times with the first launch's bits each time; per-token prefill: tiled mma.sync and on sm_90a row-major wgmma, also at G = 3 and 5) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
 }
 
 const gemmRowsPast = 16
@@ -361,8 +361,13 @@ func gemmCaseClassesBits(bits int, c gemmCase, full bool, sms int) []string {
 				for _, S := range DecGateSplits(c.M, N, K, sms) {
 					add(DecLaunchClasses(k.Name, c.shape, c.M, S, S == law))
 				}
-			default:
-				add(DecLaunchClasses(k.Name, c.shape, c.M, law, true))
+			default: // every split the baseline runs, and its own law's S (runGEMMCase)
+				for _, S := range DecGateSplits(c.M, N, K, sms) {
+					add(DecLaunchClasses(k.Name, c.shape, c.M, S, S == law))
+				}
+				if own := DecSplitFor(k, c.M, N, K, sms); own != law && !slices.Contains(DecGateSplits(c.M, N, K, sms), own) {
+					add(DecLaunchClasses(k.Name, c.shape, c.M, own, true))
+				}
 			}
 		}
 	}
@@ -750,10 +755,16 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 				t.Launch(kern, grid, block, DecShared(kern), args...)
 			}
 			replays++
-			if got := t.Download(out); !bytes.Equal(got[:2*M*N], first[:2*M*N]) {
+			got := t.Download(out)
+			if !bytes.Equal(got[:2*M*N], first[:2*M*N]) {
 				t.Failf("%s %s: launch %d of %d is not the first launch's bits: %s (the kernel is not deterministic: a race)", name, tag, rep+1, DecGateLaunches, firstBitDiff(got, first, M, N, "the first launch"))
 				break
 			}
+			if i := gates.FirstWritten(got, 2*M*N); i >= 0 {
+				t.Failf("%s %s: launch %d of %d wrote row %d (past M=%d)", name, tag, rep+1, DecGateLaunches, i/(2*N), M)
+				break
+			}
+			t.RequireFilled(fmt.Sprintf("%s %s launch %d", name, tag, rep+1), sema, 0, "the split-K counters must be back at 0 after every launch")
 		}
 	}
 	for _, r := range runs {

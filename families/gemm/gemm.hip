@@ -770,9 +770,6 @@ template <int NB, int CH, int R> struct DecWgSmem {
 #define DWG_SMEM_16 53344
 #define DWG_SMEM_32 88192
 #define DWG_SMEM_64 140416
-static_assert(DecWgSmem<8, 4, 3>::BYTES == DWG_SMEM_8 && DecWgSmem<16, 2, 3>::BYTES == DWG_SMEM_16 &&
-                  DecWgSmem<32, 2, 4>::BYTES == DWG_SMEM_32 && DecWgSmem<64, 2, 4>::BYTES == DWG_SMEM_64,
-              "the DWG_SMEM_* defines (mirrored in launch.go) are the layouts' sizes");
 
 template <int NB, int CH, int R>
 DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
@@ -1198,6 +1195,7 @@ KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void pq_gemm_dec_memonly_m8(const u8 *wq, c
   KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
                                                  const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
                                                  u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
+    static_assert(DecWgSmem<NB, CH, R>::BYTES == DWG_SMEM_##NB, "DWG_SMEM_" #NB " (the registry row's Shared) is this layout's size"); \
     gemm_dec_wg<NB, CH, R>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                          \
   }
 DEC_WG_ENTRY(pq_gemm_dec_wg_m8, 8, 4, 3)

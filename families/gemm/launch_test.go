@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -226,6 +227,35 @@ func TestDecSplitKWGWaves(t *testing.T) {
 		t.Run("law/"+c.name, func(t *testing.T) {
 			if got := DecSplitKWG(c.kernel, 1, c.N, c.K, H200SMs); got != c.wantS {
 				t.Errorf("S=%d, want %d", got, c.wantS)
+			}
+		})
+	}
+}
+
+// decWGRegs are the register counts of the ptxas report the repository
+// keeps (gates/testdata/ptxas/clean.txt, from the H200): the split law
+// reads them, so a new report must reach the table.
+func TestDecWGRegsMatchPtxasReport(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "gates", "testdata", "ptxas", "clean.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := regexp.MustCompile(`Compiling entry function '([^']+)'`)
+	used := regexp.MustCompile(`Used (\d+) registers`)
+	report := map[string]int{}
+	name := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := entry.FindStringSubmatch(line); m != nil {
+			name = m[1]
+		} else if m := used.FindStringSubmatch(line); m != nil && name != "" {
+			report[name], _ = strconv.Atoi(m[1])
+			name = ""
+		}
+	}
+	for k, regs := range decWGRegs {
+		t.Run(k, func(t *testing.T) {
+			if got, ok := report[k]; !ok || got != regs {
+				t.Errorf("decWGRegs says %d registers, the ptxas report %d (present: %v)", regs, got, ok)
 			}
 		})
 	}
