@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/parharness/parharness/kernels"
 )
 
 // wgmma-hazards: a static gate over the sm_90a PTX. A wgmma.mma_async runs
@@ -155,7 +157,7 @@ func gateWGMMAHazards(t *T) {
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("no sm_90a code objects in %s: run `make kernels` (needs clang-19)", dir)
 	}
-	modules, byModule := matrixKernels(t, "sm_90a")
+	modules, byModule := kernels.ByModule("sm_90a") // every kernel: a wgmma in one that declares no matrix op counts too
 	ops, kernelsWith := 0, 0
 	for _, mod := range modules {
 		path, byName, ok := ptxModule(t, mod)
