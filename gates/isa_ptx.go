@@ -73,15 +73,18 @@ func ptxModule(t *T, mod string) (path string, byName map[string]Symbol, ok bool
 	return path, byName, true
 }
 
-// gateResourcesPTX runs ptxResourceProblems on every registered sm_90a
-// kernel's PTX entry.
-func gateResourcesPTX(t *T) {
+// skipWithoutPTX skips a static gate when there is no sm_90a build.
+func skipWithoutPTX(t *T) {
 	dir := filepath.Join(t.Env().BuildDir, "sm_90a")
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("no sm_90a code objects in %s: run `make kernels` (needs clang-19)", dir)
 	}
-	checked := 0
-	modules, byModule := kernels.ByModule("sm_90a")
+}
+
+// forEachPTXEntry calls fn with every kernel of byModule and its parsed
+// sm_90a PTX entry (and the module's path); an unreadable module or a
+// missing entry fails t.
+func forEachPTXEntry(t *T, modules []string, byModule map[string][]kernels.Kernel, fn func(k kernels.Kernel, s Symbol, path string)) {
 	for _, mod := range modules {
 		path, byName, ok := ptxModule(t, mod)
 		if !ok {
@@ -93,13 +96,24 @@ func gateResourcesPTX(t *T) {
 				t.Failf("%s (sm_90a): no .entry %s in %s", k.Name, k.Name, path)
 				continue
 			}
-			t.Metric(NewCase("kernel", k.Name).Key("ptx_local_bytes"), float64(s.LocalBytes))
-			for _, p := range ptxResourceProblems(k, s) {
-				t.Failf("%s (sm_90a, %s): %s", k.Name, filepath.Base(path), p)
-			}
-			checked++
+			fn(k, s, path)
 		}
 	}
+}
+
+// gateResourcesPTX runs ptxResourceProblems on every registered sm_90a
+// kernel's PTX entry.
+func gateResourcesPTX(t *T) {
+	skipWithoutPTX(t)
+	checked := 0
+	modules, byModule := kernels.ByModule("sm_90a")
+	forEachPTXEntry(t, modules, byModule, func(k kernels.Kernel, s Symbol, path string) {
+		t.Metric(NewCase("kernel", k.Name).Key("ptx_local_bytes"), float64(s.LocalBytes))
+		for _, p := range ptxResourceProblems(k, s) {
+			t.Failf("%s (sm_90a, %s): %s", k.Name, filepath.Base(path), p)
+		}
+		checked++
+	})
 	t.Logf("%d kernels' PTX checked for local memory and calls", checked)
 }
 
@@ -263,26 +277,12 @@ func opcodeWritten(st string) bool {
 }
 
 func gateISASm90a(t *T) {
-	dir := filepath.Join(t.Env().BuildDir, "sm_90a")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no sm_90a code objects in %s: run `make kernels` (needs clang-19)", dir)
-	}
+	skipWithoutPTX(t)
 	modules, byModule := matrixKernels(t, "sm_90a")
 	checked := 0
-	for _, mod := range modules {
-		path, byName, ok := ptxModule(t, mod)
-		if !ok {
-			continue
-		}
-		for _, k := range byModule[mod] {
-			s, ok := byName[k.Name]
-			if !ok {
-				t.Failf("%s (sm_90a): no .entry %s in %s", k.Name, k.Name, path)
-				continue
-			}
-			checkMatrixSymbol(t, s, k.MatrixOp["sm_90a"], "sm_90a, "+filepath.Base(path), matrixMetrics{count: "ptx_mma", loop: "ptx_loop_", op: "mma", where: "statement"})
-			checked++
-		}
-	}
+	forEachPTXEntry(t, modules, byModule, func(k kernels.Kernel, s Symbol, path string) {
+		checkMatrixSymbol(t, s, k.MatrixOp["sm_90a"], "sm_90a, "+filepath.Base(path), matrixMetrics{count: "ptx_mma", loop: "ptx_loop_", op: "mma", where: "statement"})
+		checked++
+	})
 	t.Logf("%d kernels checked in their PTX", checked)
 }

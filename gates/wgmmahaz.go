@@ -2,7 +2,6 @@ package gates
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -88,25 +87,17 @@ func ptxWrites(in Inst) []string {
 	return ptxRegs(ops[0])
 }
 
-// WGMMAHazards returns the writes to in-flight wgmma registers in s.
+// WGMMAHazards returns the writes to in-flight wgmma registers in s: from
+// each wgmma.mma_async, the rest of its basic block and then every block
+// reachable in the control-flow graph (buildCFG, the loop analysis's), each
+// scanned up to a wgmma.wait_group 0.
 func WGMMAHazards(s Symbol) []WGMMAHazard {
-	n := len(s.Insts)
-	index := make(map[uint64]int, n)
-	for i, in := range s.Insts {
-		index[in.Addr] = i
-	}
-	succ := func(i int) []int {
-		in := s.Insts[i]
-		var out []int
-		if !in.Ends && i+1 < n {
-			out = append(out, i+1)
+	g := buildCFG(s)
+	last := func(b int) int { // the block's last instruction
+		if b+1 < len(g.first) {
+			return g.first[b+1] - 1
 		}
-		if in.HasTarget {
-			if j, ok := index[in.Target]; ok {
-				out = append(out, j)
-			}
-		}
-		return out
+		return len(s.Insts) - 1
 	}
 	var hz []WGMMAHazard
 	for i, in := range s.Insts {
@@ -126,66 +117,65 @@ func WGMMAHazards(s Symbol) []WGMMAHazard {
 				role[r] = "A"
 			}
 		}
-		seen := make([]bool, n)
-		stack := succ(i)
-		for len(stack) > 0 {
-			j := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if seen[j] {
-				continue
-			}
-			seen[j] = true
-			w := s.Insts[j]
-			if strings.HasPrefix(w.Mnemonic, "wgmma.wait_group") && strings.TrimSpace(w.Operands) == "0" {
-				continue
-			}
-			if !strings.HasPrefix(w.Mnemonic, "wgmma.mma_async") {
+		// scan checks instructions from..to and reports whether the op is
+		// still in flight after them (no wait_group 0 among them).
+		scan := func(from, to int) bool {
+			for j := from; j <= to; j++ {
+				w := s.Insts[j]
+				if strings.HasPrefix(w.Mnemonic, "wgmma.wait_group") && strings.TrimSpace(w.Operands) == "0" {
+					return false
+				}
+				if strings.HasPrefix(w.Mnemonic, "wgmma.mma_async") {
+					continue
+				}
 				for _, r := range ptxWrites(w) {
 					if ro, ok := role[r]; ok {
 						hz = append(hz, WGMMAHazard{Op: i, Write: j, Reg: r, Role: ro, Inst: w.Mnemonic + " " + w.Operands})
 					}
 				}
 			}
-			stack = append(stack, succ(j)...)
+			return true
+		}
+		if !scan(i+1, last(g.block[i])) {
+			continue
+		}
+		seen := make([]bool, len(g.first))
+		stack := append([]int(nil), g.succ[g.block[i]]...)
+		for len(stack) > 0 {
+			b := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[b] {
+				continue
+			}
+			seen[b] = true
+			if scan(g.first[b], last(b)) {
+				stack = append(stack, g.succ[b]...)
+			}
 		}
 	}
 	return hz
 }
 
 func gateWGMMAHazards(t *T) {
-	dir := filepath.Join(t.Env().BuildDir, "sm_90a")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no sm_90a code objects in %s: run `make kernels` (needs clang-19)", dir)
-	}
+	skipWithoutPTX(t)
 	modules, byModule := kernels.ByModule("sm_90a") // every kernel: a wgmma in one that declares no matrix op counts too
 	ops, kernelsWith := 0, 0
-	for _, mod := range modules {
-		path, byName, ok := ptxModule(t, mod)
-		if !ok {
-			continue
-		}
-		for _, k := range byModule[mod] {
-			s, ok := byName[k.Name]
-			if !ok {
-				t.Failf("%s (sm_90a): no .entry %s in %s", k.Name, k.Name, path)
-				continue
-			}
-			n := 0
-			for _, in := range s.Insts {
-				if strings.HasPrefix(in.Mnemonic, "wgmma.mma_async") {
-					n++
-				}
-			}
-			if n == 0 {
-				continue
-			}
-			ops += n
-			kernelsWith++
-			if hz := WGMMAHazards(s); len(hz) > 0 {
-				t.Failf("%s (%s): %d writes to in-flight wgmma registers, first: %s (keep the op's A fragments and accumulators untouched until a wgmma.wait_group retires it: separate register sets per group in flight, or wait first)", k.Name, filepath.Base(path), len(hz), hz[0])
+	forEachPTXEntry(t, modules, byModule, func(k kernels.Kernel, s Symbol, path string) {
+		n := 0
+		for _, in := range s.Insts {
+			if strings.HasPrefix(in.Mnemonic, "wgmma.mma_async") {
+				n++
 			}
 		}
-	}
+		if n == 0 {
+			return
+		}
+		ops += n
+		kernelsWith++
+		if hz := WGMMAHazards(s); len(hz) > 0 {
+			t.Failf("%s (%s): %d writes to in-flight wgmma registers, first: %s (keep the op's A fragments and accumulators untouched until a wgmma.wait_group retires it: separate register sets per group in flight, or wait first)", k.Name, filepath.Base(path), len(hz), hz[0])
+		}
+	})
 	t.Metric("wgmma_ops", float64(ops))
 	t.Logf("%d kernels with wgmma checked (%d ops)", kernelsWith, ops)
 }
