@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/parharness/parharness/families/internal/classes"
 	"github.com/parharness/parharness/families/producers"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/internal/coverage"
@@ -132,20 +133,16 @@ func CaseKernels(M int, arch string, full bool) []kernels.Kernel {
 // CaseClasses are the launch classes of every kernel a case runs on
 // either target.
 func CaseClasses(c Case, full bool) []string {
-	var lists [][]string
-	for _, arch := range kernels.CodeArchs {
-		for _, k := range CaseKernels(c.M, arch, full) {
-			if k.Op == OpToken && producers.FusedTokenCheck(c.K) != nil {
-				continue
-			}
-			cls, err := LaunchClasses(k.Name, c.M, c.K, c.P, c.Mode)
-			if err != nil {
-				panic(err) // a registered kernel without classes is a programming error
-			}
-			lists = append(lists, cls)
+	return classes.Union(func(arch string) []kernels.Kernel { return CaseKernels(c.M, arch, full) }, func(k kernels.Kernel) []string {
+		if k.Op == OpToken && producers.FusedTokenCheck(c.K) != nil {
+			return nil
 		}
-	}
-	return coverage.Union(lists...)
+		cls, err := LaunchClasses(k.Name, c.M, c.K, c.P, c.Mode)
+		if err != nil {
+			panic(err) // a registered kernel without classes is a programming error
+		}
+		return cls
+	})
 }
 
 var (

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/parharness/parharness/families/gemm"
+	"github.com/parharness/parharness/families/internal/classes"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/internal/coverage"
 	"github.com/parharness/parharness/kernels"
@@ -90,15 +91,15 @@ func handGemmCases(full bool) ([]gemmCase, error) {
 // gemmCaseClasses are the launch classes a case reaches on either target
 // at the splits the gate runs it with on an sms-SM device.
 func gemmCaseClasses(c gemmCase, sms int) []string {
-	var lists [][]string
-	for _, arch := range kernels.CodeArchs {
-		for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, M: c.M, Arch: arch, Roles: []kernels.Role{kernels.Baseline, kernels.Variant}}) {
-			for _, S := range gemm.DecGateSplits(c.M, c.shape.N(), c.shape.K, sms) {
-				lists = append(lists, DecClasses(k.Name, c.shape, c.M, S))
-			}
+	return classes.Union(func(arch string) []kernels.Kernel {
+		return kernels.Select(kernels.Query{Family: Family, Op: OpDec, M: c.M, Arch: arch, Roles: []kernels.Role{kernels.Baseline, kernels.Variant}})
+	}, func(k kernels.Kernel) []string {
+		var lists [][]string
+		for _, S := range gemm.DecGateSplits(c.M, c.shape.N(), c.shape.K, sms) {
+			lists = append(lists, DecClasses(k.Name, c.shape, c.M, S))
 		}
-	}
-	return coverage.Union(lists...)
+		return coverage.Union(lists...)
+	})
 }
 
 // gemmClassDomain is every shape of the gate's set times M = 1..64.

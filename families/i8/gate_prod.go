@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/parharness/parharness/families/internal/classes"
 	"github.com/parharness/parharness/families/producers"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/internal/coverage"
@@ -101,20 +102,16 @@ func prodKernels(M int, arch string, full bool) []kernels.Kernel {
 
 // prodCaseClasses are the launch classes one case exercises on either target.
 func prodCaseClasses(c prodCase, full bool) []string {
-	var lists [][]string
-	for _, arch := range kernels.CodeArchs {
-		for _, k := range prodKernels(c.M, arch, full) {
-			if k.Op == OpToken && c.K > MaxK {
-				continue
-			}
-			cls, err := ProducerClasses(k.Name, c.M, c.K, c.P)
-			if err != nil {
-				panic(err) // a registered producer without classes is a programming error
-			}
-			lists = append(lists, cls)
+	return classes.Union(func(arch string) []kernels.Kernel { return prodKernels(c.M, arch, full) }, func(k kernels.Kernel) []string {
+		if k.Op == OpToken && c.K > MaxK {
+			return nil
 		}
-	}
-	return coverage.Union(lists...)
+		cls, err := ProducerClasses(k.Name, c.M, c.K, c.P)
+		if err != nil {
+			panic(err) // a registered producer without classes is a programming error
+		}
+		return cls
+	})
 }
 
 var (

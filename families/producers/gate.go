@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/parharness/parharness/families/internal/classes"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/internal/coverage"
 	"github.com/parharness/parharness/internal/par"
@@ -123,20 +124,18 @@ func ClassDomain() []producerCase {
 // CaseClasses are the launch-geometry classes one case exercises: those
 // of every kernel the gate runs at its M on either target.
 func CaseClasses(c producerCase, full bool) []string {
-	var lists [][]string
-	for _, arch := range kernels.CodeArchs {
-		for _, k := range kernels.Select(kernels.Query{Family: Family, M: c.M, Arch: arch, Full: full, Roles: []kernels.Role{kernels.Baseline, kernels.Variant}}) {
-			if k.Op == OpToken && FusedTokenCheck(c.K) != nil {
-				continue
-			}
-			cls, err := LaunchClasses(k.Name, c.M, c.K, c.P)
-			if err != nil {
-				panic(err) // a registered producer without classes is a programming error
-			}
-			lists = append(lists, cls)
+	return classes.Union(func(arch string) []kernels.Kernel {
+		return kernels.Select(kernels.Query{Family: Family, M: c.M, Arch: arch, Full: full, Roles: []kernels.Role{kernels.Baseline, kernels.Variant}})
+	}, func(k kernels.Kernel) []string {
+		if k.Op == OpToken && FusedTokenCheck(c.K) != nil {
+			return nil
 		}
-	}
-	return coverage.Union(lists...)
+		cls, err := LaunchClasses(k.Name, c.M, c.K, c.P)
+		if err != nil {
+			panic(err) // a registered producer without classes is a programming error
+		}
+		return cls
+	})
 }
 
 var (

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/parharness/parharness/families/internal/classes"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/coverage"
@@ -143,17 +144,13 @@ func classDomain(shs []Shape) []gateCase {
 // caseClasses are the launch classes of every kernel the gate runs on a
 // case, on either target.
 func caseClasses(c gateCase, full bool) []string {
-	var lists [][]string
-	for _, arch := range kernels.CodeArchs {
-		for _, k := range Kernels(c.M, arch, full) {
-			cls, err := LaunchClasses(k.Name, c.shape, c.M)
-			if err != nil {
-				continue // a shape the kernel's n-tile does not divide: not run (runCase logs it)
-			}
-			lists = append(lists, cls)
+	return classes.Union(func(arch string) []kernels.Kernel { return Kernels(c.M, arch, full) }, func(k kernels.Kernel) []string {
+		cls, err := LaunchClasses(k.Name, c.shape, c.M)
+		if err != nil {
+			return nil // a shape the kernel's n-tile does not divide: not run (runCase logs it)
 		}
-	}
-	return coverage.Union(lists...)
+		return cls
+	})
 }
 
 // genWeights draws bf16 weights [N, K]: N(0, 1) times a per-column scale
