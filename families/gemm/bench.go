@@ -54,24 +54,31 @@ func init() {
 		}
 		return func(c regret.Cell) string { return picks[c] }
 	}}
-	// The wgmma kernels' law (DecSplitKWG) over their own S variants.
-	var wgNames []string
-	for s := 1; s <= DecMaxS; s++ {
-		wgNames = append(wgNames, fmt.Sprintf("%sS%d", TagWG, s))
-	}
-	wgLaw := bench.Law{Name: "gemm.DecSplitKWG", Kernel: "pq_gemm_dec", Variants: wgNames, PickFrom: func(doc *results.Document, suite string) regret.Law {
-		picks := map[regret.Cell]string{}
-		for _, r := range doc.Records {
-			if S, ok := r.Extra["S_law_wg"]; ok && r.Suite == suite && r.Kernel == "pq_gemm_dec" {
-				picks[regret.Cell{Shape: r.Shape, M: r.M}] = fmt.Sprintf("%sS%d", TagWG, int(S))
-			}
+	// The footprint law (DecSplitKFootprint) of each own-law tag, over
+	// that tag's S variants, scored at the S the run launched it at
+	// (Extra["S_law_<tag>"]).
+	laws := []bench.Law{law}
+	var ownNames []string
+	for _, tag := range OwnLawTags {
+		var tagNames []string
+		for s := 1; s <= DecMaxS; s++ {
+			tagNames = append(tagNames, ownVariant(tag, s))
 		}
-		return func(c regret.Cell) string { return picks[c] }
-	}}
-	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: []bench.Law{law, wgLaw},
+		ownNames = append(ownNames, tagNames...)
+		laws = append(laws, bench.Law{Name: "gemm.DecSplitKFootprint/" + tag, Kernel: "pq_gemm_dec", Variants: tagNames, PickFrom: func(doc *results.Document, suite string) regret.Law {
+			picks := map[regret.Cell]string{}
+			for _, r := range doc.Records {
+				if S, ok := r.Extra["S_law_"+tag]; ok && r.Suite == suite && r.Kernel == "pq_gemm_dec" {
+					picks[regret.Cell{Shape: r.Shape, M: r.M}] = ownVariant(tag, int(S))
+				}
+			}
+			return func(c regret.Cell) string { return picks[c] }
+		}})
+	}
+	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: laws,
 		Variants: func() []string {
-			tags := slices.DeleteFunc(registryTags(OpDec), func(t string) bool { return t == TagRowLayout || t == TagWG })
-			return slices.Concat(names, []string{"pdl", "ws"}, tags, wgNames, vendorPeers)
+			tags := slices.DeleteFunc(registryTags(OpDec), func(t string) bool { return t == TagRowLayout || slices.Contains(OwnLawTags, t) })
+			return slices.Concat(names, []string{"pdl", "ws"}, tags, ownNames, vendorPeers)
 		},
 		Axes: "shape: gate_up, qkv, down, in_proj of --shapes; M: --m, default 1, 2, 5, 8, 16, 40, 48, 64; regime cold"})
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite,
@@ -430,21 +437,28 @@ func runDecSuite(c *bench.Ctx) error {
 				Ss = append(Ss, S)
 			}
 		}
-		wgSs := decWGSplits(arch, M, s, sms)
-		b, err := newGemmBufs(c, names[si], s, M, false, false, slices.Max(slices.Concat(Ss, wgSs)), bw)
+		ownSs := map[string][]int{}
+		maxS := slices.Max(Ss)
+		for _, tag := range OwnLawTags {
+			if ss := decOwnSplits(tag, arch, M, s, sms); len(ss) > 0 {
+				ownSs[tag] = ss
+				maxS = max(maxS, slices.Max(ss))
+			}
+		}
+		b, err := newGemmBufs(c, names[si], s, M, false, false, maxS, bw)
 		if err != nil {
 			c.FreeAll()
 			return err
 		}
-		vs, err := b.decVariants(names[si], law, Ss, wgSs, arch)
+		vs, err := b.decVariants(names[si], law, Ss, ownSs, arch)
 		if err != nil {
 			c.FreeAll()
 			return err
 		}
 		p := gemmPoint("dec", names[si], s, M, false, b, vs)
 		p.Extra["S_law"] = float64(law)
-		if len(wgSs) > 0 {
-			p.Extra["S_law_wg"] = float64(wgSs[0])
+		for tag, ss := range ownSs {
+			p.Extra["S_law_"+tag] = float64(ss[0])
 		}
 		if err := c.Measure(p); err != nil {
 			return err
@@ -490,8 +504,9 @@ func forDecodePoints(c *bench.Ctx, suite string, names []string, shs []GemmShape
 // S (first) and at fixed S; the law's launch under PDL and, where it is a
 // cluster launch, plainly (ws); then every other registered decode kernel
 // serving M (variants, attribution kernels; experimental ones only when
-// --variants names them) at the law's S, named by its registry tag.
-func (b *gemmBufs) decVariants(label string, law int, Ss, wgSs []int, arch string) ([]bench.Variant, error) {
+// --variants names them) at the law's S, named by its registry tag, or,
+// for the own-law tags, at each of ownSs[tag] as "<tag>S<S>".
+func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string][]int, arch string) ([]bench.Variant, error) {
 	c, M := b.c, b.M
 	ks := DecKernels(M, arch, true)
 	base := ks[0]
@@ -523,9 +538,9 @@ func (b *gemmBufs) decVariants(label string, law int, Ss, wgSs []int, arch strin
 		if DecWeightLayout(k) == LayoutRow {
 			continue // bench2 wp times the row-layout kernels against the fragment order
 		}
-		if k.Tag == TagWG { // its own law (DecSplitKWG) and fixed S beside it: "wgS<S>"
-			for _, S := range wgSs {
-				name := fmt.Sprintf("%sS%d", TagWG, S)
+		if slices.Contains(OwnLawTags, k.Tag) { // its own law (DecSplitKFootprint) and fixed S beside it
+			for _, S := range ownSs[k.Tag] {
+				name := ownVariant(k.Tag, S)
 				if k.Status == kernels.Experimental && !c.Named(name) {
 					c.Skipf("dec %s M=%d: %s (%s) is experimental: name it in --variants to time it", label, M, name, k.Name)
 					continue
@@ -551,21 +566,24 @@ func (b *gemmBufs) decVariants(label string, law int, Ss, wgSs []int, arch strin
 	return vs, nil
 }
 
-// DecWGFixedS are the fixed split counts the dec suite times the wgmma
-// decode kernel at beside its law's S (variants "wgS<S>").
-var DecWGFixedS = []int{1, 2, 3, 4, 6, 8}
+// DecOwnFixedS are the fixed split counts the dec suite times the own-law
+// decode kernels at beside their law's S (variants "<tag>S<S>").
+var DecOwnFixedS = []int{1, 2, 3, 4, 6, 8}
 
-// decWGSplits are the splits the dec suite times the wgmma decode kernel
-// serving M at on arch: its law's S first, then DecWGFixedS (at most G);
-// none where no such kernel serves M.
-func decWGSplits(arch string, M int, s GemmShape, sms int) []int {
+// ownVariant names an own-law kernel's variant at split S: "bkS4".
+func ownVariant(tag string, S int) string { return fmt.Sprintf("%sS%d", tag, S) }
+
+// decOwnSplits are the splits the dec suite times the decode kernel of
+// tag serving M at on arch: its law's S first, then DecOwnFixedS (at most
+// G); none where no such kernel serves M.
+func decOwnSplits(tag, arch string, M int, s GemmShape, sms int) []int {
 	for _, k := range DecKernels(M, arch, true) {
-		if k.Tag != TagWG {
+		if k.Tag != tag {
 			continue
 		}
 		law := DecSplitFor(k, M, s.N(), s.K, sms)
 		out := []int{law}
-		for _, S := range DecWGFixedS {
+		for _, S := range DecOwnFixedS {
 			if S != law && S <= s.G() {
 				out = append(out, S)
 			}

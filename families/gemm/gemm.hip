@@ -446,14 +446,36 @@ DEVICE bool dec_cluster_epilogue(const float (&acc)[MT][4], float *s_red, u16 *o
 // (so its bits differ from v1's within the gate's bound); split-K through a cluster's
 // distributed shared memory when launched as clusters of the S splits, else
 // per warp through ws (dec_epilogue_warp: counters per 16-column tile).
-template <int MT, int PF, int CH, bool MEMONLY = false, int BITS = 4, bool ROWL = false>
+//
+// RING > 0 (the pq_gemm_dec_bk_* entries): the weight stream is a shared
+// memory ring instead of registers. Each warp owns RING slots of one group
+// (its 1 KiB weight tile and the 64 B of its 16 columns' scale words), one
+// mbarrier per slot; lane 0 fills a slot with two bulk copies
+// (cp.async.bulk) and refills it once every lane has consumed it, so RING
+// KiB per warp are in flight without holding a register each (the register
+// stream holds PF = 2..4 groups per warp at 126-178 registers). Everything
+// lives in dynamic shared memory (DecBkSmem: the staged body's buffers,
+// then the rings and their barriers).
+template <int MT, int CH, int RING> struct DecBkSmem {
+  static constexpr u32 ROWS = 8u * MT, ROWB = CH * GROUP + 16u, SLOT = 1024u + 64u;
+  static constexpr u32 ACT = 0, AR = ACT + 2u * ROWS * ROWB, WR = AR + 2u * 2u * CH * ROWS * 4u;
+  static constexpr u32 BAR = WR + DEC_WARPS * RING * SLOT, BYTES = BAR + DEC_WARPS * RING * 8u;
+};
+template <int MT, int PF, int CH, bool MEMONLY = false, int BITS = 4, bool ROWL = false, int RING = 0>
 DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                             float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
   static_assert(CH % PF == 0, "a chunk holds whole prefetch rounds (static ring slots)");
+  static_assert(RING == 0 || (BITS == 4 && !ROWL && !MEMONLY), "the shared-memory ring streams 4-bit fragment-order weights");
   constexpr u32 ROWS = 8u * MT;
   constexpr u32 ROWB = CH * GROUP + 16u; // staged row stride in bytes
-  SHARED __attribute__((aligned(16))) u8 s_act[2][ROWS][ROWB];
-  SHARED __attribute__((aligned(16))) float s_ar[2][2][CH][ROWS]; // [buf][asg, rs][group in chunk][row]
+  using ActBufs = u8[2][ROWS][ROWB];
+  using ArBufs = float[2][2][CH][ROWS]; // [buf][asg, rs][group in chunk][row]
+  using BL = DecBkSmem<MT, CH, RING>;
+  SHARED __attribute__((aligned(16))) u8 s_stat[RING ? 16u : sizeof(ActBufs) + sizeof(ArBufs)];
+  extern SHARED __attribute__((aligned(16))) u8 dec_bk_smem[];
+  u8 *const sbuf = RING ? dec_bk_smem : s_stat;
+  ActBufs &s_act = *reinterpret_cast<ActBufs *>(sbuf + BL::ACT);
+  ArBufs &s_ar = *reinterpret_cast<ArBufs *>(sbuf + BL::AR);
   const u32 G = K / GROUP;
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
   const DecRange dr = dec_range(warp, G, S, nend0, nend1);
@@ -472,15 +494,35 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8
   const u32 *znx = sz + n0 + gid + (u64)gbeg * N;
   // 5-bit: the lane's plane words of both halves (h = 0, 1) of each group.
   const u8 *pnx = BITS == 5 ? wpl + (u64)j16 * G * 256u + lane * 4u + (u64)gbeg * 256u : nullptr;
-  u32x4 wb[PF][2];
-  u32x2 zb[PF], pb[PF];
+  constexpr int NR = RING ? 1 : PF; // register ring slots
+  constexpr u32 RS = RING ? RING : 1;
+  u32x4 wb[NR][2];
+  u32x2 zb[NR], pb[NR];
+  // The shared-memory ring (RING): slot k % RS holds group gbeg + k.
+  const u32 ng = gend - gbeg;
+  const u32 wring = smem_u32(sbuf) + BL::WR + warp * RS * BL::SLOT, wbars = smem_u32(sbuf) + BL::BAR + warp * RS * 8u;
+  auto ring_issue = [&](u32 k) { // lane 0
+    const u32 slot = wring + (k % RS) * BL::SLOT, bar = wbars + 8u * (k % RS), g = gbeg + k;
+    mbar_arrive_expect_tx(bar, BL::SLOT);
+    bulk_g2s(slot, wq + ((u64)j16 * G + g) * 1024u, 1024u, bar);
+    bulk_g2s(slot + 1024u, sz + (u64)g * N + n0, 64u, bar);
+  };
+  if constexpr (RING > 0) {
+    if (lane == 0) {
+      for (u32 k = 0; k < RS; k++) mbar_init(wbars + 8u * k, 1u);
+      fence_mbar_init();
+      for (u32 k = 0; k < ng && k < RS; k++) ring_issue(k);
+    }
+    warp_sync_all();
+  } else {
 #pragma unroll
-  for (int i = 0; i < PF; i++) {
-    const bool live = gbeg + i < gend;
-    ldg_stream_v4_if(wb[i][0], wnx, live), ldg_stream_v4_if(wb[i][1], wnx + WHALF, live);
-    ldg_u32_if(zb[i].x, znx, live), ldg_u32_if(zb[i].y, znx + 8u, live);
-    if (BITS == 5) ldg_u32_if(pb[i].x, pnx, live), ldg_u32_if(pb[i].y, pnx + 128u, live), pnx += 256u;
-    wnx += WSTEP, znx += N;
+    for (int i = 0; i < PF; i++) {
+      const bool live = gbeg + i < gend;
+      ldg_stream_v4_if(wb[i][0], wnx, live), ldg_stream_v4_if(wb[i][1], wnx + WHALF, live);
+      ldg_u32_if(zb[i].x, znx, live), ldg_u32_if(zb[i].y, znx + 8u, live);
+      if (BITS == 5) ldg_u32_if(pb[i].x, pnx, live), ldg_u32_if(pb[i].y, pnx + 128u, live), pnx += 256u;
+      wnx += WSTEP, znx += N;
+    }
   }
   // Everything above reads only weights and scale words (static); what
   // follows reads activations, asg and rs, and writes ws, sema and out, which
@@ -523,13 +565,22 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8
   // from the staged rows, then the fold. Lane holds D[n][m] for
   // n = n0+gid (+8), m = 8mt + 2tig (+1).
   auto group = [&](const int i, u32 g, u32 gl, u32 buf) __attribute__((always_inline)) {
-    const u32x4 w0 = wb[i][0], w1 = wb[i][1];
-    const u32x2 z = zb[i], pl = BITS == 5 ? pb[i] : u32x2{0u, 0u};
-    const bool more = g + PF < gend;
-    ldg_stream_v4_if(wb[i][0], wnx, more), ldg_stream_v4_if(wb[i][1], wnx + WHALF, more);
-    ldg_u32_if(zb[i].x, znx, more), ldg_u32_if(zb[i].y, znx + 8u, more);
-    if (BITS == 5) ldg_u32_if(pb[i].x, pnx, more), ldg_u32_if(pb[i].y, pnx + 128u, more), pnx += 256u;
-    wnx += WSTEP, znx += N;
+    u32x4 w0, w1;
+    u32x2 z, pl{0u, 0u};
+    if constexpr (RING > 0) {
+      const u32 k = g - gbeg, slot = wring + (k % RS) * BL::SLOT;
+      mbar_wait(wbars + 8u * (k % RS), (k / RS) & 1u);
+      w0 = lds_v4(slot + 16u * lane), w1 = lds_v4(slot + 512u + 16u * lane);
+      z = u32x2{lds_u32(slot + 1024u + 4u * gid), lds_u32(slot + 1024u + 32u + 4u * gid)};
+    } else {
+      w0 = wb[i][0], w1 = wb[i][1], z = zb[i];
+      if (BITS == 5) pl = pb[i];
+      const bool more = g + PF < gend;
+      ldg_stream_v4_if(wb[i][0], wnx, more), ldg_stream_v4_if(wb[i][1], wnx + WHALF, more);
+      ldg_u32_if(zb[i].x, znx, more), ldg_u32_if(zb[i].y, znx + 8u, more);
+      if (BITS == 5) ldg_u32_if(pb[i].x, pnx, more), ldg_u32_if(pb[i].y, pnx + 128u, more), pnx += 256u;
+      wnx += WSTEP, znx += N;
+    }
     if (MEMONLY) { // attribution: the same loads, no conversion, op or fold
       acc[0][0] += bits_f32(w0.x ^ w0.y ^ w0.z ^ w0.w ^ w1.x ^ w1.y ^ w1.z ^ w1.w ^ z.x ^ z.y);
       return;
@@ -563,6 +614,14 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8
       acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zs0, r1, sc0 * (t[0][mt][1] + t[1][mt][1])), acc[mt][1]);
       acc[mt][2] = __builtin_fmaf(a0, __builtin_fmaf(-zs1, r0, sc1 * (t[0][mt][2] + t[1][mt][2])), acc[mt][2]);
       acc[mt][3] = __builtin_fmaf(a1, __builtin_fmaf(-zs1, r1, sc1 * (t[0][mt][3] + t[1][mt][3])), acc[mt][3]);
+    }
+    if constexpr (RING > 0) { // every lane has consumed the slot's words (the fold used them): refill it
+      const u32 k = g - gbeg;
+      warp_sync_all();
+      if (lane == 0 && k + RS < ng) {
+        fence_proxy_async(); // the warp's reads of the slot before the copy's writes
+        ring_issue(k + RS);
+      }
     }
   };
 
@@ -1204,6 +1263,24 @@ DEC_WG_ENTRY(pq_gemm_dec_wg_m32, 32, 2, 4)
 DEC_WG_ENTRY(pq_gemm_dec_wg_m64, 64, 2, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
+// The staged body on the bulk-copy weight ring (RING groups per warp):
+// dynamic shared memory DBK_SMEM_<class> (the registry row's Shared),
+// sized for 4 (m8, m16) or 3 (m32, m64) blocks per SM.
+#define DBK_SMEM_8 52736
+#define DBK_SMEM_16 52992
+#define DBK_SMEM_32 70912
+#define DBK_SMEM_64 63168
+#define DEC_BK_ENTRY(NAME, CLS, MT, PF, CH, RING)                                                                     \
+  KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
+                                                 const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
+                                                 u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
+    static_assert(DecBkSmem<MT, CH, RING>::BYTES == DBK_SMEM_##CLS, "DBK_SMEM_" #CLS " (the registry row's Shared) is this layout's size"); \
+    gemm_dec_staged<MT, PF, CH, false, 4, false, RING>(wq, nullptr, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S); \
+  }
+DEC_BK_ENTRY(pq_gemm_dec_bk_m8, 8, 1, 4, 8, 8)
+DEC_BK_ENTRY(pq_gemm_dec_bk_m16, 16, 2, 4, 4, 8)
+DEC_BK_ENTRY(pq_gemm_dec_bk_m32, 32, 4, 4, 4, 8)
+DEC_BK_ENTRY(pq_gemm_dec_bk_m64, 64, 8, 2, 2, 6)
 // The per-warp body on sm_90, gated and timed against the staged body
 // (bench2 dec variant "v1"); on gfx1201 it is the only body, so these
 // names exist on sm_90a only.

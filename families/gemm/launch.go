@@ -44,6 +44,14 @@ func init() {
 			Doc: "pq_gemm_dec_wg_m8's body, 16 < M <= 32 (m64n32k16, 2 groups in flight)"},
 		{Name: "pq_gemm_dec_wg_m64", Shared: 140416, Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wg_m8's body, 32 < M <= 64 (m64n64k16, 2 groups in flight)"},
+		{Name: "pq_gemm_dec_bk_m8", Shared: 52736, Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagBK, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
+			Doc: "pq_gemm_dec_m8's staged body with the weight stream in shared memory: per-warp rings of 8 groups (weights and scale words) filled by bulk copies (cp.async.bulk + mbarrier), so 8 KiB per warp are in flight without registers; sized for 4 blocks per SM, launched at its own footprint law (DecSplitKFootprint)"},
+		{Name: "pq_gemm_dec_bk_m16", Shared: 52992, Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagBK, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
+			Doc: "pq_gemm_dec_bk_m8's body, 8 < M <= 16 (activation chunks of 4 groups)"},
+		{Name: "pq_gemm_dec_bk_m32", Shared: 70912, Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagBK, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
+			Doc: "pq_gemm_dec_bk_m8's body, 16 < M <= 32 (3 blocks per SM)"},
+		{Name: "pq_gemm_dec_bk_m64", Shared: 63168, Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagBK, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
+			Doc: "pq_gemm_dec_bk_m8's body, 32 < M <= 64 (rings of 6 groups, 3 blocks per SM)"},
 		{Name: "pq_gemm_dec_memonly_m8", Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Attribution, Tag: "memonly", Caps: kernels.PDL | kernels.Cluster, Targets: sm90,
 			Doc: "attribution only (not a GEMM, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold"},
 		{Name: "pq_gemm_pre", Op: OpPre, Form: FormPreTiled, Role: kernels.Baseline, Tag: "pq_gemm_pre", MatrixOp: mma,
@@ -376,18 +384,24 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 const DecClusterS = 2
 
 // DecShared is the dynamic shared memory a decode launch of kernel needs:
-// its registry row's Shared (the wgmma kernels: gemm.hip DWG_SMEM_<NB>, two
-// f16 operand chunks, the raw next chunks, asg and rs, the warps' weight
-// rings, 1024 bytes of alignment slack); 0 for static shared memory.
+// its registry row's Shared (gemm.hip DWG_SMEM_<NB> for the wgmma kernels:
+// two f16 operand chunks, the raw next chunks, asg and rs, the warps'
+// weight rings, 1024 bytes of alignment slack; DBK_SMEM_<class> for the
+// bulk-ring kernels: the staged buffers and the rings); 0 for static
+// shared memory.
 func DecShared(kernel string) int {
 	k, _ := kernels.Lookup(kernel)
 	return k.Shared
 }
 
-// decWGRegs are the wgmma decode kernels' registers per thread (ptxas -v,
-// sm_90a, on the H200, 2026-12-02, build f578235: the report kept in
-// gates/testdata/ptxas/clean.txt, which a test ties to this table).
-var decWGRegs = map[string]int{"pq_gemm_dec_wg_m8": 94, "pq_gemm_dec_wg_m16": 95, "pq_gemm_dec_wg_m32": 128, "pq_gemm_dec_wg_m64": 168}
+// decFootprintRegs are the registers per thread of the decode kernels that
+// launch at their own footprint law (ptxas -v, sm_90a, on the H200: the
+// report kept in gates/testdata/ptxas/clean.txt, which a test ties to this
+// table).
+var decFootprintRegs = map[string]int{
+	"pq_gemm_dec_wg_m8": 94, "pq_gemm_dec_wg_m16": 95, "pq_gemm_dec_wg_m32": 128, "pq_gemm_dec_wg_m64": 168,
+	"pq_gemm_dec_bk_m8": 68, "pq_gemm_dec_bk_m16": 80, "pq_gemm_dec_bk_m32": 128, "pq_gemm_dec_bk_m64": 168,
+}
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
 // 228 KiB of shared memory per SM, 1 KiB of it reserved per resident block;
@@ -400,11 +414,11 @@ const (
 	sm90MaxCTAsPerSM  = 32
 )
 
-// DecResidentBlocks is how many blocks of a wgmma decode kernel fit on one
-// SM at once, from its shared memory and registers (0: not a wgmma decode
-// kernel).
+// DecResidentBlocks is how many blocks of a footprint-law decode kernel
+// (decFootprintRegs) fit on one SM at once, from its shared memory and
+// registers (0: not such a kernel).
 func DecResidentBlocks(kernel string) int {
-	regs, ok := decWGRegs[kernel]
+	regs, ok := decFootprintRegs[kernel]
 	if !ok {
 		return 0
 	}
@@ -414,14 +428,15 @@ func DecResidentBlocks(kernel string) int {
 	return min(bySmem, byRegs, sm90MaxCTAsPerSM)
 }
 
-// DecSplitKWG is the wgmma decode kernels' split-K law, from their
+// DecSplitKFootprint is the split-K law of the decode kernels with a
+// footprint of their own (the wgmma and bulk-ring bodies), from that
 // footprint rather than a fit: a block holds DecResidentBlocks' share of
 // an SM, so a launch of nb column blocks x S splits runs in
 // ceil(nb·S / (resident·SMs)) waves of blocks that each stream ceil(G/S)
 // groups. The law takes the S (1..min(G/4, DecMaxS)) with the fewest
 // waves x groups per block, the smallest such S on a tie (fewer partial
 // tiles to reduce); then evens the splits out as DecSplitK does.
-func DecSplitKWG(kernel string, M, N, K, sms int) int {
+func DecSplitKFootprint(kernel string, M, N, K, sms int) int {
 	G := K / refimpl.GroupSize
 	slots := max(DecResidentBlocks(kernel), 1) * sms
 	nb := N / DecBN
@@ -438,16 +453,26 @@ func DecSplitKWG(kernel string, M, N, K, sms int) int {
 }
 
 // DecSplitFor is the split count kernel k launches at by its own law: the
-// wgmma bodies by DecSplitKWG, every other decode kernel by DecSplitK.
+// kernels tagged OwnLawTags by DecSplitKFootprint, every other decode
+// kernel by DecSplitK.
 func DecSplitFor(k kernels.Kernel, M, N, K, sms int) int {
-	if k.Tag == TagWG {
-		return DecSplitKWG(k.Name, M, N, K, sms)
+	if slices.Contains(OwnLawTags, k.Tag) {
+		return DecSplitKFootprint(k.Name, M, N, K, sms)
 	}
 	return DecSplitK(M, N, K, sms)
 }
 
-// TagWG is the registry tag of the wgmma decode kernels.
-const TagWG = "wg"
+// Registry tags of the decode kernels with a split law of their own: the
+// wgmma bodies (pq_gemm_dec_wg_*) and the bulk-ring staged bodies
+// (pq_gemm_dec_bk_*). bench2 dec times each at its law's S and at
+// DecOwnFixedS as variants "<tag>S<S>", with a regret table per tag.
+const (
+	TagWG = "wg"
+	TagBK = "bk"
+)
+
+// OwnLawTags lists them.
+var OwnLawTags = []string{TagWG, TagBK}
 
 // DecLaunchOpts are the launch options of a decode launch at split S: for
 // S = DecClusterS, the splits of a column block as one cluster (1 x S). The

@@ -225,7 +225,7 @@ func TestDecSplitKWGWaves(t *testing.T) {
 		{"qkv/m64", "pq_gemm_dec_wg_m64", 7168, 5120, 8},
 	} {
 		t.Run("law/"+c.name, func(t *testing.T) {
-			if got := DecSplitKWG(c.kernel, 1, c.N, c.K, H200SMs); got != c.wantS {
+			if got := DecSplitKFootprint(c.kernel, 1, c.N, c.K, H200SMs); got != c.wantS {
 				t.Errorf("S=%d, want %d", got, c.wantS)
 			}
 		})
@@ -252,10 +252,10 @@ func TestDecWGRegsMatchPtxasReport(t *testing.T) {
 			name = ""
 		}
 	}
-	for k, regs := range decWGRegs {
+	for k, regs := range decFootprintRegs {
 		t.Run(k, func(t *testing.T) {
 			if got, ok := report[k]; !ok || got != regs {
-				t.Errorf("decWGRegs says %d registers, the ptxas report %d (present: %v)", regs, got, ok)
+				t.Errorf("decFootprintRegs says %d registers, the ptxas report %d (present: %v)", regs, got, ok)
 			}
 		})
 	}
