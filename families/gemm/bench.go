@@ -313,7 +313,7 @@ func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain b
 	if k.Role == kernels.Attribution {
 		v.Unchecked = "attribution kernel (" + k.Name + "): part of the baseline's work, no GEMM output to compare"
 	} else {
-		v.Check = b.check(name, b.ref.withSplits(S))
+		v.Check = b.check(name, refFor(b.ref, k).withSplits(S))
 	}
 	return v, err
 }
@@ -342,7 +342,7 @@ func (b *gemmBufs) preVariant(k kernels.Kernel, name string) (bench.Variant, err
 		_, _, _, _, args, _ := PreLaunch(s, M, a)
 		return args
 	})
-	ref := preRef(b.ref, k)
+	ref := refFor(b.ref, k)
 	if zpe {
 		ref = b.zref
 	}

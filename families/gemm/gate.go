@@ -562,9 +562,10 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	t.Upload(brs, gates.F32Bytes(rsums))
 
 	worst := 0.0
-	check := func(variant string, key gates.Case, S int) {
+	check := func(kern, variant string, key gates.Case, S int) {
+		k, _ := kernels.Lookup(kern)
 		got := t.Download(out)
-		worst = max(worst, checkGEMMOut(t, name+" "+variant, key, got, M, N, rr.withSplits(S)))
+		worst = max(worst, checkGEMMOut(t, name+" "+variant, key, got, M, N, refFor(rr, k).withSplits(S)))
 	}
 	if c.prefill {
 		// Every prefill kernel the device has, each on a freshly poisoned
@@ -583,7 +584,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 				}
 				act = brow
 			}
-			rk := preRef(rr, k)
+			rk := refFor(rr, k)
 			pa := PreArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: act.Ptr(), TScale: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), Kernel: kn, Bits: bits, Planes: planes}
 			if k.Form == FormPreZPE {
 				if brs16 == nil {
@@ -718,7 +719,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		if S == law {
 			tag += " (law)"
 		}
-		check(tag, key, S)
+		check(kern, tag, key, S)
 		if r.sameAs {
 			// The baseline's bits at this launch, or at the other reduce path
 			// of the same S (the gate proves the two equal for the baseline).
@@ -1015,11 +1016,12 @@ func gemmReference(c gemmCase, seed uint64, w *refimpl.QWeight, xs [][]float32, 
 	return gemmRef{sel: sel, ref: ref, refExact: exact, mag: mag, magAbs: magAbs, floor: refimpl.Bf16Floor(ref), G: c.shape.G(), splits: 1}
 }
 
-// preRef is the reference checks of prefill kernel k use: the wgmma form
-// accumulates fp8 products with about 14 bits (wgmmaFP8Acc) and takes the
-// codes as q − z, so its magnitude is magAbs.
-func preRef(rr gemmRef, k kernels.Kernel) gemmRef {
-	if k.Form == FormPreWGMMA {
+// refFor is the reference checks of kernel k use: the fp8 wgmma kernels
+// (pq_gemm_pre_wg, pq_gemm_dec_wg_*) accumulate fp8 products with about
+// 14 bits (wgmmaFP8Acc) and take the codes as q − z, so their magnitude
+// is magAbs.
+func refFor(rr gemmRef, k kernels.Kernel) gemmRef {
+	if k.MatrixOp[kernels.SM90a] == MatrixOpWGMMA {
 		rr.opAcc, rr.mag = wgmmaFP8Acc, rr.magAbs
 	}
 	return rr

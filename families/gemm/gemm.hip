@@ -446,36 +446,14 @@ DEVICE bool dec_cluster_epilogue(const float (&acc)[MT][4], float *s_red, u16 *o
 // (so its bits differ from v1's within the gate's bound); split-K through a cluster's
 // distributed shared memory when launched as clusters of the S splits, else
 // per warp through ws (dec_epilogue_warp: counters per 16-column tile).
-//
-// RING > 0 (the pq_gemm_dec_bk_* entries): the weight stream is a shared
-// memory ring instead of registers. Each warp owns RING slots of one group
-// (its 1 KiB weight tile and the 64 B of its 16 columns' scale words), one
-// mbarrier per slot; lane 0 fills a slot with two bulk copies
-// (cp.async.bulk) and refills it once every lane has consumed it, so RING
-// KiB per warp are in flight without holding a register each (the register
-// stream holds PF = 2..4 groups per warp at 126-178 registers). Everything
-// lives in dynamic shared memory (DecBkSmem: the staged body's buffers,
-// then the rings and their barriers).
-template <int MT, int CH, int RING> struct DecBkSmem {
-  static constexpr u32 ROWS = 8u * MT, ROWB = CH * GROUP + 16u, SLOT = 1024u + 64u;
-  static constexpr u32 ACT = 0, AR = ACT + 2u * ROWS * ROWB, WR = AR + 2u * 2u * CH * ROWS * 4u;
-  static constexpr u32 BAR = WR + DEC_WARPS * RING * SLOT, BYTES = BAR + DEC_WARPS * RING * 8u;
-};
-template <int MT, int PF, int CH, bool MEMONLY = false, int BITS = 4, bool ROWL = false, int RING = 0>
+template <int MT, int PF, int CH, bool MEMONLY = false, int BITS = 4, bool ROWL = false>
 DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                             float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
   static_assert(CH % PF == 0, "a chunk holds whole prefetch rounds (static ring slots)");
-  static_assert(RING == 0 || (BITS == 4 && !ROWL && !MEMONLY), "the shared-memory ring streams 4-bit fragment-order weights");
   constexpr u32 ROWS = 8u * MT;
   constexpr u32 ROWB = CH * GROUP + 16u; // staged row stride in bytes
-  using ActBufs = u8[2][ROWS][ROWB];
-  using ArBufs = float[2][2][CH][ROWS]; // [buf][asg, rs][group in chunk][row]
-  using BL = DecBkSmem<MT, CH, RING>;
-  SHARED __attribute__((aligned(16))) u8 s_stat[RING ? 16u : sizeof(ActBufs) + sizeof(ArBufs)];
-  extern SHARED __attribute__((aligned(16))) u8 dec_bk_smem[];
-  u8 *const sbuf = RING ? dec_bk_smem : s_stat;
-  ActBufs &s_act = *reinterpret_cast<ActBufs *>(sbuf + BL::ACT);
-  ArBufs &s_ar = *reinterpret_cast<ArBufs *>(sbuf + BL::AR);
+  SHARED __attribute__((aligned(16))) u8 s_act[2][ROWS][ROWB];
+  SHARED __attribute__((aligned(16))) float s_ar[2][2][CH][ROWS]; // [buf][asg, rs][group in chunk][row]
   const u32 G = K / GROUP;
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
   const DecRange dr = dec_range(warp, G, S, nend0, nend1);
@@ -494,35 +472,15 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8
   const u32 *znx = sz + n0 + gid + (u64)gbeg * N;
   // 5-bit: the lane's plane words of both halves (h = 0, 1) of each group.
   const u8 *pnx = BITS == 5 ? wpl + (u64)j16 * G * 256u + lane * 4u + (u64)gbeg * 256u : nullptr;
-  constexpr int NR = RING ? 1 : PF; // register ring slots
-  constexpr u32 RS = RING ? RING : 1;
-  u32x4 wb[NR][2];
-  u32x2 zb[NR], pb[NR];
-  // The shared-memory ring (RING): slot k % RS holds group gbeg + k.
-  const u32 ng = gend - gbeg;
-  const u32 wring = smem_u32(sbuf) + BL::WR + warp * RS * BL::SLOT, wbars = smem_u32(sbuf) + BL::BAR + warp * RS * 8u;
-  auto ring_issue = [&](u32 k) { // lane 0
-    const u32 slot = wring + (k % RS) * BL::SLOT, bar = wbars + 8u * (k % RS), g = gbeg + k;
-    mbar_arrive_expect_tx(bar, BL::SLOT);
-    bulk_g2s(slot, wq + ((u64)j16 * G + g) * 1024u, 1024u, bar);
-    bulk_g2s(slot + 1024u, sz + (u64)g * N + n0, 64u, bar);
-  };
-  if constexpr (RING > 0) {
-    if (lane == 0) {
-      for (u32 k = 0; k < RS; k++) mbar_init(wbars + 8u * k, 1u);
-      fence_mbar_init();
-      for (u32 k = 0; k < ng && k < RS; k++) ring_issue(k);
-    }
-    warp_sync_all();
-  } else {
+  u32x4 wb[PF][2];
+  u32x2 zb[PF], pb[PF];
 #pragma unroll
-    for (int i = 0; i < PF; i++) {
-      const bool live = gbeg + i < gend;
-      ldg_stream_v4_if(wb[i][0], wnx, live), ldg_stream_v4_if(wb[i][1], wnx + WHALF, live);
-      ldg_u32_if(zb[i].x, znx, live), ldg_u32_if(zb[i].y, znx + 8u, live);
-      if (BITS == 5) ldg_u32_if(pb[i].x, pnx, live), ldg_u32_if(pb[i].y, pnx + 128u, live), pnx += 256u;
-      wnx += WSTEP, znx += N;
-    }
+  for (int i = 0; i < PF; i++) {
+    const bool live = gbeg + i < gend;
+    ldg_stream_v4_if(wb[i][0], wnx, live), ldg_stream_v4_if(wb[i][1], wnx + WHALF, live);
+    ldg_u32_if(zb[i].x, znx, live), ldg_u32_if(zb[i].y, znx + 8u, live);
+    if (BITS == 5) ldg_u32_if(pb[i].x, pnx, live), ldg_u32_if(pb[i].y, pnx + 128u, live), pnx += 256u;
+    wnx += WSTEP, znx += N;
   }
   // Everything above reads only weights and scale words (static); what
   // follows reads activations, asg and rs, and writes ws, sema and out, which
@@ -565,22 +523,13 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8
   // from the staged rows, then the fold. Lane holds D[n][m] for
   // n = n0+gid (+8), m = 8mt + 2tig (+1).
   auto group = [&](const int i, u32 g, u32 gl, u32 buf) __attribute__((always_inline)) {
-    u32x4 w0, w1;
-    u32x2 z, pl{0u, 0u};
-    if constexpr (RING > 0) {
-      const u32 k = g - gbeg, slot = wring + (k % RS) * BL::SLOT;
-      mbar_wait(wbars + 8u * (k % RS), (k / RS) & 1u);
-      w0 = lds_v4(slot + 16u * lane), w1 = lds_v4(slot + 512u + 16u * lane);
-      z = u32x2{lds_u32(slot + 1024u + 4u * gid), lds_u32(slot + 1024u + 32u + 4u * gid)};
-    } else {
-      w0 = wb[i][0], w1 = wb[i][1], z = zb[i];
-      if (BITS == 5) pl = pb[i];
-      const bool more = g + PF < gend;
-      ldg_stream_v4_if(wb[i][0], wnx, more), ldg_stream_v4_if(wb[i][1], wnx + WHALF, more);
-      ldg_u32_if(zb[i].x, znx, more), ldg_u32_if(zb[i].y, znx + 8u, more);
-      if (BITS == 5) ldg_u32_if(pb[i].x, pnx, more), ldg_u32_if(pb[i].y, pnx + 128u, more), pnx += 256u;
-      wnx += WSTEP, znx += N;
-    }
+    const u32x4 w0 = wb[i][0], w1 = wb[i][1];
+    const u32x2 z = zb[i], pl = BITS == 5 ? pb[i] : u32x2{0u, 0u};
+    const bool more = g + PF < gend;
+    ldg_stream_v4_if(wb[i][0], wnx, more), ldg_stream_v4_if(wb[i][1], wnx + WHALF, more);
+    ldg_u32_if(zb[i].x, znx, more), ldg_u32_if(zb[i].y, znx + 8u, more);
+    if (BITS == 5) ldg_u32_if(pb[i].x, pnx, more), ldg_u32_if(pb[i].y, pnx + 128u, more), pnx += 256u;
+    wnx += WSTEP, znx += N;
     if (MEMONLY) { // attribution: the same loads, no conversion, op or fold
       acc[0][0] += bits_f32(w0.x ^ w0.y ^ w0.z ^ w0.w ^ w1.x ^ w1.y ^ w1.z ^ w1.w ^ z.x ^ z.y);
       return;
@@ -614,14 +563,6 @@ DEVICE void gemm_dec_staged(const u8 *wq, const u8 *wpl, const u32 *sz, const u8
       acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zs0, r1, sc0 * (t[0][mt][1] + t[1][mt][1])), acc[mt][1]);
       acc[mt][2] = __builtin_fmaf(a0, __builtin_fmaf(-zs1, r0, sc1 * (t[0][mt][2] + t[1][mt][2])), acc[mt][2]);
       acc[mt][3] = __builtin_fmaf(a1, __builtin_fmaf(-zs1, r1, sc1 * (t[0][mt][3] + t[1][mt][3])), acc[mt][3]);
-    }
-    if constexpr (RING > 0) { // every lane has consumed the slot's words (the fold used them): refill it
-      const u32 k = g - gbeg;
-      warp_sync_all();
-      if (lane == 0 && k + RS < ng) {
-        fence_proxy_async(); // the warp's reads of the slot before the copy's writes
-        ring_issue(k + RS);
-      }
     }
   };
 
@@ -769,84 +710,71 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
 }
 
 // ------------------------------------------------------ wgmma decode body
-// gemm_dec_wg: the decode band on Hopper's warpgroup op (wgmma), for every M
-// class. The block (4 warps, 64 columns, grid (N/64, S), the split ranges
-// and the epilogue protocols) is the staged body's; the op is
-// wgmma.m64nNBk16 f16 with the weights as the register operand (A: the
-// block's 64 columns = the warpgroup's 64 rows, warp w the 16-column tile
-// j16, converted exactly as for mma.sync, w4_afrag_lop3) and the
-// activation rows as the shared-memory operand (B: NB = 8..64 rows, M on
-// the op's N side). One instruction per k16 step covers all M rows, so the
-// matrix work per weight byte does not grow with M as the mma.sync body's
-// op tiles do (at M = 64: 8 mma.sync per k32 step against 2 wgmma).
+// gemm_dec_wg: the decode band on Hopper's warpgroup op at its fp8 rate,
+// for every M class. The block (4 warps = one warpgroup, 64 columns, grid
+// (N/64, S), the split ranges and the epilogue protocols) is the staged
+// body's; the op is wgmma.m64nNBk32.e4m3 with
+//   A = the weights in registers, converted to e4m3 codes minus their zero
+//       point c − z (w4_e4m3_frag, exact: −15..15), warp w the 16-column
+//       tile j16, word s of the lane's group the k32 step s (the fragment
+//       order is the op's A order);
+//   B = the activation codes as they are (e4m3, no conversion), NB rows of
+//       one group = 128 bytes each, 128B-swizzled, M on the op's N side.
+// So a group is 4 ops for any M in the class, and the fold has no row-sum
+// term: y += asg · sc · Σ_k a_k (c_k − z).
 //
 // Weights and scale words arrive by bulk copy (cp.async.bulk), per warp:
 // each warp owns a ring of R slots of DWG_CW groups (its 1 KiB weight
 // tiles, contiguous in memory, and the groups' 16 scale words), one
 // mbarrier per slot; lane 0 issues a slot's copies (before grid_dep_wait:
 // weights and scales are static) and reissues it once the warp has read
-// it, so R x DWG_CW KiB per warp are in flight without a register each.
-//
-// k order: w4_afrag_lop3's k16 halves are not in k order (position
-// 2tig + j holds k 4tig + j and position 8 + 2tig + j holds k 4tig + 2 + j,
-// the mma.sync body's pairing of A and B), so B is staged in that order:
-// for each 16 codes of a row (4 words a = 0..3, word a = k 4a..4a+3), the
-// op's positions 0..7 are the low halves of words 0..3 as f16 pairs and
-// positions 8..15 their high halves. Same products, same k set per op, so
-// the fold is the staged body's (asg·(sc·T − sc·d·rs)).
+// it. Activations: chunks of CH groups by cp.async straight into the
+// swizzled tiles, three buffers: chunk c + 2 is issued when chunk c starts
+// (its buffer was drained at the end of chunk c − 1), rows >= M are zeros
+// stored once.
+// Per group: read and convert the weights while the previous group's ops
+// run; wait for them, fold, copy the new A operand in (wg_set_reg: nothing
+// writes an in-flight op's A registers; the gate wgmma-hazards checks
+// every path of the PTX), issue 4 ops into T, commit. Nothing reads T
+// while an op is in flight (else ptxas serializes the ops, C7514). The
+// pipeline drains at each chunk's end (the buffer is then restaged).
 //
 // Shared memory (dynamic, 1024-aligned; DWG_SMEM_<NB> bytes, DecWgSmem):
-//   fb     [2][CH][2 k64 tiles][NB rows][128 B]: a chunk's B operand in f16,
-//          128B-swizzled (wgmma.h), double-buffered; rows >= M zero
-//   raw    [2][NB][CH*128 + 16]: the next two chunks' e4m3 codes, by cp.async
-//   rawar  [2][2][CH][NB]: their asg and rs, by cp.async
-//   sar    [2][2][CH][NB]: asg and rs of the fb chunks
-//   wr     [4 warps][R][DWG_CW x 1 KiB weights, DWG_CW x 64 B scale words]
-//   bar    [4 warps][R] mbarriers
-// Activations: chunk c + 2 is staged (cp.async) when chunk c starts, so
-// two chunks of compute hide its latency; at the end of chunk c every
-// thread converts its share of chunk c+1 (16 codes -> two swizzled
-// 16-byte f16 chunks) into fb, fence.proxy.async makes the stores visible
-// to the op's async proxy, and a barrier.
-// Per group: read and convert the weights (8 words) while the previous
-// group's op runs; wait for it, fold it, fence, issue this group's 8 wgmma
-// into T, commit. Nothing reads T while an op is in flight (else ptxas
-// serializes the ops, C7514), and nothing writes the op's A registers
-// (ain) before that wait: the conversion writes other registers and
-// wg_set_reg copies them in after the wait (the gate wgmma-hazards checks
-// every path of the PTX for this).
+//   at   [3][CH][NB rows][128 B]: activation tiles (1024-aligned atoms)
+//   asg  [3][CH][NB]: their asg (zeros past M and gend)
+//   wr   [4 warps][R][DWG_CW x 1 KiB weights, DWG_CW x 64 B scale words]
+//   bar  [4 warps][R] mbarriers
 #define DWG_TILE(NB) ((NB) * 128)
 #define DWG_CW 2 // groups per weight copy (one ring slot)
+#define DWG_NBUF 3 // activation chunk buffers
 template <int NB, int CH, int R> struct DecWgSmem {
-  static constexpr u32 RB = 2; // raw chunks in flight
-  static constexpr u32 SLOT = DWG_CW * (1024u + 64u);
-  static constexpr u32 FB_BUF = CH * 2u * DWG_TILE(NB), RAW_ROW = CH * GROUP + 16u, RAW_BUF = NB * RAW_ROW;
-  static constexpr u32 FB = 0, RAW = 2u * FB_BUF, RAWAR = RAW + RB * RAW_BUF, SAR = RAWAR + RB * 2u * CH * NB * 4u;
-  static constexpr u32 WR = SAR + 4u * CH * NB * 4u, BAR = WR + DEC_WARPS * R * SLOT;
+  static constexpr u32 SLOT = DWG_CW * (1024u + 64u), CHUNK = CH * DWG_TILE(NB);
+  static constexpr u32 AT = 0, ASG = AT + DWG_NBUF * CHUNK, WR = ASG + DWG_NBUF * CH * NB * 4u;
+  static constexpr u32 BAR = WR + DEC_WARPS * R * SLOT;
   static constexpr u32 BYTES = BAR + DEC_WARPS * R * 8u + 1024u; // + alignment slack
 };
-#define DWG_SMEM_8 53088
-#define DWG_SMEM_16 53344
-#define DWG_SMEM_32 88192
-#define DWG_SMEM_64 140416
+#define DWG_SMEM_8 39904
+#define DWG_SMEM_16 52576
+#define DWG_SMEM_32 52576
+#define DWG_SMEM_64 69184
 
 template <int NB, int CH, int R>
 DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                         float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
+  (void)rsum; // the codes enter as c − z: no row-sum term
   constexpr int MT = NB / 8, ND = NB / 2;
   using L = DecWgSmem<NB, CH, R>;
-  constexpr u32 RB = L::RB;
   extern SHARED __attribute__((aligned(1024))) u8 dwg_smem[];
   const u32 sbase = (smem_u32(dwg_smem) + 1023u) & ~1023u;
   u8 *const gbase = dwg_smem + (sbase - smem_u32(dwg_smem)); // the same bytes, generic address
-  float *const rawar = (float *)(gbase + L::RAWAR), *const sar = (float *)(gbase + L::SAR);
+  float *const sasg = (float *)(gbase + L::ASG);
 
   const u32 G = K / GROUP;
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
   const DecRange dr = dec_range(warp, G, S, nend0, nend1);
   const u32 split = dr.split, j16 = dr.j16, n0 = dr.n0, p = dr.p, gbeg = dr.gbeg, gend = dr.gend;
   const u8 *ap = act + (u64)p * M * K;
-  const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
+  const float *asp = asg + (u64)p * M * G;
 
   // The warp's weight ring: stage st (groups gbeg + DWG_CW st ..) in slot st % R.
   const u32 wr = sbase + L::WR + warp * R * L::SLOT, bars = sbase + L::BAR + warp * R * 8u;
@@ -870,55 +798,37 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
   grid_dep_launch_dependents();
   grid_dep_wait();
 
-  // Rows M..NB-1 of every fb tile: zeros, stored once.
-  for (u32 i = tid; i < 2u * CH * 2u * (NB - M) * 8u; i += 32u * DEC_WARPS) {
+  // Rows M..NB-1 of every activation tile: zeros, stored once (staging
+  // writes rows < M only; a row's swizzle stays within the row).
+  for (u32 i = tid; i < DWG_NBUF * CH * (NB - M) * 8u; i += 32u * DEC_WARPS) {
     const u32 t = i / ((NB - M) * 8u), r = M + (i / 8u) % (NB - M), c = i % 8u;
-    sts_v4(sbase + L::FB + t * DWG_TILE(NB) + r * 128u + 16u * c, u32x4{0u, 0u, 0u, 0u});
+    sts_v4(sbase + L::AT + t * DWG_TILE(NB) + r * 128u + 16u * c, u32x4{0u, 0u, 0u, 0u});
   }
-  // Chunk [c0, c0 + CH) -> raw[rb] and rawar[rb] (zeros past gend and past M).
-  auto stage = [&](u32 c0, u32 rb) {
-    constexpr u32 PIECES = CH * (GROUP / 16u);
+  // Chunk [c0, c0 + CH) -> buffer b: row m's 16-byte piece c of group gl at
+  // piece c ^ (m % 8) of its 128-byte row (zeros for groups past gend), and
+  // asg of each (group, row), zeros past M and gend.
+  auto stage = [&](u32 c0, u32 b) {
     const u32 nch = gend - c0 < CH ? gend - c0 : CH;
-    u8 *const rawp = gbase + L::RAW + rb * L::RAW_BUF;
-    float *const arp = rawar + rb * 2u * CH * NB;
-    for (u32 i = tid; i < M * PIECES; i += 32u * DEC_WARPS) {
-      const u32 m = i / PIECES, q = i % PIECES;
-      const bool live = q < nch * (GROUP / 16u);
-      cp_async16(rawp + m * L::RAW_ROW + 16u * q, live ? ap + (u64)m * K + c0 * GROUP + 16u * q : ap, live ? 16u : 0u);
+    for (u32 i = tid; i < M * CH * 8u; i += 32u * DEC_WARPS) {
+      const u32 m = i / (CH * 8u), gl = (i / 8u) % CH, c = i % 8u;
+      const bool live = gl < nch;
+      const u32 dst = sbase + L::AT + b * L::CHUNK + gl * DWG_TILE(NB) + m * 128u + ((c ^ (m & 7u)) << 4);
+      cp_async16_s(dst, live ? ap + (u64)m * K + (c0 + gl) * GROUP + 16u * c : ap, live ? 16u : 0u);
     }
-    for (u32 i = tid; i < 2u * CH * NB; i += 32u * DEC_WARPS) {
-      const u32 which = i / (CH * NB), gl = (i / NB) % CH, m = i % NB;
+    for (u32 i = tid; i < CH * NB; i += 32u * DEC_WARPS) {
+      const u32 gl = i / NB, m = i % NB;
       const bool live = m < M && gl < nch;
-      const float *src = (which ? rsp : asp) + (u64)m * G + c0 + gl;
-      cp_async4(arp + i, live ? src : asp, live ? 4u : 0u);
+      cp_async4(sasg + b * CH * NB + i, live ? asp + (u64)m * G + c0 + gl : asp, live ? 4u : 0u);
     }
     cp_async_commit();
   };
-  // raw[rb] -> fb[buf] (the op's k order, f16, swizzled), rawar[rb] -> sar[buf].
-  auto convert = [&](u32 rb, u32 buf) {
-    constexpr u32 PIECES = CH * (GROUP / 16u);
-    for (u32 i = tid; i < M * PIECES; i += 32u * DEC_WARPS) {
-      const u32 m = i / PIECES, q = i % PIECES, gl = q / 8u, u = q % 8u;
-      const u32x4 r = lds_v4(sbase + L::RAW + rb * L::RAW_BUF + m * L::RAW_ROW + 16u * q);
-      const u32x4 lo{e4m3x2_to_f16x2(r.x), e4m3x2_to_f16x2(r.y), e4m3x2_to_f16x2(r.z), e4m3x2_to_f16x2(r.w)};
-      const u32x4 hi{e4m3x2_to_f16x2(r.x >> 16), e4m3x2_to_f16x2(r.y >> 16), e4m3x2_to_f16x2(r.z >> 16),
-                     e4m3x2_to_f16x2(r.w >> 16)};
-      const u32 row = sbase + L::FB + buf * L::FB_BUF + (gl * 2u + u / 4u) * DWG_TILE(NB) + m * 128u;
-      const u32 c = 2u * (u % 4u), sw = m & 7u;
-      sts_v4(row + ((c ^ sw) << 4), lo);
-      sts_v4(row + (((c + 1u) ^ sw) << 4), hi);
-    }
-    for (u32 i = tid; i < 2u * CH * NB; i += 32u * DEC_WARPS) sar[buf * 2u * CH * NB + i] = rawar[rb * 2u * CH * NB + i];
-  };
-  // Prologue: chunks 0..RB-1 in flight, chunk 0 converted into fb[0].
+  // Prologue: chunks 0 and 1 in flight, chunk 0 landed and visible to the op.
   if (gbeg < gend) {
     stage(gbeg, 0);
     const bool second = gbeg + CH < gend;
     if (second) stage(gbeg + CH, 1);
     if (second) cp_async_wait<1>();
     else cp_async_wait<0>();
-    block_sync();
-    convert(0, 0);
     fence_proxy_async();
     block_sync();
   }
@@ -929,86 +839,86 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
   float T[ND]; // the op's accumulators (one group)
 #pragma unroll
   for (int j = 0; j < ND; j++) T[j] = 0.0f;
-  // The group whose op is in flight: its scale words and its asg row in sar.
+  // The group whose ops are in flight: its scale words and its asg row.
   u32x2 pz{0u, 0u};
-  const float *par = sar;
+  const float *pa = sasg;
   bool pend = false;
-  // Fold one group's op result: T[4j + 2v1 + v0] is D[n0 + gid + 8v1][8j + 2tig + v0],
-  // the staged body's acc[j][2v1 + v0].
+  // Fold one group's op result: T[4j + 2v1 + v0] is D[n0 + gid + 8v1][8j + 2tig + v0].
   auto fold = [&](u32x2 z, const float *ar) __attribute__((always_inline)) {
-    float sc0, zs0, sc1, zs1;
-    scale_word(z.x, sc0, zs0), scale_word(z.y, sc1, zs1);
+    const float sc0 = f16_to_f32(z.x & 0xFFFFu), sc1 = f16_to_f32(z.y & 0xFFFFu);
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) {
       const u32 m0 = 8u * mt + 2u * tig;
-      const float a0 = ar[m0], a1 = ar[m0 + 1u], r0 = ar[CH * NB + m0], r1 = ar[CH * NB + m0 + 1u];
-      acc[mt][0] = __builtin_fmaf(a0, __builtin_fmaf(-zs0, r0, sc0 * T[4 * mt + 0]), acc[mt][0]);
-      acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zs0, r1, sc0 * T[4 * mt + 1]), acc[mt][1]);
-      acc[mt][2] = __builtin_fmaf(a0, __builtin_fmaf(-zs1, r0, sc1 * T[4 * mt + 2]), acc[mt][2]);
-      acc[mt][3] = __builtin_fmaf(a1, __builtin_fmaf(-zs1, r1, sc1 * T[4 * mt + 3]), acc[mt][3]);
+      const float a0 = ar[m0], a1 = ar[m0 + 1u];
+      acc[mt][0] = __builtin_fmaf(a0, sc0 * T[4 * mt + 0], acc[mt][0]);
+      acc[mt][1] = __builtin_fmaf(a1, sc0 * T[4 * mt + 1], acc[mt][1]);
+      acc[mt][2] = __builtin_fmaf(a0, sc1 * T[4 * mt + 2], acc[mt][2]);
+      acc[mt][3] = __builtin_fmaf(a1, sc1 * T[4 * mt + 3], acc[mt][3]);
     }
   };
-  const u32 fb_s = sbase + L::FB;
-  u32 ain[32]; // the A operand of the op in flight
-  u32 buf = 0, ci = 0;
-  for (u32 c0 = gbeg; c0 < gend; c0 += CH, buf ^= 1u, ci++) {
-    const u32 cend = c0 + CH < gend ? c0 + CH : gend;
-    const bool next = cend < gend, ahead = c0 + RB * CH < gend;
-    if (ahead) stage(c0 + RB * CH, ci % RB); // raw[ci % RB] held chunk ci, converted already
+  auto drain = [&]() __attribute__((always_inline)) {
+    wg_wait<0>();
+    wg_fence_regs(T);
+    if (pend) fold(pz, pa);
+    pend = false;
+  };
+  u32 ain[16]; // the A operand of the ops in flight
+  u32 ci = 0;
+  for (u32 c0 = gbeg; c0 < gend; c0 += CH, ci++) {
+    const u32 cend = c0 + CH < gend ? c0 + CH : gend, b = ci % DWG_NBUF;
+    const bool next = cend < gend, ahead = c0 + 2u * CH < gend;
+    if (ahead) stage(c0 + 2u * CH, (ci + 2u) % DWG_NBUF); // drained at the end of chunk ci - 1
     for (u32 g = c0; g < cend; g++) {
       const u32 k = g - gbeg, st = k / DWG_CW, j = k % DWG_CW, slot = wr + (st % R) * L::SLOT;
-      if (j == 0) mbar_wait(bars + 8u * (st % R), (st / R) & 1u);
+      // The warp reconverges after each lane's wait loop and after lane 0's
+      // refill: every wgmma instruction is .aligned (the whole warp must
+      // execute it together, else the behaviour is undefined).
+      if (j == 0) {
+        mbar_wait(bars + 8u * (st % R), (st / R) & 1u);
+        warp_sync_all();
+      }
       const u32x4 w0 = lds_v4(slot + 1024u * j + 16u * lane), w1 = lds_v4(slot + 1024u * j + 512u + 16u * lane);
       const u32x2 z{lds_u32(slot + DWG_CW * 1024u + 64u * j + 4u * gid), lds_u32(slot + DWG_CW * 1024u + 64u * j + 4u * gid + 32u)};
       if (j == DWG_CW - 1u || g + 1u == gend) { // the warp is done with the slot: refill it
         warp_sync_all();
         if (lane == 0 && st + R < nst) issue(st + R);
+        warp_sync_all();
       }
       const u32 ww0[4] = {w0.x, w0.y, w0.z, w0.w}, ww1[4] = {w1.x, w1.y, w1.z, w1.w};
-      AFrag af[4];
+      const W4ZeroConst z0 = w4_zero_const(z.x), z1 = w4_zero_const(z.y);
+      u32 af[4][4];
 #pragma unroll
-      for (int s = 0; s < 4; s++) af[s] = w4_afrag_lop3(ww0[s], ww1[s]);
-      const u32 tb = fb_s + buf * L::FB_BUF + (g - c0) * 2u * DWG_TILE(NB);
-      wg_wait<0>(); // the previous group's op
+      for (int s = 0; s < 4; s++) w4_e4m3_frag(ww0[s], ww1[s], z0, z1, af[s]);
+      wg_wait<0>(); // the previous group's ops
       wg_fence_regs(T);
-      if (pend) fold(pz, par);
-      // This group's A operand, copied into the op's registers only now
-      // that the previous op is retired (wg_set_reg: the conversion above
-      // must not write registers an op in flight reads).
+      if (pend) fold(pz, pa);
+      // This group's A operand, copied into the ops' registers only now
+      // that the previous ops are retired.
 #pragma unroll
       for (int s = 0; s < 4; s++)
 #pragma unroll
-        for (int i = 0; i < 8; i++) ain[8 * s + i] = wg_set_reg(af[s].h[i]);
+        for (int i = 0; i < 4; i++) ain[4 * s + i] = wg_set_reg(af[s][i]);
       wg_fence();
+      const u32 tb = sbase + L::AT + b * L::CHUNK + (g - c0) * DWG_TILE(NB);
 #pragma unroll
-      for (int s = 0; s < 4; s++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-          const u32 u = 2u * s + h; // k16 step of the group
-          wg_mma_f16(T, ain[8 * s + 4 * h], ain[8 * s + 4 * h + 1], ain[8 * s + 4 * h + 2], ain[8 * s + 4 * h + 3],
-                     sw128_desc(tb + (u / 4u) * DWG_TILE(NB) + 32u * (u % 4u)), (u32)(s | h));
-        }
+      for (int s = 0; s < 4; s++) {
+        const u32 a4[4] = {ain[4 * s], ain[4 * s + 1], ain[4 * s + 2], ain[4 * s + 3]};
+        wg_mma_e4m3(T, a4, sw128_desc(tb + 32u * s), (u32)s);
+      }
       wg_commit();
-      pend = true, pz = z, par = sar + buf * 2u * CH * NB + (g - c0) * NB;
+      pend = true, pz = z, pa = sasg + (b * CH + (g - c0)) * NB;
     }
+    drain(); // chunk ci's buffer is restaged two chunks on
     if (next) {
-      // fb[buf ^ 1] and sar[buf ^ 1] were last read by the previous
-      // chunk's ops and folds, all done (every warp has passed this
-      // chunk's first wait and fold). Chunk ci+1 is in raw[(ci+1) % RB];
-      // chunk ci+2 may still be in flight behind it.
+      // Chunk ci + 1 landed (ci + 2 may still be in flight behind it).
       if (ahead) cp_async_wait<1>();
       else cp_async_wait<0>();
-      block_sync();
-      convert((ci + 1u) % RB, buf ^ 1u);
       fence_proxy_async();
       block_sync();
     }
   }
-  wg_wait<0>();
-  wg_fence_regs(T);
-  if (pend) fold(pz, par); // the last group
-  static_assert(L::FB_BUF * 2u >= DEC_WARPS * 4 * MT * 32 * sizeof(float), "partials fit fb");
-  if (dec_cluster_epilogue<MT>(acc, (float *)(gbase + L::FB), out, ws, sema, M, N, S, j16, warp, lane, gid, tig)) return;
+  static_assert(DWG_NBUF * L::CHUNK >= DEC_WARPS * 4 * MT * 32 * sizeof(float), "partials fit the activation tiles");
+  if (dec_cluster_epilogue<MT>(acc, (float *)(gbase + L::AT), out, ws, sema, M, N, S, j16, warp, lane, gid, tig)) return;
   dec_epilogue_warp<MT>(acc, out, ws, sema, M, N, S, j16, split, lane, gid, tig);
 }
 
@@ -1258,29 +1168,11 @@ KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void pq_gemm_dec_memonly_m8(const u8 *wq, c
     gemm_dec_wg<NB, CH, R>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                          \
   }
 DEC_WG_ENTRY(pq_gemm_dec_wg_m8, 8, 4, 3)
-DEC_WG_ENTRY(pq_gemm_dec_wg_m16, 16, 2, 3)
-DEC_WG_ENTRY(pq_gemm_dec_wg_m32, 32, 2, 4)
-DEC_WG_ENTRY(pq_gemm_dec_wg_m64, 64, 2, 4)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m16, 16, 4, 3)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m32, 32, 2, 3)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m64, 64, 2, 2)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
-// The staged body on the bulk-copy weight ring (RING groups per warp):
-// dynamic shared memory DBK_SMEM_<class> (the registry row's Shared),
-// sized for 4 (m8, m16) or 3 (m32, m64) blocks per SM.
-#define DBK_SMEM_8 52736
-#define DBK_SMEM_16 52992
-#define DBK_SMEM_32 70912
-#define DBK_SMEM_64 63168
-#define DEC_BK_ENTRY(NAME, CLS, MT, PF, CH, RING)                                                                     \
-  KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
-                                                 const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
-                                                 u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
-    static_assert(DecBkSmem<MT, CH, RING>::BYTES == DBK_SMEM_##CLS, "DBK_SMEM_" #CLS " (the registry row's Shared) is this layout's size"); \
-    gemm_dec_staged<MT, PF, CH, false, 4, false, RING>(wq, nullptr, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S); \
-  }
-DEC_BK_ENTRY(pq_gemm_dec_bk_m8, 8, 1, 4, 8, 8)
-DEC_BK_ENTRY(pq_gemm_dec_bk_m16, 16, 2, 4, 4, 8)
-DEC_BK_ENTRY(pq_gemm_dec_bk_m32, 32, 4, 4, 4, 8)
-DEC_BK_ENTRY(pq_gemm_dec_bk_m64, 64, 8, 2, 2, 6)
 // The per-warp body on sm_90, gated and timed against the staged body
 // (bench2 dec variant "v1"); on gfx1201 it is the only body, so these
 // names exist on sm_90a only.

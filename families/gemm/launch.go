@@ -36,22 +36,14 @@ func init() {
 			Doc: "previous decode generation, 16 < M <= 32"},
 		{Name: "pq_gemm_dec_v1_m64", Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: "v1", Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
 			Doc: "previous decode generation, 32 < M <= 64"},
-		{Name: "pq_gemm_dec_wg_m8", Shared: 53088, Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "decode-band W4A8 GEMM on Hopper's wgmma, M <= 8: the staged body's block and split-K protocols; weights and scale words by bulk copy into per-warp mbarrier rings, converted to the f16 register operand (64 columns per warpgroup), activation rows as the f16 shared-memory operand (M on the op's N side), one op per k16 step for any M in the class; experimental: slower than the staged body, and the m16 class fails the gate intermittently on the H200 (a race not yet found, docs/history.md)"},
-		{Name: "pq_gemm_dec_wg_m16", Shared: 53344, Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wg_m8's body, 8 < M <= 16 (m64n16k16)"},
-		{Name: "pq_gemm_dec_wg_m32", Shared: 88192, Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wg_m8's body, 16 < M <= 32 (m64n32k16, 2 groups in flight)"},
-		{Name: "pq_gemm_dec_wg_m64", Shared: 140416, Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wg_m8's body, 32 < M <= 64 (m64n64k16, 2 groups in flight)"},
-		{Name: "pq_gemm_dec_bk_m8", Shared: 52736, Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagBK, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
-			Doc: "pq_gemm_dec_m8's staged body with the weight stream in shared memory: per-warp rings of 8 groups (weights and scale words) filled by bulk copies (cp.async.bulk + mbarrier), so 8 KiB per warp are in flight without registers; sized for 4 blocks per SM, launched at its own footprint law (DecSplitKFootprint)"},
-		{Name: "pq_gemm_dec_bk_m16", Shared: 52992, Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagBK, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
-			Doc: "pq_gemm_dec_bk_m8's body, 8 < M <= 16 (activation chunks of 4 groups)"},
-		{Name: "pq_gemm_dec_bk_m32", Shared: 70912, Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagBK, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
-			Doc: "pq_gemm_dec_bk_m8's body, 16 < M <= 32 (3 blocks per SM)"},
-		{Name: "pq_gemm_dec_bk_m64", Shared: 63168, Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagBK, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
-			Doc: "pq_gemm_dec_bk_m8's body, 32 < M <= 64 (rings of 6 groups, 3 blocks per SM)"},
+		{Name: "pq_gemm_dec_wg_m8", Shared: 39904, Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "decode-band W4A8 GEMM on Hopper's wgmma at the fp8 rate, M <= 8: the staged body's block and split-K protocols; weights and scale words by bulk copy into per-warp mbarrier rings, converted to e4m3 codes minus their zero point as the register operand (64 columns per warpgroup, no row-sum term), the e4m3 activation rows as the 128B-swizzled shared-memory operand by cp.async (M on the op's N side), 4 ops per group (m64n8k32) for any M in the class; experimental: on the H200 the gate finds launches that differ from the first launch in whole 16-column tiles (a race not yet found, m8 and m64 classes; docs/history.md), and it is slower than the staged body at M <= 8"},
+		{Name: "pq_gemm_dec_wg_m16", Shared: 52576, Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wg_m8's body, 8 < M <= 16 (m64n16k32)"},
+		{Name: "pq_gemm_dec_wg_m32", Shared: 52576, Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wg_m8's body, 16 < M <= 32 (m64n32k32)"},
+		{Name: "pq_gemm_dec_wg_m64", Shared: 69184, Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wg_m8's body, 32 < M <= 64 (m64n64k32, 2 weight slots per warp for 3 blocks per SM)"},
 		{Name: "pq_gemm_dec_memonly_m8", Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Attribution, Tag: "memonly", Caps: kernels.PDL | kernels.Cluster, Targets: sm90,
 			Doc: "attribution only (not a GEMM, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold"},
 		{Name: "pq_gemm_pre", Op: OpPre, Form: FormPreTiled, Role: kernels.Baseline, Tag: "pq_gemm_pre", MatrixOp: mma,
@@ -386,9 +378,8 @@ const DecClusterS = 2
 // DecShared is the dynamic shared memory a decode launch of kernel needs:
 // its registry row's Shared (gemm.hip DWG_SMEM_<NB> for the wgmma kernels:
 // two f16 operand chunks, the raw next chunks, asg and rs, the warps'
-// weight rings, 1024 bytes of alignment slack; DBK_SMEM_<class> for the
-// bulk-ring kernels: the staged buffers and the rings); 0 for static
-// shared memory.
+// weight rings, 1024 bytes of alignment slack); 0 for static shared
+// memory.
 func DecShared(kernel string) int {
 	k, _ := kernels.Lookup(kernel)
 	return k.Shared
@@ -399,8 +390,7 @@ func DecShared(kernel string) int {
 // report kept in gates/testdata/ptxas/clean.txt, which a test ties to this
 // table).
 var decFootprintRegs = map[string]int{
-	"pq_gemm_dec_wg_m8": 94, "pq_gemm_dec_wg_m16": 95, "pq_gemm_dec_wg_m32": 128, "pq_gemm_dec_wg_m64": 168,
-	"pq_gemm_dec_bk_m8": 68, "pq_gemm_dec_bk_m16": 80, "pq_gemm_dec_bk_m32": 128, "pq_gemm_dec_bk_m64": 168,
+	"pq_gemm_dec_wg_m8": 64, "pq_gemm_dec_wg_m16": 72, "pq_gemm_dec_wg_m32": 79, "pq_gemm_dec_wg_m64": 128,
 }
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
@@ -429,7 +419,7 @@ func DecResidentBlocks(kernel string) int {
 }
 
 // DecSplitKFootprint is the split-K law of the decode kernels with a
-// footprint of their own (the wgmma and bulk-ring bodies), from that
+// footprint of their own (the wgmma bodies), from that
 // footprint rather than a fit: a block holds DecResidentBlocks' share of
 // an SM, so a launch of nb column blocks x S splits runs in
 // ceil(nb·S / (resident·SMs)) waves of blocks that each stream ceil(G/S)
@@ -462,17 +452,13 @@ func DecSplitFor(k kernels.Kernel, M, N, K, sms int) int {
 	return DecSplitK(M, N, K, sms)
 }
 
-// Registry tags of the decode kernels with a split law of their own: the
-// wgmma bodies (pq_gemm_dec_wg_*) and the bulk-ring staged bodies
-// (pq_gemm_dec_bk_*). bench2 dec times each at its law's S and at
-// DecOwnFixedS as variants "<tag>S<S>", with a regret table per tag.
-const (
-	TagWG = "wg"
-	TagBK = "bk"
-)
+// TagWG is the registry tag of the wgmma decode kernels (pq_gemm_dec_wg_*).
+const TagWG = "wg"
 
-// OwnLawTags lists them.
-var OwnLawTags = []string{TagWG, TagBK}
+// OwnLawTags are the registry tags of the decode kernels with a split law
+// of their own (DecSplitKFootprint). bench2 dec times each at its law's S
+// and at DecOwnFixedS as variants "<tag>S<S>", with a regret table per tag.
+var OwnLawTags = []string{TagWG}
 
 // DecLaunchOpts are the launch options of a decode launch at split S: for
 // S = DecClusterS, the splits of a column block as one cluster (1 x S). The

@@ -202,7 +202,7 @@ func TestDecSplitKWGWaves(t *testing.T) {
 	for _, c := range []struct {
 		kernel   string
 		resident int
-	}{{"pq_gemm_dec_wg_m8", 4}, {"pq_gemm_dec_wg_m16", 4}, {"pq_gemm_dec_wg_m32", 2}, {"pq_gemm_dec_wg_m64", 1}, {"pq_gemm_dec_m8", 0}} {
+	}{{"pq_gemm_dec_wg_m8", 5}, {"pq_gemm_dec_wg_m16", 4}, {"pq_gemm_dec_wg_m32", 4}, {"pq_gemm_dec_wg_m64", 3}, {"pq_gemm_dec_m8", 0}} {
 		t.Run("resident/"+c.kernel, func(t *testing.T) {
 			if got := DecResidentBlocks(c.kernel); got != c.resident {
 				t.Errorf("%d blocks per SM, want %d", got, c.resident)
@@ -214,15 +214,14 @@ func TestDecSplitKWGWaves(t *testing.T) {
 		kernel      string
 		N, K, wantS int
 	}{
-		// 112 column blocks, 528 slots: S = 4 is one wave of 10-group blocks;
-		// S = 8 ties (2 waves of 5) and loses on the tie.
-		{"qkv/m8", "pq_gemm_dec_wg_m8", 7168, 5120, 4},
-		// 272 column blocks: S = 5 is 3 waves of 8 groups (24), the first
-		// minimum (S = 7 and 10 tie).
-		{"gate_up/m8", "pq_gemm_dec_wg_m8", 17408, 5120, 5},
-		// One block per SM: S = 8 (7 waves of 5 groups, 35) beats S = 10
-		// (9 waves of 4, 36) and S = 1, 2, 4, 5 (40).
-		{"qkv/m64", "pq_gemm_dec_wg_m64", 7168, 5120, 8},
+		// 112 column blocks, 660 slots: S = 5 is one wave of 8-group blocks;
+		// S = 10 ties (2 waves of 4) and loses on the tie.
+		{"qkv/m8", "pq_gemm_dec_wg_m8", 7168, 5120, 5},
+		// 272 column blocks: S = 7 is 3 waves of 6 groups (18), the minimum.
+		{"gate_up/m8", "pq_gemm_dec_wg_m8", 17408, 5120, 7},
+		// 396 slots: S = 7 (2 waves of 6 groups, 12) ties S = 10 (3 waves
+		// of 4) and wins on the tie; S = 3 and 6 give 14.
+		{"qkv/m64", "pq_gemm_dec_wg_m64", 7168, 5120, 7},
 	} {
 		t.Run("law/"+c.name, func(t *testing.T) {
 			if got := DecSplitKFootprint(c.kernel, 1, c.N, c.K, H200SMs); got != c.wantS {
@@ -232,7 +231,7 @@ func TestDecSplitKWGWaves(t *testing.T) {
 	}
 }
 
-// decWGRegs are the register counts of the ptxas report the repository
+// decFootprintRegs are the register counts of the ptxas report the repository
 // keeps (gates/testdata/ptxas/clean.txt, from the H200): the split law
 // reads them, so a new report must reach the table.
 func TestDecWGRegsMatchPtxasReport(t *testing.T) {

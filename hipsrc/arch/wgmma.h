@@ -10,7 +10,7 @@
 //   sw128_desc(addr)                    matrix descriptor of a K-major tile of
 //                                       128-byte rows, 128B swizzle
 //   wg_mma_n128_e4m3_e4m3(d, a, desc, acc)   D(64x128) (+)= A(64x32) . B(32x128)
-//   wg_mma_f16(d, a0..a3, desc, acc)    D(64xNB) (+)= A(64x16 f16) . B(16xNB f16), NB 8/16/32/64 (d: NB/2 floats)
+//   wg_mma_e4m3(d, a, desc, acc)        D(64xNB) (+)= A(64x32) . B(32xNB), e4m3, NB 8/16/32/64 (d: NB/2 floats)
 //   w4_e4m3_frag(w0, w1, z0, z1, a)     two weight words -> the A operand (c − z) of a k32 step
 //   wg_set_reg(v)                       write a wgmma A register only where the caller places it
 //   lds_v4(addr) / sts_v4(addr, v)      16-byte shared load / store (by shared address)
@@ -153,43 +153,42 @@ DEVICE void wg_mma_n128_e4m3_e4m3(float (&d)[64], const u32 (&a)[4], u64 desc, u
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
                : "memory");
 }
-// D(64 x NB) (+)= A(64 x 16, f16 from registers) . B(16 x NB, f16 from
-// shared memory, K-major: NB rows of K-contiguous halves, the 128B-swizzled
-// tile sw128_desc describes; a k16 step is 32 bytes of each row, so step u
-// of a 64-half tile is the tile's descriptor advanced by 32 u bytes); acc =
-// 0 ignores D's old value. A: a0..a3 in the mma.m16n8k16 order (warp w
-// holds rows 16w..16w+15). D: d[4j + 2v1 + v0] is row 16w + gid + 8v1,
-// column 8j + 2tig + v0. imm-trans-b 0: B is K-major.
-DEVICE void wg_mma_f16(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u64 desc, u32 acc) {
+// D(64 x NB) (+)= A(64 x 32, e4m3 from registers) . B(32 x NB, e4m3 from
+// shared memory: NB rows of 128 K-contiguous bytes, the 128B-swizzled tile
+// sw128_desc describes; k32 step s is the descriptor advanced by 32 s
+// bytes), NB = 8/16/32/64, d: NB/2 floats in the layout above; acc = 0
+// ignores D's old value. One overload per N (the asm operand list is the
+// accumulator count).
+DEVICE void wg_mma_e4m3(float (&d)[4], const u32 (&a)[4], u64 desc, u32 acc) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 "
-               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, 0;\n}\n"
+               "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1;\n}\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc), "r"(acc)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
                : "memory");
 }
-DEVICE void wg_mma_f16(float (&d)[8], u32 a0, u32 a1, u32 a2, u32 a3, u64 desc, u32 acc) {
+DEVICE void wg_mma_e4m3(float (&d)[8], const u32 (&a)[4], u64 desc, u32 acc) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
-               "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+               "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1;\n}\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc), "r"(acc)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
                : "memory");
 }
-DEVICE void wg_mma_f16(float (&d)[16], u32 a0, u32 a1, u32 a2, u32 a3, u64 desc, u32 acc) {
+DEVICE void wg_mma_e4m3(float (&d)[16], const u32 (&a)[4], u64 desc, u32 acc) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
-               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+               "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1;\n}\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc), "r"(acc)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
                : "memory");
 }
-DEVICE void wg_mma_f16(float (&d)[32], u32 a0, u32 a1, u32 a2, u32 a3, u64 desc, u32 acc) {
+DEVICE void wg_mma_e4m3(float (&d)[32], const u32 (&a)[4], u64 desc, u32 acc) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+               "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc), "r"(acc)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
                : "memory");
 }
 // Keeps the compiler from moving accumulator reads or writes across a
