@@ -33,7 +33,8 @@ import (
 //   sampled row meets the same bound against its own floor, and each
 //   element is within gemmElemBound (half a bf16 ulp + E, E =
 //   (128+G+S+8)·2^-24·mag, S the launch's split-K partials; for the wgmma
-//   kernel magAbs and 2^-11·magAbs more, see wgmmaFP8Acc), which leaves no
+//   kernels (pq_gemm_pre_wg, pq_gemm_dec_wg_*: refFor) magAbs and
+//   2^-11·magAbs more, see wgmmaFP8Acc), which leaves no
 //   room for a second bf16 rounding.
 // Two synthetic prefill shapes reach the kernels' pipeline edges: K = 384
 // (G = 3, fewer groups than pq_gemm_pre_wg's stages; 2 partitions,
