@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/parharness/parharness/gates"
+	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 )
 
@@ -235,5 +236,30 @@ func TestGEMMCasesPipelineEdges(t *testing.T) {
 		if !seen[3] || !seen[5] || !subPre {
 			t.Errorf("full=%v: prefill G=3 %v, G=5 %v, subnormal prefill %v", full, seen[3], seen[5], subPre)
 		}
+	}
+}
+
+// refFor gives the fp8 wgmma accumulation term and the |q − z| magnitude
+// to every kernel whose sm_90a op is wgmma (the prefill and the decode
+// wgmma bodies), and leaves the mma.sync kernels' reference alone.
+func TestRefForWGMMAKernels(t *testing.T) {
+	rr := gemmRef{mag: []float64{1}, magAbs: []float64{2}}
+	for _, c := range []struct {
+		kernel string
+		wgmma  bool
+	}{{"pq_gemm_pre_wg", true}, {"pq_gemm_dec_wg_m8", true}, {"pq_gemm_dec_wg_m64", true}, {"pq_gemm_dec_m8", false}, {"pq_gemm_pre", false}} {
+		t.Run(c.kernel, func(t *testing.T) {
+			k, ok := kernels.Lookup(c.kernel)
+			if !ok {
+				t.Fatalf("%s is not registered", c.kernel)
+			}
+			got := refFor(rr, k)
+			if wantAcc := map[bool]float64{true: wgmmaFP8Acc, false: 0}[c.wgmma]; got.opAcc != wantAcc {
+				t.Errorf("opAcc %g, want %g", got.opAcc, wantAcc)
+			}
+			if wantMag := map[bool]float64{true: 2, false: 1}[c.wgmma]; got.mag[0] != wantMag {
+				t.Errorf("mag %g, want %g", got.mag[0], wantMag)
+			}
+		})
 	}
 }
