@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/parharness/parharness/gates"
@@ -924,21 +925,42 @@ func gateRowLayoutRuns[R any](k kernels.Kernel, Ss []int, law, G int, clusterAt 
 	return out
 }
 
-// firstBitDiff describes how two bf16 outputs [M, N] differ: the count and
-// the first differing element.
+// firstBitDiff describes where got and want (M x N bf16) differ: how many
+// elements, the first one, and which 16-column tiles (j16 = n / 16, one
+// decode warp's columns) and rows hold them, so a race's footprint (one
+// warp's tile, one block's 64 columns, some rows) shows in the message.
 func firstBitDiff(got, want []byte, M, N int, wantName string) string {
 	bad, first := 0, ""
+	tiles := map[int]bool{}
+	var tileList []int
+	rowLo, rowHi := -1, -1
 	for i := 0; i < M*N; i++ {
 		g := uint16(got[2*i]) | uint16(got[2*i+1])<<8
 		w := uint16(want[2*i]) | uint16(want[2*i+1])<<8
 		if g != w {
 			if bad == 0 {
 				first = fmt.Sprintf("m=%d n=%d: %#04x, %s %#04x", i/N, i%N, g, wantName, w)
+				rowLo = i / N
+			}
+			rowHi = i / N
+			if j := (i % N) / 16; !tiles[j] {
+				tiles[j] = true
+				tileList = append(tileList, j)
 			}
 			bad++
 		}
 	}
-	return fmt.Sprintf("%d of %d elements differ from %s's bits, first %s", bad, M*N, wantName, first)
+	if bad == 0 {
+		return fmt.Sprintf("no element differs from %s's bits", wantName)
+	}
+	slices.Sort(tileList)
+	shown := tileList[:min(len(tileList), 8)]
+	more := ""
+	if len(tileList) > len(shown) {
+		more = ", …"
+	}
+	return fmt.Sprintf("%d of %d elements differ from %s's bits, first %s; in %d of %d 16-column tiles (j16 %s%s), rows %d..%d",
+		bad, M*N, wantName, first, len(tileList), N/16, strings.Trim(fmt.Sprint(shown), "[]"), more, rowLo, rowHi)
 }
 
 // launchKind is a decode launch's "launch" label in metric keys: plain

@@ -3,6 +3,7 @@ package gemm
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -261,5 +262,26 @@ func TestRefForWGMMAKernels(t *testing.T) {
 				t.Errorf("mag %g, want %g", got.mag[0], wantMag)
 			}
 		})
+	}
+}
+
+// firstBitDiff names the first differing element and the 16-column tiles
+// and rows that differ: a race confined to one warp's tile reads as one
+// tile.
+func TestFirstBitDiff(t *testing.T) {
+	const M, N = 3, 64
+	want := make([]byte, 2*M*N)
+	got := slices.Clone(want)
+	for _, e := range []struct{ m, n int }{{1, 17}, {1, 31}, {2, 20}, {2, 63}} {
+		got[2*(e.m*N+e.n)] = 1
+	}
+	msg := firstBitDiff(got, want, M, N, "the first launch")
+	for _, w := range []string{"4 of 192 elements differ", "first m=1 n=17: 0x0001", "in 2 of 4 16-column tiles (j16 1 3)", "rows 1..2"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%q lacks %q", msg, w)
+		}
+	}
+	if msg := firstBitDiff(want, want, M, N, "x"); !strings.Contains(msg, "no element differs") {
+		t.Errorf("identical outputs: %q", msg)
 	}
 }
