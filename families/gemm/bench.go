@@ -38,42 +38,23 @@ import (
 // = 2·M·N·K.
 
 func init() {
+	// Each law's pick in a cell is the S the run launched it at, which
+	// every dec record carries (Extra["S_law"]: DecSplitK; Extra
+	// ["S_law_<tag>"]: DecSplitKFootprint of an own-law tag; both on that
+	// device's SM count), so the table scores exactly what ran.
 	var names []string
 	for s := 1; s <= DecMaxS; s++ {
-		names = append(names, fmt.Sprintf("S%d", s))
+		names = append(names, decSplitName("", s))
 	}
-	// The law's pick in each cell is the S the run launched it at, which
-	// every dec record carries (Extra["S_law"], DecSplitK on that
-	// device's SM count), so the table scores exactly what ran.
-	law := bench.Law{Name: "gemm.DecSplitK", Kernel: "pq_gemm_dec", Variants: names, PickFrom: func(doc *results.Document, suite string) regret.Law {
-		picks := map[regret.Cell]string{}
-		for _, r := range doc.Records {
-			if S, ok := r.Extra["S_law"]; ok && r.Suite == suite && r.Kernel == "pq_gemm_dec" {
-				picks[regret.Cell{Shape: r.Shape, M: r.M}] = fmt.Sprintf("S%d", int(S))
-			}
-		}
-		return func(c regret.Cell) string { return picks[c] }
-	}}
-	// The footprint law (DecSplitKFootprint) of each own-law tag, over
-	// that tag's S variants, scored at the S the run launched it at
-	// (Extra["S_law_<tag>"]).
-	laws := []bench.Law{law}
+	laws := []bench.Law{decLaw("gemm.DecSplitK", "S_law", "", names)}
 	var ownNames []string
 	for _, tag := range OwnLawTags {
 		var tagNames []string
 		for s := 1; s <= DecMaxS; s++ {
-			tagNames = append(tagNames, ownVariant(tag, s))
+			tagNames = append(tagNames, decSplitName(tag, s))
 		}
 		ownNames = append(ownNames, tagNames...)
-		laws = append(laws, bench.Law{Name: "gemm.DecSplitKFootprint/" + tag, Kernel: "pq_gemm_dec", Variants: tagNames, PickFrom: func(doc *results.Document, suite string) regret.Law {
-			picks := map[regret.Cell]string{}
-			for _, r := range doc.Records {
-				if S, ok := r.Extra["S_law_"+tag]; ok && r.Suite == suite && r.Kernel == "pq_gemm_dec" {
-					picks[regret.Cell{Shape: r.Shape, M: r.M}] = ownVariant(tag, int(S))
-				}
-			}
-			return func(c regret.Cell) string { return picks[c] }
-		}})
+		laws = append(laws, decLaw("gemm.DecSplitKFootprint/"+tag, "S_law_"+tag, tag, tagNames))
 	}
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: laws,
 		Variants: func() []string {
@@ -84,6 +65,20 @@ func init() {
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite,
 		Variants: func() []string { return slices.Concat(registryTags(OpPre), vendorPeers) },
 		Axes:     "shape: every --shapes linear; M: --m, default 2048, 8192; regime cold"})
+}
+
+// decLaw is a dec-suite split law scored on the S each record names in
+// Extra[extra], as variant decSplitName(tag, S).
+func decLaw(name, extra, tag string, variants []string) bench.Law {
+	return bench.Law{Name: name, Kernel: "pq_gemm_dec", Variants: variants, PickFrom: func(doc *results.Document, suite string) regret.Law {
+		picks := map[regret.Cell]string{}
+		for _, r := range doc.Records {
+			if S, ok := r.Extra[extra]; ok && r.Suite == suite && r.Kernel == "pq_gemm_dec" {
+				picks[regret.Cell{Shape: r.Shape, M: r.M}] = decSplitName(tag, int(S))
+			}
+		}
+		return func(c regret.Cell) string { return picks[c] }
+	}}
 }
 
 // vendorPeers are the variant names of the vendor fp8 GEMM rows
@@ -512,7 +507,7 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string
 	base := ks[0]
 	var vs []bench.Variant
 	for _, S := range Ss {
-		v, err := b.decVariant(base, S, fmt.Sprintf("S%d", S), false, false)
+		v, err := b.decVariant(base, S, decSplitName("", S), false, false)
 		if err != nil {
 			return nil, err
 		}
@@ -540,7 +535,7 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string
 		}
 		if slices.Contains(OwnLawTags, k.Tag) { // its own law (DecSplitKFootprint) and fixed S beside it
 			for _, S := range ownSs[k.Tag] {
-				name := ownVariant(k.Tag, S)
+				name := decSplitName(k.Tag, S)
 				if k.Status == kernels.Experimental && !c.Named(name) {
 					c.Skipf("dec %s M=%d: %s (%s) is experimental: name it in --variants to time it", label, M, name, k.Name)
 					continue
@@ -570,8 +565,9 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string
 // decode kernels at beside their law's S (variants "<tag>S<S>").
 var DecOwnFixedS = []int{1, 2, 3, 4, 6, 8}
 
-// ownVariant names an own-law kernel's variant at split S: "bkS4".
-func ownVariant(tag string, S int) string { return fmt.Sprintf("%sS%d", tag, S) }
+// decSplitName names a decode variant at split S: the baseline's "S4" (tag
+// ""), an own-law kernel's "wgS4".
+func decSplitName(tag string, S int) string { return fmt.Sprintf("%sS%d", tag, S) }
 
 // decOwnSplits are the splits the dec suite times the decode kernel of
 // tag serving M at on arch: its law's S first, then DecOwnFixedS (at most

@@ -353,23 +353,21 @@ func gemmCaseClassesBits(bits int, c gemmCase, full bool, sms int) []string {
 		if err != nil {
 			continue
 		}
-		for _, S := range DecGateSplits(c.M, N, K, sms) {
+		Ss := DecGateSplits(c.M, N, K, sms)
+		for _, S := range Ss {
 			add(DecLaunchClasses(base.Name, c.shape, c.M, S, S == law))
 		}
 		for _, k := range DecKernelsBits(bits, c.M, arch, full) {
-			switch {
-			case k.Role != kernels.Variant:
-			case DecWeightLayout(k) == LayoutRow: // every split the baseline runs (gateRowLayoutRuns)
-				for _, S := range DecGateSplits(c.M, N, K, sms) {
-					add(DecLaunchClasses(k.Name, c.shape, c.M, S, S == law))
-				}
-			default: // every split the baseline runs, and its own law's S (runGEMMCase)
-				for _, S := range DecGateSplits(c.M, N, K, sms) {
-					add(DecLaunchClasses(k.Name, c.shape, c.M, S, S == law))
-				}
-				if own := DecSplitFor(k, c.M, N, K, sms); own != law && !slices.Contains(DecGateSplits(c.M, N, K, sms), own) {
-					add(DecLaunchClasses(k.Name, c.shape, c.M, own, true))
-				}
+			if k.Role != kernels.Variant {
+				continue
+			}
+			// Every split the baseline runs, and its own law's S (runGEMMCase;
+			// the row-layout kernels' law is the baseline's).
+			for _, S := range Ss {
+				add(DecLaunchClasses(k.Name, c.shape, c.M, S, S == law))
+			}
+			if own := DecSplitFor(k, c.M, N, K, sms); own != law && !slices.Contains(Ss, own) {
+				add(DecLaunchClasses(k.Name, c.shape, c.M, own, true))
 			}
 		}
 	}
@@ -654,26 +652,28 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	// (attribution kernels compute no GEMM: not gated). Row-layout
 	// variants (LayoutRow) also run the other reduce path at S =
 	// DecClusterS, each output byte-identical to the baseline's.
+	// splitRuns: variant k at every S the baseline runs, and at its own
+	// law's S.
+	splitRuns := func(k kernels.Kernel) []run {
+		var out []run
+		for _, S := range Ss {
+			out = append(out, run{S, k.Name, S == law && clusterAt(k, S), false})
+		}
+		if S, ok := ownLaw[k.Name]; ok && !slices.Contains(Ss, S) {
+			out = append(out, run{S, k.Name, clusterAt(k, S), false})
+		}
+		return out
+	}
 	var experimental []run
 	for _, k := range DecKernelsBits(bits, M, arch, t.Full()) {
 		switch {
 		case k.Role != kernels.Variant:
 		case k.Status == kernels.Experimental: // the same splits, run last (full suite only)
-			for _, S := range Ss {
-				experimental = append(experimental, run{S, k.Name, S == law && clusterAt(k, S), false})
-			}
-			if S, ok := ownLaw[k.Name]; ok && !slices.Contains(Ss, S) {
-				experimental = append(experimental, run{S, k.Name, clusterAt(k, S), false})
-			}
+			experimental = append(experimental, splitRuns(k)...)
 		case DecWeightLayout(k) == LayoutRow:
 			runs = append(runs, gateRowLayoutRuns(k, Ss, law, G, clusterAt, func(S int, cl bool) run { return run{S, k.Name, cl, true} })...)
 		default:
-			for _, S := range Ss {
-				runs = append(runs, run{S, k.Name, S == law && clusterAt(k, S), false})
-			}
-			if S, ok := ownLaw[k.Name]; ok && !slices.Contains(Ss, S) {
-				runs = append(runs, run{S, k.Name, clusterAt(k, S), false})
-			}
+			runs = append(runs, splitRuns(k)...)
 		}
 	}
 	if pk.row != nil {

@@ -892,9 +892,7 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
       u32 af[4][4];
 #pragma unroll
       for (int s = 0; s < 4; s++) w4_e4m3_frag(ww0[s], ww1[s], z0, z1, af[s]);
-      wg_wait<0>(); // the previous group's ops
-      wg_fence_regs(T);
-      if (pend) fold(pz, pa);
+      drain(); // the previous group's ops
       // This group's A operand, copied into the ops' registers only now
       // that the previous ops are retired.
 #pragma unroll
@@ -1572,7 +1570,7 @@ KERNEL __attribute__((launch_bounds(PW_THREADS, 1))) void pq_gemm_pre_wg(const u
     const u32 s = g % PW_STAGES, st = base + s * PW_STAGE_BYTES;
     wg_fence();
 #pragma unroll
-    for (u32 k = 0; k < 4; k++) wg_mma_n128_e4m3_e4m3(tmp, a[k], sw128_desc(st + PW_A_OFF + 32u * k), k);
+    for (u32 k = 0; k < 4; k++) wg_mma_e4m3(tmp, a[k], sw128_desc(st + PW_A_OFF + 32u * k), k);
     wg_commit();
     if (g + 1 < G) fragments(g + 1, an);
     wg_wait<0>();

@@ -259,3 +259,31 @@ func TestDecWGRegsMatchPtxasReport(t *testing.T) {
 		})
 	}
 }
+
+// Every registered decode kernel with an own-law tag has its registers in
+// decFootprintRegs and its shared memory in its registry row: without
+// them DecResidentBlocks would be 0 and the law would silently assume one
+// block per SM.
+func TestOwnLawKernelsHaveAFootprint(t *testing.T) {
+	n := 0
+	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, Full: true}) {
+		if !slices.Contains(OwnLawTags, k.Tag) {
+			continue
+		}
+		n++
+		t.Run(k.Name, func(t *testing.T) {
+			if _, ok := decFootprintRegs[k.Name]; !ok {
+				t.Errorf("no registers in decFootprintRegs (the ptxas report's figure)")
+			}
+			if k.Shared == 0 {
+				t.Errorf("no dynamic shared memory in the registry row")
+			}
+			if DecResidentBlocks(k.Name) < 1 {
+				t.Errorf("DecResidentBlocks = %d", DecResidentBlocks(k.Name))
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no decode kernel carries an own-law tag: the test checks nothing")
+	}
+}

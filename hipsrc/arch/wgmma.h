@@ -9,8 +9,7 @@
 //                                       visible to the async proxy wgmma reads with
 //   sw128_desc(addr)                    matrix descriptor of a K-major tile of
 //                                       128-byte rows, 128B swizzle
-//   wg_mma_n128_e4m3_e4m3(d, a, desc, acc)   D(64x128) (+)= A(64x32) . B(32x128)
-//   wg_mma_e4m3(d, a, desc, acc)        D(64xNB) (+)= A(64x32) . B(32xNB), e4m3, NB 8/16/32/64 (d: NB/2 floats)
+//   wg_mma_e4m3(d, a, desc, acc)        D(64xN) (+)= A(64x32) . B(32xN), e4m3, N 8/16/32/64/128 (d: N/2 floats)
 //   w4_e4m3_frag(w0, w1, z0, z1, a)     two weight words -> the A operand (c − z) of a k32 step
 //   wg_set_reg(v)                       write a wgmma A register only where the caller places it
 //   lds_v4(addr) / sts_v4(addr, v)      16-byte shared load / store (by shared address)
@@ -132,9 +131,9 @@ DEVICE void w4_e4m3_frag(u32 w0, u32 w1, W4ZeroConst z0, W4ZeroConst z1, u32 (&a
   a[1] = f16x2x2_to_e4m3x4(q[0], q[1]), a[3] = f16x2x2_to_e4m3x4(q[2], q[3]);
 }
 
-// D (+)= A . B, m64n128k32, A e4m3 from registers, B e4m3 from shared
+// wg_mma_e4m3 at N = 128 (the prefill's tile): D (+)= A . B, m64n128k32, A e4m3 from registers, B e4m3 from shared
 // memory; acc = 0 ignores D's old value (D = A . B).
-DEVICE void wg_mma_n128_e4m3_e4m3(float (&d)[64], const u32 (&a)[4], u64 desc, u32 acc) {
+DEVICE void wg_mma_e4m3(float (&d)[64], const u32 (&a)[4], u64 desc, u32 acc) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
