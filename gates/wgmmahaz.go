@@ -17,8 +17,9 @@ import (
 // performing a wgmma.wait_group instruction that waits on a wgmma-group
 // including that wgmma.mma_async instruction is undefined behavior", PTX
 // ISA, wgmma.wait_group). ptxas does not repair a PTX program that breaks
-// the rule, and the result is an intermittent wrong operand (the H200
-// failures of the wgmma decode kernel, results/h200-2026-12-02b). The gate
+// the rule; and a PTX program that keeps it can still break it in the
+// machine code, which sass-wgmma-hazards checks (the H200 failures of the
+// wgmma decode kernel came from there). The gate
 // walks every control-flow path from each wgmma.mma_async to a
 // wgmma.wait_group 0 and fails on any instruction on it, other than a
 // wgmma.mma_async (which accumulates into D by design), that writes one of

@@ -733,14 +733,12 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
 // weights and scales are static) and reissues it once the warp has read
 // it. Activations: chunks of CH groups by cp.async straight into the
 // swizzled tiles, three buffers: chunk c + 2 is issued when chunk c starts
-// (its buffer was drained at the end of chunk c − 1), rows >= M are zeros
+// (chunk c − 1's ops on that buffer are retired), rows >= M are zeros
 // stored once.
-// Per group: read and convert the weights while the previous group's ops
-// run; wait for them, fold, copy the new A operand in (wg_set_reg: nothing
-// writes an in-flight op's A registers; the gate wgmma-hazards checks
-// every path of the PTX), issue 4 ops into T, commit. Nothing reads T
-// while an op is in flight (else ptxas serializes the ops, C7514). The
-// pipeline drains at each chunk's end (the buffer is then restaged).
+// Per group: read the weights and scale words from the ring, convert them
+// into the A operand, issue 4 ops into T, commit, wait for them, fold. A
+// warpgroup keeps no op in flight past its group (see the wait below); the
+// tensor pipe is kept busy by the SM's other blocks (3-5 per SM).
 //
 // Shared memory (dynamic, 1024-aligned; DWG_SMEM_<NB> bytes, DecWgSmem):
 //   at   [3][CH][NB rows][128 B]: activation tiles (1024-aligned atoms)
@@ -842,10 +840,6 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
   float T[ND]; // the op's accumulators (one group)
 #pragma unroll
   for (int j = 0; j < ND; j++) T[j] = 0.0f;
-  // The group whose ops are in flight: its scale words and its asg row.
-  u32x2 pz{0u, 0u};
-  const float *pa = sasg;
-  bool pend = false;
   // Fold one group's op result: T[4j + 2v1 + v0] is D[n0 + gid + 8v1][8j + 2tig + v0].
   auto fold = [&](u32x2 z, const float *ar) __attribute__((always_inline)) {
     const float sc0 = f16_to_f32(z.x & 0xFFFFu), sc1 = f16_to_f32(z.y & 0xFFFFu);
@@ -859,18 +853,11 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
       acc[mt][3] = __builtin_fmaf(a1, sc1 * T[4 * mt + 3], acc[mt][3]);
     }
   };
-  auto drain = [&]() __attribute__((always_inline)) {
-    wg_wait<0>();
-    wg_fence_regs(T);
-    if (pend) fold(pz, pa);
-    pend = false;
-  };
-  u32 ain[16]; // the A operand of the ops in flight
   u32 ci = 0;
   for (u32 c0 = gbeg; c0 < gend; c0 += CH, ci++) {
     const u32 cend = c0 + CH < gend ? c0 + CH : gend, b = ci % DWG_NBUF;
     const bool next = cend < gend, ahead = c0 + 2u * CH < gend;
-    if (ahead) stage(c0 + 2u * CH, (ci + 2u) % DWG_NBUF); // drained at the end of chunk ci - 1
+    if (ahead) stage(c0 + 2u * CH, (ci + 2u) % DWG_NBUF); // chunk ci - 1's ops on it are retired
     for (u32 g = c0; g < cend; g++) {
       const u32 k = g - gbeg, st = k / DWG_CW, j = k % DWG_CW, slot = wr + (st % R) * L::SLOT;
       // The warp reconverges after each lane's wait loop and after lane 0's
@@ -892,24 +879,20 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
       u32 af[4][4];
 #pragma unroll
       for (int s = 0; s < 4; s++) w4_e4m3_frag(ww0[s], ww1[s], z0, z1, af[s]);
-      drain(); // the previous group's ops
-      // This group's A operand, copied into the ops' registers only now
-      // that the previous ops are retired.
-#pragma unroll
-      for (int s = 0; s < 4; s++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) ain[4 * s + i] = wg_set_reg(af[s][i]);
       wg_fence();
       const u32 tb = sbase + L::AT + b * L::CHUNK + (g - c0) * DWG_TILE(NB);
 #pragma unroll
-      for (int s = 0; s < 4; s++) {
-        const u32 a4[4] = {ain[4 * s], ain[4 * s + 1], ain[4 * s + 2], ain[4 * s + 3]};
-        wg_mma_e4m3(T, a4, sw128_desc(tb + 32u * s), (u32)s);
-      }
+      for (int s = 0; s < 4; s++) wg_mma_e4m3(T, af[s], sw128_desc(tb + 32u * s), (u32)s);
       wg_commit();
-      pend = true, pz = z, pa = sasg + (b * CH + (g - c0)) * NB;
+      // Retired before anything else is written: ptxas gives registers
+      // defined between a wgmma and its wait_group the physical registers
+      // of that wgmma's A operand (it sees them dead after the issue), which
+      // the op may still be reading. The SASS gate (sass-wgmma-hazards)
+      // walks the compiled code for exactly that.
+      wg_wait<0>();
+      wg_fence_regs(T);
+      fold(z, sasg + (b * CH + (g - c0)) * NB);
     }
-    drain(); // chunk ci's buffer is restaged two chunks on
     if (next) {
       // Chunk ci + 1 landed (ci + 2 may still be in flight behind it).
       if (ahead) cp_async_wait<1>();

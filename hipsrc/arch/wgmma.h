@@ -11,7 +11,6 @@
 //                                       128-byte rows, 128B swizzle
 //   wg_mma_e4m3(d, a, desc, acc)        D(64xN) (+)= A(64x32) . B(32xN), e4m3, N 8/16/32/64/128 (d: N/2 floats)
 //   w4_e4m3_frag(w0, w1, z0, z1, a)     two weight words -> the A operand (c − z) of a k32 step
-//   wg_set_reg(v)                       write a wgmma A register only where the caller places it
 //   lds_v4(addr) / sts_v4(addr, v)      16-byte shared load / store (by shared address)
 //   mbar_init / mbar_arrive / mbar_wait / cp_async_mbar_arrive   mbarriers
 //   mbar_arrive_expect_tx / bulk_g2s / fence_mbar_init   bulk copies completing on an mbarrier
@@ -195,16 +194,5 @@ DEVICE void wg_mma_e4m3(float (&d)[32], const u32 (&a)[4], u64 desc, u32 acc) {
 template <int N> DEVICE void wg_fence_regs(float (&d)[N]) {
 #pragma unroll
   for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
-// A register operand for the next wgmma, written by its own instruction:
-// the compiler cannot fold the copy into the instruction that computed v,
-// so the register an op in flight reads is written only here, where the
-// caller places it (after the wgmma.wait_group that retires that op). PTX
-// ISA: accessing an in-flight op's A registers before that wait is
-// undefined.
-DEVICE u32 wg_set_reg(u32 v) {
-  u32 r;
-  asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
-  return r;
 }
 #endif
