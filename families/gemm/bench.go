@@ -561,9 +561,6 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string
 	return vs, nil
 }
 
-// DecOwnFixedS are the fixed split counts the dec suite times the own-law
-// decode kernels at beside their law's S (variants "<tag>S<S>").
-var DecOwnFixedS = []int{1, 2, 3, 4, 6, 8}
 
 // decSplitName names a decode variant at split S: the baseline's "S4" (tag
 // ""), an own-law kernel's "wgS4".

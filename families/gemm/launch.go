@@ -36,13 +36,13 @@ func init() {
 			Doc: "previous decode generation, 16 < M <= 32"},
 		{Name: "pq_gemm_dec_v1_m64", Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: "v1", Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
 			Doc: "previous decode generation, 32 < M <= 64"},
-		{Name: "pq_gemm_dec_wg_m8", Shared: 39904, Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "decode-band W4A8 GEMM on Hopper's wgmma at the fp8 rate, M <= 8: the staged body's block and split-K protocols; weights and scale words by bulk copy into per-warp mbarrier rings, converted to e4m3 codes minus their zero point as the register operand (64 columns per warpgroup, no row-sum term), the e4m3 activation rows as the 128B-swizzled shared-memory operand by cp.async (M on the op's N side), 4 ops per group (m64n8k32) for any M in the class; experimental: on the H200 the gate finds launches that differ from the first launch in whole 16-column tiles (a race not yet found, m8 and m64 classes; docs/history.md), and it is slower than the staged body at M <= 8"},
-		{Name: "pq_gemm_dec_wg_m16", Shared: 52576, Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+		{Name: "pq_gemm_dec_wg_m8", Shared: 39904, Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "decode-band W4A8 GEMM on Hopper's wgmma at the fp8 rate, M <= 8: the staged body's block and split-K protocols; weights and scale words by bulk copy into per-warp mbarrier rings, converted to e4m3 codes minus their zero point as the register operand (64 columns per warpgroup, no row-sum term), the e4m3 activation rows as the 128B-swizzled shared-memory operand by cp.async (M on the op's N side), 4 ops per group (m64n8k32) for any M in the class, each group retired before the next is read (ptxas reuses an in-flight op's A registers: sass-wgmma-hazards); faster than the staged body from M = 16 on, slower at M <= 8 (H200, results/h200-2026-12-02d)"},
+		{Name: "pq_gemm_dec_wg_m16", Shared: 52576, Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wg_m8's body, 8 < M <= 16 (m64n16k32)"},
-		{Name: "pq_gemm_dec_wg_m32", Shared: 52576, Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+		{Name: "pq_gemm_dec_wg_m32", Shared: 52576, Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wg_m8's body, 16 < M <= 32 (m64n32k32)"},
-		{Name: "pq_gemm_dec_wg_m64", Shared: 69184, Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Status: kernels.Experimental, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+		{Name: "pq_gemm_dec_wg_m64", Shared: 69184, Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wg_m8's body, 32 < M <= 64 (m64n64k32, 2 weight slots per warp for 3 blocks per SM)"},
 		{Name: "pq_gemm_dec_memonly_m8", Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Attribution, Tag: "memonly", Caps: kernels.PDL | kernels.Cluster, Targets: sm90,
 			Doc: "attribution only (not a GEMM, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold"},
@@ -419,28 +419,44 @@ func DecResidentBlocks(kernel string) int {
 }
 
 // DecSplitKFootprint is the split-K law of the decode kernels with a
-// footprint of their own (the wgmma bodies), from that
-// footprint rather than a fit: a block holds DecResidentBlocks' share of
-// an SM, so a launch of nb column blocks x S splits runs in
-// ceil(nb·S / (resident·SMs)) waves of blocks that each stream ceil(G/S)
-// groups. The law takes the S (1..min(G/4, DecMaxS)) with the fewest
-// waves x groups per block, the smallest such S on a tie (fewer partial
-// tiles to reduce); then evens the splits out as DecSplitK does.
+// footprint of their own (the wgmma bodies). A block holds
+// DecResidentBlocks' share of an SM, so a launch of nb column blocks x S
+// splits runs in ceil(nb·S / (resident·SMs)) waves of blocks that each
+// stream ceil(G/S) groups; every split adds a partial tile of M rows to
+// write and reduce. The law takes the S of DecOwnFixedS (at most G/4)
+// with the least
+//
+//	waves · ceil(G/S) + (3/32)·M·S
+//
+// (the smallest S on a tie), then evens the splits out as DecSplitK does.
+// Waves x groups alone picked S = 5..14, which measured up to 79% slower
+// than the best S (the reduce cost it ignores grows with M·S); the 3/32
+// is fitted on the H200 (2026-12-02: 20 cells, bench2 dec, every wg split
+// of DecOwnFixedS; worst cell within 3.0% of its best split,
+// results/h200-2026-12-02d/dec-wg.json).
 func DecSplitKFootprint(kernel string, M, N, K, sms int) int {
 	G := K / refimpl.GroupSize
 	slots := max(DecResidentBlocks(kernel), 1) * sms
 	nb := N / DecBN
-	best, bestCost := 1, -1
-	for s := 1; s <= max(1, min(G/4, DecMaxS)); s++ {
+	best, bestCost := 1, -1.0
+	for _, s := range DecOwnFixedS {
+		if s > max(1, G/4) {
+			continue
+		}
 		gps := (G + s - 1) / s
-		cost := (nb*s + slots - 1) / slots * gps
-		if bestCost < 0 || cost < bestCost {
+		cost := float64((nb*s+slots-1)/slots*gps) + 3.0/32*float64(M*s)
+		if bestCost < 0 || cost < bestCost-1e-9 {
 			best, bestCost = s, cost
 		}
 	}
 	gps := (G + best - 1) / best
 	return max((G+gps-1)/gps, 1)
 }
+
+// DecOwnFixedS are the split counts the own-law decode kernels choose from
+// (DecSplitKFootprint) and that the dec suite times them at beside their
+// law's S (variants "<tag>S<S>").
+var DecOwnFixedS = []int{1, 2, 3, 4, 6, 8}
 
 // DecSplitFor is the split count kernel k launches at by its own law: the
 // kernels tagged OwnLawTags by DecSplitKFootprint, every other decode

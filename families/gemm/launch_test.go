@@ -209,22 +209,29 @@ func TestDecSplitKWGWaves(t *testing.T) {
 			}
 		})
 	}
+	// cost = waves · ceil(G/S) + (3/32)·M·S over S in DecOwnFixedS.
 	for _, c := range []struct {
-		name        string
-		kernel      string
-		N, K, wantS int
+		name           string
+		kernel         string
+		M, N, K, wantS int
 	}{
-		// 112 column blocks, 660 slots: S = 5 is one wave of 8-group blocks;
-		// S = 10 ties (2 waves of 4) and loses on the tie.
-		{"qkv/m8", "pq_gemm_dec_wg_m8", 7168, 5120, 5},
-		// 272 column blocks: S = 7 is 3 waves of 6 groups (18), the minimum.
-		{"gate_up/m8", "pq_gemm_dec_wg_m8", 17408, 5120, 7},
-		// 396 slots: S = 7 (2 waves of 6 groups, 12) ties S = 10 (3 waves
-		// of 4) and wins on the tie; S = 3 and 6 give 14.
-		{"qkv/m64", "pq_gemm_dec_wg_m64", 7168, 5120, 7},
+		// 112 column blocks, 660 slots, G = 40, M = 1: S = 4 is one wave
+		// of 10-group blocks (10.375); S = 8 is two waves of 5 (10.75),
+		// S = 3 one of 14 (14.28).
+		{"qkv/m8", "pq_gemm_dec_wg_m8", 1, 7168, 5120, 4},
+		// 272 column blocks, M = 8: S = 2 is one wave of 20 groups
+		// (21.5); S = 4 two waves of 10 (23), S = 3 two of 14 (30.25).
+		{"gate_up/m8", "pq_gemm_dec_wg_m8", 8, 17408, 5120, 2},
+		// 396 slots, M = 64: S = 2 (one wave of 20, 20 + 12) ties S = 3
+		// (one wave of 14, 14 + 18) and wins on the tie; S = 1 costs 46.
+		{"qkv/m64", "pq_gemm_dec_wg_m64", 64, 7168, 5120, 2},
+		// down, G = 68, 80 column blocks, 528 slots, M = 16: S = 6 is one
+		// wave of 12 groups (12 + 9); S = 4 gives 17 + 6, S = 8 two waves
+		// of 9 (18 + 12).
+		{"down/m16", "pq_gemm_dec_wg_m16", 16, 5120, 8704, 6},
 	} {
 		t.Run("law/"+c.name, func(t *testing.T) {
-			if got := DecSplitKFootprint(c.kernel, 1, c.N, c.K, H200SMs); got != c.wantS {
+			if got := DecSplitKFootprint(c.kernel, c.M, c.N, c.K, H200SMs); got != c.wantS {
 				t.Errorf("S=%d, want %d", got, c.wantS)
 			}
 		})
