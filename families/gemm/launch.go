@@ -240,14 +240,22 @@ func (s GemmShape) Check(align int) error {
 // 1.7 / 2.6 / 25.3 / 3.4% on qkv / gate_up / down / in_proj), doubled
 // while the grid has fewer than 1.5 blocks per SM (narrow N); S = 2 above
 // M = 16, where the S = 2 cluster reduce (DecLaunchOpts) beats wider ws
-// reduces (down, M = 40..64: S = 2 -7.8..-12.3% against S = 4 and 8). At
-// least 4 groups per split and at most DecMaxS. Regret on that table: 0.3%
+// reduces (down, M = 40..64: S = 2 -7.8..-12.3% against S = 4 and 8),
+// except up to M = 32 on a narrow N, where it is doubled the same way (down
+// M = 32, 80 column blocks: S = 4 26.1 µs against S = 2 32.3, H200
+// 2026-12-02, results/h200-2026-12-02d/dec.json). At least 4 groups per
+// split and at most DecMaxS. Regret on the 2026-11-29 table: 0.3%
 // time-weighted, worst cell gate_up M = 5 (+3.8% against S = 1).
 func DecSplitK(M, N, K, sms int) int {
 	G := K / refimpl.GroupSize
 	s := 2
-	if M <= 16 {
+	switch {
+	case M <= 16:
 		s = 4
+		for (N/DecBN)*s*2 < 3*sms && s < DecMaxS {
+			s *= 2
+		}
+	case M <= 32:
 		for (N/DecBN)*s*2 < 3*sms && s < DecMaxS {
 			s *= 2
 		}
@@ -268,7 +276,7 @@ const H200SMs = 132
 
 // WriteDecSplitKTable prints the law over shapes and an M ladder.
 func WriteDecSplitKTable(w io.Writer, names []string, shapes []GemmShape, Ms []int, sms int) {
-	fmt.Fprintf(w, "decode split-K law (SMs=%d: S=4 for M<=16, doubled below 1.5 blocks/SM; S=2 above; >= 4 groups per split)\n", sms)
+	fmt.Fprintf(w, "decode split-K law (SMs=%d: S=4 for M<=16, S=2 above, each doubled below 1.5 blocks/SM up to M=32; >= 4 groups per split)\n", sms)
 	fmt.Fprintf(w, "%-10s %6s %6s", "shape", "K", "N")
 	for _, m := range Ms {
 		fmt.Fprintf(w, " %5s", fmt.Sprintf("M=%d", m))
