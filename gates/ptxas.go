@@ -178,8 +178,10 @@ func findPtxas() (string, error) {
 	return "", errors.New("ptxas is neither on PATH nor at /usr/local/cuda/bin/ptxas")
 }
 
-func gatePtxas(t *T) {
-	dir := filepath.Join(t.Env().BuildDir, "sm_90a")
+// ptxasAndPTX is the build's sm_90a PTX directory and the toolkit's ptxas;
+// the gate SKIPs (with the reason) where either is missing.
+func ptxasAndPTX(t *T) (dir, ptxas string) {
+	dir = filepath.Join(t.Env().BuildDir, "sm_90a")
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("no sm_90a PTX in %s: run `make kernels` (needs clang-19)", dir)
 	}
@@ -187,6 +189,11 @@ func gatePtxas(t *T) {
 	if err != nil {
 		t.Skipf("%v: the CUDA toolkit's ptxas is needed (the H200 image has it)", err)
 	}
+	return dir, ptxas
+}
+
+func gatePtxas(t *T) {
+	dir, ptxas := ptxasAndPTX(t)
 	modules, byModule := kernels.ByModule("sm_90a")
 	checked := 0
 	for _, mod := range modules {
@@ -197,11 +204,7 @@ func gatePtxas(t *T) {
 		}
 		out, err := exec.Command(ptxas, "-arch=sm_90a", "-v", path, "-o", os.DevNull).CombinedOutput()
 		if err != nil {
-			tail := strings.TrimSpace(string(out))
-			if len(tail) > 600 {
-				tail = "..." + tail[len(tail)-600:]
-			}
-			t.Failf("%s -arch=sm_90a -v %s: %v: %s", ptxas, path, err, tail)
+			t.Failf("%s -arch=sm_90a -v %s: %v: %s", ptxas, path, err, tail(string(out), 600))
 			continue
 		}
 		funcs, err := ParsePtxas(string(out))

@@ -331,14 +331,7 @@ func fileExists(p string) bool {
 }
 
 func gateSASSWGMMA(t *T) {
-	dir := filepath.Join(t.Env().BuildDir, "sm_90a")
-	if !fileExists(dir) {
-		t.Skipf("no sm_90a PTX in %s: run `make kernels` (needs clang-19)", dir)
-	}
-	ptxas, err := findPtxas()
-	if err != nil {
-		t.Skipf("%v: the CUDA toolkit's ptxas and cuobjdump are needed (the H200 image has them)", err)
-	}
+	dir, ptxas := ptxasAndPTX(t)
 	cuobjdump, err := findCuobjdump(ptxas)
 	if err != nil {
 		t.Skipf("%v: the CUDA toolkit's cuobjdump is needed (the H200 image has it)", err)
