@@ -561,7 +561,6 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string
 	return vs, nil
 }
 
-
 // decSplitName names a decode variant at split S: the baseline's "S4" (tag
 // ""), an own-law kernel's "wgS4".
 func decSplitName(tag string, S int) string { return fmt.Sprintf("%sS%d", tag, S) }
