@@ -14,4 +14,5 @@ import (
 	_ "github.com/parharness/parharness/families/normrot"
 	_ "github.com/parharness/parharness/families/producers"
 	_ "github.com/parharness/parharness/families/skinny"
+	_ "github.com/parharness/parharness/families/wgmmaacc"
 )

@@ -1090,6 +1090,8 @@ func gemmElemOK(got, ref, mag float64, G, S int, opAcc float64) bool {
 // check's worst margin (elem_margin.*), so a device run shows how much of
 // the bound a kernel uses. A dropped or doubled product is still caught by the per-row and
 // pooled norm checks, which do not change.
+// The per-step premise is itself a gate, wgmma-acc (families/wgmmaacc),
+// which measures the accumulator on the device.
 const wgmmaFP8Acc = 0x1p-11
 
 // checkGEMMOut checks one downloaded output ([M + gemmRowsPast, N] bf16):
