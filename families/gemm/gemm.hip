@@ -24,9 +24,9 @@
 //   pq_gemm_dec_v1_m8/_m16/_m32/_m64   sm_90a only: the per-warp body
 //                   gemm_dec (on gfx1201 it is the pq_gemm_dec_m* body),
 //                   gated and timed against the staged body in bench2 dec
-//   pq_gemm_dec_wg_m8/_m16/_m32/_m64   sm_90a only, experimental: the
-//                   decode band on the fp8 wgmma (gemm_dec_wg: codes as
-//                   c − z, no rs term)
+//   pq_gemm_dec_wg_m8/_m16/_m32/_m64   sm_90a only: the decode band on
+//                   the fp8 wgmma (gemm_dec_wg: codes as c − z, no rs
+//                   term), at its own split law (DecSplitKFootprint)
 //   pq_gemm_dec_memonly_m8   sm_90a only: attribution, gemm_dec_staged's
 //                   loads and stores without the op (not a GEMM, never
 //                   gated)

@@ -249,16 +249,11 @@ func (s GemmShape) Check(align int) error {
 func DecSplitK(M, N, K, sms int) int {
 	G := K / refimpl.GroupSize
 	s := 2
-	switch {
-	case M <= 16:
+	if M <= 16 {
 		s = 4
-		for (N/DecBN)*s*2 < 3*sms && s < DecMaxS {
-			s *= 2
-		}
-	case M <= 32:
-		for (N/DecBN)*s*2 < 3*sms && s < DecMaxS {
-			s *= 2
-		}
+	}
+	for M <= 32 && (N/DecBN)*s*2 < 3*sms && s < DecMaxS {
+		s *= 2
 	}
 	s = min(s, max(1, G/4), DecMaxS)
 	// Even out the splits: the smallest S with the same groups per split.
@@ -385,9 +380,9 @@ const DecClusterS = 2
 
 // DecShared is the dynamic shared memory a decode launch of kernel needs:
 // its registry row's Shared (gemm.hip DWG_SMEM_<NB> for the wgmma kernels:
-// two f16 operand chunks, the raw next chunks, asg and rs, the warps'
-// weight rings, 1024 bytes of alignment slack); 0 for static shared
-// memory.
+// three activation chunk buffers and their asg, the warps' weight rings
+// and mbarriers, 1024 bytes of alignment slack; DecWgSmem); 0 for static
+// shared memory.
 func DecShared(kernel string) int {
 	k, _ := kernels.Lookup(kernel)
 	return k.Shared
