@@ -67,8 +67,17 @@ func TestGEMMElemBound(t *testing.T) {
 	if !gemmElemOK(0.41796875, 0.36365252000394577, 2704.328175010524, 68, 1, wgmmaFP8Acc) {
 		t.Errorf("the wgmma outlier element fails with wgmmaFP8Acc: bound %g", gemmElemBound(0.36365252000394577, 2704.328175010524, 68, 1, wgmmaFP8Acc))
 	}
-	if gemmElemOK(1.02, 1.0, 10, G, 1, wgmmaFP8Acc) {
-		t.Errorf("a 2%% error on ref 1 (mag 10) passes the wgmma bound")
+	if gemmElemOK(1.04, 1.0, 10, G, 1, wgmmaFP8Acc) {
+		t.Errorf("a 4%% error on ref 1 (mag 10) passes the wgmma bound")
+	}
+	// The H200 element the 14-bit model missed (pq_gemm_pre_wg, K = 384
+	// outlier, base seed 1796196076930159219, results/h200-2026-12-02e):
+	// past 2^-11, within the measured 2^-9.
+	if gemmElemOK(-3.5625, -3.5498644114138505, 9.144215233554343, 3, 1, 0x1p-11) {
+		t.Errorf("the H200 element passes the old 14-bit term (the test no longer pins the change)")
+	}
+	if !gemmElemOK(-3.5625, -3.5498644114138505, 9.144215233554343, 3, 1, wgmmaFP8Acc) {
+		t.Errorf("the H200 element fails wgmmaFP8Acc: bound %g", gemmElemBound(-3.5498644114138505, 9.144215233554343, 3, 1, wgmmaFP8Acc))
 	}
 }
 
@@ -283,5 +292,20 @@ func TestFirstBitDiff(t *testing.T) {
 	}
 	if msg := firstBitDiff(want, want, M, N, "x"); !strings.Contains(msg, "no element differs") {
 		t.Errorf("identical outputs: %q", msg)
+	}
+}
+
+// The norm allowance is 0 for fp32-accumulating kernels and opAcc times
+// the relative norm of the magnitudes otherwise.
+func TestWGMMANormAllowance(t *testing.T) {
+	ref, mag := []float64{3, -4}, []float64{6, 8}
+	if a := wgmmaNormAllowance(ref, mag, 0); a != 0 {
+		t.Errorf("opAcc 0: allowance %g, want 0", a)
+	}
+	if a := wgmmaNormAllowance(ref, mag, 0x1p-9); math.Abs(a-2*0x1p-9) > 1e-18 {
+		t.Errorf("allowance %g, want %g (||mag|| / ||ref|| = 2)", a, 2*0x1p-9)
+	}
+	if a := wgmmaNormAllowance([]float64{0, 0}, mag, 0x1p-9); a != 0 {
+		t.Errorf("zero reference: allowance %g, want 0", a)
 	}
 }

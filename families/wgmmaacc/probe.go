@@ -16,14 +16,22 @@
 //   - align: in each row one large product and 31 small ones per step,
 //     2^-4..2^-13 of it over the rows: how many bits of the small products
 //     survive next to the large one.
+//   - subgrid: one large product and 31 small ones of the same sign per
+//     step, each a little under a power of two 2^-1..2^-6 of 2^-8 of the
+//     large one: if the small products are cut to the large one's grid
+//     rather than rounded, every cut adds up.
 //   - outlier: the gemm gate's kind of operands (codes c − z in −15..15
-//     against e4m3 activations with rare large values).
+//     against e4m3 activations with rare large values), in several draws.
 //
-// An output with |D − exact| > steps · 2^-13 · Σ|a·b| fails the gate: the
-// wgmma GEMMs' bound then rests on a model the hardware does not follow.
+// Each output must be within steps · StepBound · Σ|a·b| of the exact sum.
 // The worst |D − exact| per case is recorded in units of 2^-13 · Σ|a·b|
-// per step. The kernel is Experimental (full suite only) until it has run
-// on a device.
+// per step (the "14 bits" model: 1). On the H200 (2026-12-02, three
+// seeds, results/h200-2026-12-02e) the exact and align cases were exact,
+// subgrid reached 3.63 and the outlier draws 0.68..1.95: the hardware
+// loses more than one 14-bit truncation per step, so StepBound is the
+// measured worst rounded up to 4 units, and the wgmma GEMMs' bound
+// (gemm.wgmmaFP8Acc) is 4 steps of it per 128-group. The kernel is
+// Experimental (full suite only): a measurement, not a product kernel.
 package wgmmaacc
 
 import (
@@ -48,24 +56,34 @@ const Kernel = "pq_wgmma_acc_probe"
 func init() {
 	kernels.Register(kernels.Kernel{Name: Kernel, Family: Family, Module: "wgmmaacc", Op: "probe", Role: kernels.Baseline, Status: kernels.Experimental, Tag: "probe",
 		Targets: []string{kernels.SM90a}, // no MatrixOp: not a GEMM (isa-sm90a asks a GEMM's op to sit in its k loop)
-		Doc:     "not a GEMM: 1..4 chained wgmma.m64n8k32.e4m3 on given codes into one fp32 accumulator, one warpgroup, for the gate wgmma-acc; experimental: not yet run on a device"})
+		Doc:     "not a GEMM: 1..4 chained wgmma.m64n8k32.e4m3 on given codes into one fp32 accumulator, one warpgroup, for the gate wgmma-acc; experimental: a measurement, not a product kernel"})
 	gates.Register(gates.Gate{Family: Family, Name: "wgmma-acc", Headline: []string{"worst_err_per_step"}, Suites: gates.Full, Device: true, Run: gateWGMMAAcc,
-		Proves: "the fp8 wgmma (m64n8k32.e4m3, 1..4 steps chained in one accumulator, as the wgmma GEMMs sum a group) gives the exact sum where 14 bits hold every partial sum, and is otherwise within steps x 2^-13 of the products' magnitude of it: the premise of the wgmma GEMMs' element bound"})
+		Proves: "the fp8 wgmma (m64n8k32.e4m3, 1..4 steps chained in one accumulator, as the wgmma GEMMs sum a group) gives the exact sum where 14 bits hold every partial sum, and is otherwise within steps x 2^-11 (StepBound, the H200's measured worst rounded up) of the products' magnitude of it: the premise of the wgmma GEMMs' element bound"})
 }
 
 // The probe's shapes (wgmmaacc.hip).
 const (
 	Rows, Cols, K, MaxSteps = 64, 8, 32, 4
+	OutlierDraws            = 8 // independent draws of the outlier operands
 )
+
+// StepBound is the accumulator's error per chained k32 step, relative to
+// the products' magnitude Σ|a·b|: 4 · 2^-13, the H200's measured worst
+// (3.63 · 2^-13, case subgrid) rounded up. gemm.wgmmaFP8Acc is 4 steps of
+// it; the two change together.
+const StepBound = 0x1p-11
 
 // Case is one probe launch: A [Steps][Rows][K] and B [Steps][Cols][K] as
 // values, each exactly an e4m3 code's value.
 type Case struct {
-	Name  string
+	Name  string // the kind of operands (with Steps, the case's metric labels)
 	Steps int
 	Exact bool // every partial sum fits 14 bits: the output must be exact
 	A, B  []float32
 }
+
+// Label names the case in messages: its name and step count.
+func (c Case) Label() string { return fmt.Sprintf("%s/steps=%d", c.Name, c.Steps) }
 
 // Sums is D[r][n] = Σ_s Σ_k A[s][r][k]·B[s][n][k] in fp64, and the
 // magnitude Σ|A·B| of each sum.
@@ -110,13 +128,13 @@ func Cases(seed uint64) []Case {
 	small := func(int, int, int) float32 { return float32(rng.IntN(9) - 4) }
 	var out []Case
 	for _, steps := range []int{1, 4} {
-		out = append(out, mk(fmt.Sprintf("exact/steps=%d", steps), steps, true, small, small))
+		out = append(out, mk("exact", steps, true, small, small))
 	}
 	// Row r: one product 256 (16 x 16) and 31 of ±16 x 2^-(r%10) (e4m3
 	// reaches 2^-9): 2^-4..2^-13 of the large one; column n flips the small
 	// products' signs on its own k pattern, so the 8 columns see different
 	// cancellations.
-	out = append(out, mk("align/steps=4", 4, false,
+	out = append(out, mk("align", 4, false,
 		func(_, r, k int) float32 {
 			if k == 0 {
 				return 16
@@ -129,15 +147,32 @@ func Cases(seed uint64) []Case {
 			}
 			return -16
 		}))
-	out = append(out, mk("outlier/steps=4", 4, false,
-		func(int, int, int) float32 { return float32(rng.IntN(31) - 15) },
-		func(int, int, int) float32 {
-			v := rng.NormFloat64()
-			if rng.IntN(64) == 0 {
-				v *= 100
+	// Row r: 16 x 16 at k = 0, then 31 products 1.875·2^-(r%6) x 16 or
+	// x 30 (column parity), all positive.
+	out = append(out, mk("subgrid", 4, false,
+		func(_, r, k int) float32 {
+			if k == 0 {
+				return 16
 			}
-			return float32(v)
+			return float32(1.875 * math.Ldexp(1, -(r%6)))
+		},
+		func(_, n, k int) float32 {
+			if k == 0 || n%2 == 0 {
+				return 16
+			}
+			return 30
 		}))
+	for d := 0; d < OutlierDraws; d++ {
+		out = append(out, mk(fmt.Sprintf("outlier%d", d), 4, false,
+			func(int, int, int) float32 { return float32(rng.IntN(31) - 15) },
+			func(int, int, int) float32 {
+				v := rng.NormFloat64()
+				if rng.IntN(64) == 0 {
+					v *= 100
+				}
+				return float32(v)
+			}))
+	}
 	return out
 }
 
@@ -152,7 +187,7 @@ func codes(v []float32, n int) []byte {
 
 // Judge compares the probe's outputs with the exact sums: the worst
 // |D − exact| / (2^-13 · Σ|a·b|) per step, and the first output past the
-// model's bound (steps · 2^-13 · Σ|a·b|; in an exact case, any difference;
+// bound (steps · StepBound · Σ|a·b|; in an exact case, any difference;
 // NaN always).
 func Judge(c Case, got []float32) (worst float64, bad error) {
 	sum, mag := c.Sums()
@@ -165,8 +200,8 @@ func Judge(c Case, got []float32) (worst float64, bad error) {
 		if unit > 0 {
 			worst = max(worst, e/unit)
 		}
-		if bad == nil && ((c.Exact && e != 0) || e > unit) {
-			bad = fmt.Errorf("%s: D[%d][%d] = %v, exact %v: |err| %.3g, %.3g x 2^-13·Σ|a·b| per step", c.Name, i/Cols, i%Cols, g, sum[i], e, e/max(unit, 1e-300))
+		if bad == nil && ((c.Exact && e != 0) || e > StepBound*mag[i]*float64(c.Steps)) {
+			bad = fmt.Errorf("%s: D[%d][%d] = %v, exact %v: |err| %.3g, %.3g x 2^-13·Σ|a·b| per step", c.Label(), i/Cols, i%Cols, g, sum[i], e, e/max(unit, 1e-300))
 		}
 	}
 	return worst, bad
@@ -199,9 +234,9 @@ func gateWGMMAAcc(t *gates.T) {
 		if err != nil {
 			t.Failf("%v", err)
 		}
-		t.Metric(gates.NewCase("case", c.Name).Key("worst_err_per_step"), w)
+		t.Metric(gates.NewCase("case", c.Name, "steps", c.Steps).Key("worst_err_per_step"), w)
 		worst = max(worst, w)
-		t.Logf("%s: worst |err| %.3g x 2^-13·Σ|a·b| per step", c.Name, w)
+		t.Logf("%s: worst |err| %.3g x 2^-13·Σ|a·b| per step", c.Label(), w)
 	}
 	t.Metric("worst_err_per_step", worst)
 }

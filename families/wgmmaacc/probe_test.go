@@ -9,6 +9,7 @@ import (
 	"github.com/parharness/parharness/families/internal/faketest"
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/kernels"
+	"github.com/parharness/parharness/results"
 )
 
 // Every operand is an e4m3 value, and in the exact cases every partial sum
@@ -16,7 +17,7 @@ import (
 // a 14-bit accumulator holds it exactly.
 func TestCasesAreWhatTheyClaim(t *testing.T) {
 	for _, c := range Cases(7) {
-		t.Run(c.Name, func(t *testing.T) {
+		t.Run(c.Label(), func(t *testing.T) {
 			if len(c.A) != c.Steps*Rows*K || len(c.B) != c.Steps*Cols*K || c.Steps < 1 || c.Steps > MaxSteps {
 				t.Fatalf("sizes %d, %d for %d steps", len(c.A), len(c.B), c.Steps)
 			}
@@ -78,12 +79,12 @@ func TestJudge(t *testing.T) {
 		for i, v := range sum {
 			exact[i] = float32(v)
 		}
-		t.Run(c.Name+"/model", func(t *testing.T) {
-			if w, err := Judge(c, model); err != nil || w > 1 {
+		t.Run(c.Label()+"/model", func(t *testing.T) {
+			if w, err := Judge(c, model); err != nil || w > 1 { // the 14-bit model stays inside its own unit
 				t.Fatalf("the model's own device: worst %v, %v", w, err)
 			}
 		})
-		t.Run(c.Name+"/exact", func(t *testing.T) {
+		t.Run(c.Label()+"/exact", func(t *testing.T) {
 			w, err := Judge(c, exact)
 			if err != nil && !c.Exact {
 				t.Fatalf("exact outputs: %v", err)
@@ -93,7 +94,7 @@ func TestJudge(t *testing.T) {
 			}
 		})
 		i := 17
-		unit := 0x1p-13 * mag[i] * float64(c.Steps)
+		unit := StepBound * mag[i] * float64(c.Steps)
 		for _, p := range []struct {
 			name string
 			v    float32
@@ -103,7 +104,7 @@ func TestJudge(t *testing.T) {
 			{"past", float32(sum[i] + 1.5*unit + 1), true},
 			{"nan", float32(math.NaN()), true},
 		} {
-			t.Run(c.Name+"/"+p.name, func(t *testing.T) {
+			t.Run(c.Label()+"/"+p.name, func(t *testing.T) {
 				got := slices.Clone(exact)
 				got[i] = p.v
 				_, err := Judge(c, got)
@@ -112,6 +113,22 @@ func TestJudge(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Every case's metric key is one the results file takes (a case name
+// holding '=' or '/' once made the device run record no metric at all).
+func TestCaseMetricKeys(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range Cases(7) {
+		key := gates.NewCase("case", c.Name, "steps", c.Steps).Key("worst_err_per_step")
+		if err := results.CheckMetricKey(key); err != nil {
+			t.Errorf("%s: %v", c.Label(), err)
+		}
+		if seen[key] {
+			t.Errorf("%s: key %s repeats", c.Label(), key)
+		}
+		seen[key] = true
 	}
 }
 
@@ -140,6 +157,12 @@ func TestGateOnFakeDevices(t *testing.T) {
 			}
 			if res.Status != gates.Fail {
 				t.Fatalf("a device that computes nothing got %s (%s)", res.Status, res.Reason)
+			}
+			// It fails on the outputs, not on the gate's own bookkeeping.
+			for _, f := range res.Failures {
+				if strings.Contains(f, "gate bug") {
+					t.Fatalf("the gate itself failed: %s", f)
+				}
 			}
 			if !slices.Contains(dev.Kernels(), Kernel) {
 				t.Fatalf("the gate did not launch %s (ran %v)", Kernel, dev.Kernels())
