@@ -133,3 +133,12 @@ func E4M3Oracle(x float32, table []float64) uint8 {
 	}
 	return sign | uint8(c)
 }
+
+// WGMMAE4M3StepLoss bounds what Hopper's fp8 wgmma loses when it adds one
+// k32 step of e4m3 products into its fp32 accumulator, relative to the
+// products' magnitude Σ|a·b|: 4 · 2^-13, the worst the gate wgmma-acc
+// measured on the H200 (3.63 · 2^-13 per step, 2026-12-02,
+// results/h200-2026-12-02e) rounded up. The probe gate checks it
+// (families/wgmmaacc) and the wgmma GEMMs' bound is built from it
+// (families/gemm wgmmaFP8Acc), so both read this one value.
+const WGMMAE4M3StepLoss = 0x1p-11

@@ -1084,13 +1084,13 @@ func gemmElemOK(got, ref, mag float64, G, S int, opAcc float64) bool {
 // (families/wgmmaacc, 2026-12-02, results/h200-2026-12-02e): a chain of k32
 // steps loses up to 3.63 · 2^-13 of the products' magnitude per step
 // (more than one 14-bit truncation), so the term is 4 steps (one 128-group
-// in its temporary, folded into fp32 once per group) of wgmmaacc.StepBound
-// = 2^-11: 2^-9 of the group's magnitude, and summed over the groups 2^-9
-// of the magnitude. The kernels take the codes as q − z, so their
+// in its temporary, folded into fp32 once per group) of
+// refimpl.WGMMAE4M3StepLoss = 2^-11: 2^-9 of the group's magnitude, and
+// summed over the groups 2^-9 of the magnitude. The kernels take the codes as q − z, so their
 // magnitude is refimpl's magAbs. The norm checks allow the same term
 // (wgmmaNormAllowance). Each check's worst element margin is recorded
 // (elem_margin.*).
-const wgmmaFP8Acc = 0x1p-9
+const wgmmaFP8Acc = 4 * refimpl.WGMMAE4M3StepLoss // 4 k32 steps per 128-group
 
 // wgmmaNormAllowance is the norm checks' room for an op that accumulates
 // with fewer bits than fp32: ||opAcc · mag||₂ / ||ref||₂, the relative

@@ -67,11 +67,15 @@ const (
 	OutlierDraws            = 8 // independent draws of the outlier operands
 )
 
-// StepBound is the accumulator's error per chained k32 step, relative to
-// the products' magnitude Σ|a·b|: 4 · 2^-13, the H200's measured worst
-// (3.63 · 2^-13, case subgrid) rounded up. gemm.wgmmaFP8Acc is 4 steps of
-// it; the two change together.
-const StepBound = 0x1p-11
+// StepBound is the accumulator's error per chained k32 step the gate
+// allows, relative to the products' magnitude Σ|a·b|
+// (refimpl.WGMMAE4M3StepLoss, which the wgmma GEMMs' bound is built from).
+const StepBound = refimpl.WGMMAE4M3StepLoss
+
+// MetricKey is the case's worst_err_per_step key in the results file.
+func (c Case) MetricKey() string {
+	return gates.NewCase("case", c.Name, "steps", c.Steps).Key("worst_err_per_step")
+}
 
 // Case is one probe launch: A [Steps][Rows][K] and B [Steps][Cols][K] as
 // values, each exactly an e4m3 code's value.
@@ -234,7 +238,7 @@ func gateWGMMAAcc(t *gates.T) {
 		if err != nil {
 			t.Failf("%v", err)
 		}
-		t.Metric(gates.NewCase("case", c.Name, "steps", c.Steps).Key("worst_err_per_step"), w)
+		t.Metric(c.MetricKey(), w)
 		worst = max(worst, w)
 		t.Logf("%s: worst |err| %.3g x 2^-13·Σ|a·b| per step", c.Label(), w)
 	}

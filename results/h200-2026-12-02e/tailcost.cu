@@ -10,19 +10,6 @@
 //   bsplit<W> W warps of one block share a tile: partials through shared
 //             memory, one barrier, warp 0 sums and stores
 // Build: nvcc -O3 -arch=sm_90a -o tailcost tailcost.cu
-// --- readfloor.cu's header follows
-// readfloor.cu: how fast can one launch stream a decode GEMM's weight bytes
-// (N*K/2 + 4*G*N) on this device, timed as bench2 dec times a call: a CUDA
-// graph of back-to-back launches rotating through enough copies to miss L2,
-// mean per call. No math: each lane xors its 16-byte loads (ld.global.nc,
-// L1::no_allocate) and stores nothing unless the xor hits a magic value.
-//   chunk<U>  warp w reads its contiguous C bytes, U 16-byte loads per lane
-//             in flight (U*512 B per warp); grid = bytes / C / 4 warps
-//   pers<U>   B blocks per SM of 4 warps, warp-strided over U*512-byte units
-// Each with and without programmatic dependent launch (launch_dependents
-// first, griddepcontrol.wait before the store), and a 1 GiB copy for the
-// copy ceiling (read + write bytes), same timing.
-// Build: nvcc -O3 -arch=sm_90a -o readfloor readfloor.cu
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
@@ -36,38 +23,6 @@ __device__ __forceinline__ uint4 ldnc(const uint4 *p) {
   asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
-template <int U, bool PDL>
-__global__ void __launch_bounds__(128) chunk(const uint4 *w, size_t n16, size_t per16, uint32_t *out) {
-  if (PDL) asm volatile("griddepcontrol.launch_dependents;");
-  const size_t warp = (blockIdx.x * 128ull + threadIdx.x) >> 5, lane = threadIdx.x & 31;
-  const size_t beg = warp * per16, end = beg + per16 < n16 ? beg + per16 : n16;
-  uint32_t x = 0;
-  for (size_t i = beg + lane; i < end; i += 32 * U) {
-    uint4 v[U];
-#pragma unroll
-    for (int u = 0; u < U; u++) v[u] = i + 32 * u < end ? ldnc(w + i + 32 * u) : make_uint4(0, 0, 0, 0);
-#pragma unroll
-    for (int u = 0; u < U; u++) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  if (PDL) asm volatile("griddepcontrol.wait;" ::: "memory");
-  if (x == 0x9E3779B9u) out[threadIdx.x] = x;
-}
-template <int U, bool PDL>
-__global__ void __launch_bounds__(128) pers(const uint4 *w, size_t n16, size_t, uint32_t *out) {
-  if (PDL) asm volatile("griddepcontrol.launch_dependents;");
-  const size_t warp = (blockIdx.x * 128ull + threadIdx.x) >> 5, lane = threadIdx.x & 31, nw = gridDim.x * 4ull;
-  uint32_t x = 0;
-  for (size_t i = warp * 32 * U + lane; i < n16; i += nw * 32 * U) {
-    uint4 v[U];
-#pragma unroll
-    for (int u = 0; u < U; u++) v[u] = i + 32 * u < n16 ? ldnc(w + i + 32 * u) : make_uint4(0, 0, 0, 0);
-#pragma unroll
-    for (int u = 0; u < U; u++) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  if (PDL) asm volatile("griddepcontrol.wait;" ::: "memory");
-  if (x == 0x9E3779B9u) out[threadIdx.x] = x;
-}
-
 __device__ __forceinline__ uint32_t stream_chunk(const uint4 *w, size_t beg, size_t end, size_t lane) {
   uint32_t x = 0;
   for (size_t i = beg + lane; i < end; i += 32 * 4) {
