@@ -143,7 +143,8 @@ func wgmmaNote(note string) bool {
 }
 
 // PtxasProblems lists what the gate fails for kernel k in a parsed report:
-// missing from it, stack or spills without AllowScratch, wgmma notes.
+// missing from it, stack or spills without AllowScratch, wgmma notes
+// without AllowWGMMANotes.
 func PtxasProblems(funcs map[string]*PtxasFunc, k kernels.Kernel) []string {
 	f, ok := funcs[k.Name]
 	if !ok || !f.Entry {
@@ -160,7 +161,7 @@ func PtxasProblems(funcs map[string]*PtxasFunc, k kernels.Kernel) []string {
 			notes = append(notes, n)
 		}
 	}
-	if len(notes) > 0 {
+	if len(notes) > 0 && k.AllowWGMMANotes == "" {
 		out = append(out, fmt.Sprintf("%s: %d ptxas wgmma notes, first: %s", k.Name, len(notes), notes[0]))
 	}
 	return out

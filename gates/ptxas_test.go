@@ -53,6 +53,13 @@ func TestParsePtxasGolden(t *testing.T) {
 	if p := PtxasProblems(ool, wg); len(p) != 2 || !strings.Contains(p[0], "912 bytes stack frame") || !strings.Contains(p[1], "wgmma notes") {
 		t.Errorf("outofline-stack: problems %q", p)
 	}
+	// A kernel that allows wgmma notes (a measurement probe) fails for
+	// its stack only.
+	probe := wg
+	probe.AllowWGMMANotes = "a probe"
+	if p := PtxasProblems(ool, probe); len(p) != 1 || !strings.Contains(p[0], "912 bytes stack frame") {
+		t.Errorf("outofline-stack, notes allowed: problems %q", p)
+	}
 	lambda := 0
 	for name, g := range ool {
 		if strings.HasPrefix(name, "_ZZ14pq_gemm_pre_wg") && !g.Entry {

@@ -139,6 +139,10 @@ type Kernel struct {
 	// AllowScratch, when non-empty, is the reason this kernel may use
 	// scratch/local memory or spill; the resource gates fail otherwise.
 	AllowScratch string
+	// AllowWGMMANotes, when non-empty, is the reason ptxas's wgmma
+	// performance notes (serialized or injected waits and arrives) are
+	// not a failure for this kernel: one that is timed for no product.
+	AllowWGMMANotes string
 }
 
 // ForArch reports whether codeArch's code objects have k.

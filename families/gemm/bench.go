@@ -48,13 +48,13 @@ func init() {
 	}
 	laws := []bench.Law{decLaw("gemm.DecSplitK", "S_law", "", names)}
 	var ownNames []string
-	for _, tag := range OwnLawTags {
+	for _, l := range OwnLaws {
 		var tagNames []string
-		for s := 1; s <= DecMaxS; s++ {
-			tagNames = append(tagNames, decSplitName(tag, s))
+		for s := 1; s <= l.MaxS; s++ {
+			tagNames = append(tagNames, decSplitName(l.Tag, s))
 		}
 		ownNames = append(ownNames, tagNames...)
-		laws = append(laws, decLaw("gemm.DecSplitKFootprint/"+tag, "S_law_"+tag, tag, tagNames))
+		laws = append(laws, decLaw(l.Name, "S_law_"+l.Tag, l.Tag, tagNames))
 	}
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: laws,
 		Variants: func() []string {
@@ -299,7 +299,7 @@ func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain b
 	if _, ok := b.c.Dev.(gpu.ExLauncher); ok && k.Caps&kernels.Cluster != 0 && !plain {
 		opts.Cluster = DecLaunchOpts(S).Cluster // the cluster reduce (same bits)
 	}
-	f, err := b.c.LauncherEx(kern, grid, block, DecShared(kern), opts, func(c int) []any {
+	f, err := b.c.LauncherEx(kern, grid, block, DecShared(kern, M, S), opts, func(c int) []any {
 		_, _, _, args, _ := DecLaunch(s, M, S, DecArgs{W: b.w.At(c), SZ: b.sz.At(c),
 			Act: b.act.At(c), ASG: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), WS: b.ws, Sema: b.sema, Kernel: k.Name, Bits: b.bits, Planes: b.planesAt(c), WRow: b.wrowAt(c)})
 		return args
@@ -566,17 +566,18 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string
 func decSplitName(tag string, S int) string { return fmt.Sprintf("%sS%d", tag, S) }
 
 // decOwnSplits are the splits the dec suite times the decode kernel of
-// tag serving M at on arch: its law's S first, then DecOwnFixedS (at most
-// G); none where no such kernel serves M.
+// tag serving M at on arch: its law's S first, then its law's Fixed
+// splits (at most G); none where no such kernel serves M.
 func decOwnSplits(tag, arch string, M int, s GemmShape, sms int) []int {
 	for _, k := range DecKernels(M, arch, true) {
 		if k.Tag != tag {
 			continue
 		}
+		l, _ := OwnLawOf(tag)
 		law := DecSplitFor(k, M, s.N(), s.K, sms)
 		out := []int{law}
-		for _, S := range DecOwnFixedS {
-			if S != law && S <= s.G() {
+		for _, S := range l.Fixed {
+			if S != law && S <= s.G() && (k.Form != FormDecKS || DecKSFits(k.Name, M, S)) {
 				out = append(out, S)
 			}
 		}

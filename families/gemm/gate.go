@@ -658,6 +658,9 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	splitRuns := func(k kernels.Kernel) []run {
 		var out []run
 		for _, S := range Ss {
+			if k.Form == FormDecKS && !DecKSFits(k.Name, M, S) {
+				continue // the split is the block's warps: S of them must fit one block
+			}
 			out = append(out, run{S, k.Name, S == law && clusterAt(k, S), false})
 		}
 		if S, ok := ownLaw[k.Name]; ok && !slices.Contains(Ss, S) {
@@ -700,16 +703,18 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		kern, grid, block, args, err := DecLaunch(c.shape, M, S, a)
 		t.Check(err, name)
 		tag := fmt.Sprintf("%s S=%d", kern, S)
-		clustered := r.cluster && t.LaunchEx(kern, grid, block, DecShared(kern), DecLaunchOpts(S), args...)
+		clustered := r.cluster && t.LaunchEx(kern, grid, block, DecShared(kern, M, S), DecLaunchOpts(S), args...)
 		key := ck.With("kernel", kern).With("S", S).With("launch", launchKind(clustered, false))
 		if clustered {
 			clusterLaunches++
 			tag += " cluster"
 			t.RequireFilled(name+" "+tag, ws, 0xFF, "the cluster reduce never writes ws (proof it ran)")
 		} else {
-			t.Launch(kern, grid, block, DecShared(kern), args...) // (also where the backend has no cluster launch)
+			t.Launch(kern, grid, block, DecShared(kern, M, S), args...) // (also where the backend has no cluster launch)
 			w := t.Download(ws)
-			if S > 1 && bytes.Count(w, []byte{0xFF}) == len(w) {
+			if DecInBlock(kern) {
+				t.RequireFilled(name+" "+tag, ws, 0xFF, "the in-block split-K reduce never writes ws")
+			} else if S > 1 && bytes.Count(w, []byte{0xFF}) == len(w) {
 				t.Failf("%s %s: the plain split-K launch left ws untouched: its reduce did not go through ws", name, tag)
 			}
 			// ws is sized for the largest S of the case: the launch's own
@@ -754,9 +759,9 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			t.Poison(out, 0xFF)
 			t.Poison(ws, 0xFF)
 			if clustered {
-				t.LaunchEx(kern, grid, block, DecShared(kern), DecLaunchOpts(S), args...)
+				t.LaunchEx(kern, grid, block, DecShared(kern, M, S), DecLaunchOpts(S), args...)
 			} else {
-				t.Launch(kern, grid, block, DecShared(kern), args...)
+				t.Launch(kern, grid, block, DecShared(kern, M, S), args...)
 			}
 			replays++
 			got := t.Download(out)
@@ -788,7 +793,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			t.Poison(ws, 0xFF)
 			kern, grid, block, args, err := DecLaunch(c.shape, M, cs, base)
 			t.Check(err, name)
-			if !t.LaunchEx(kern, grid, block, DecShared(kern), opts, args...) {
+			if !t.LaunchEx(kern, grid, block, DecShared(kern, M, cs), opts, args...) {
 				break
 			}
 			bits[i] = t.Download(out)
@@ -819,7 +824,30 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	// Run at the law's launch (a cluster where S = DecClusterS) and plainly
 	// at S = 3 (the ws reduce) when that differs.
 	pdlPairs := 0
+	// Every PDL kernel of the case: the baseline at the law's launch (and
+	// plainly at S = 3 when the law's is a cluster), each variant that
+	// declares PDL at its own law's S (the in-block kernels' reads and
+	// writes of out and activations differ from the baseline's).
+	type pair struct {
+		kern string
+		S    int
+		opts gpu.LaunchOpts
+	}
+	var pairs []pair
 	if law > 1 && plain != nil && baseK.Caps&kernels.PDL != 0 {
+		pairs = append(pairs, pair{"", law, DecLaunchOpts(law)})
+		if DecLaunchOpts(law) != (gpu.LaunchOpts{}) && 3 <= G {
+			pairs = append(pairs, pair{"", 3, gpu.LaunchOpts{}})
+		}
+	}
+	for _, k := range DecKernelsBits(bits, M, arch, false) {
+		if k.Role == kernels.Variant && k.Caps&kernels.PDL != 0 && DecWeightLayout(k) != LayoutRow {
+			if S := DecSplitFor(k, M, N, K, t.Device().Info().SMs); S > 1 && (k.Form != FormDecKS || DecKSFits(k.Name, M, S)) {
+				pairs = append(pairs, pair{k.Name, S, gpu.LaunchOpts{}})
+			}
+		}
+	}
+	if len(pairs) > 0 {
 		negCodes := make([]byte, len(codes))
 		for i, b := range codes {
 			negCodes[i] = b ^ 0x80
@@ -833,42 +861,36 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		t.Upload(bact2, negCodes)
 		t.Upload(brs2, gates.F32Bytes(negRS))
 		out2 := t.Buffer("out-pdl", 2*(M+gemmRowsPast)*N)
-		type pair struct {
-			S    int
-			opts gpu.LaunchOpts
-		}
-		pairs := []pair{{law, DecLaunchOpts(law)}}
-		if DecLaunchOpts(law) != (gpu.LaunchOpts{}) && 3 <= G {
-			pairs = append(pairs, pair{3, gpu.LaunchOpts{}})
-		}
 		for _, pr := range pairs {
+			a := base
+			a.Kernel = pr.kern
 			ref := plain
-			if b, ok := bitsAt[launchKey{pr.S, false}]; ok && pr.S != law {
+			if b, ok := bitsAt[launchKey{pr.S, false}]; ok && pr.kern == "" && pr.S != law {
 				ref = b // the plain S launch, checked in the loop above
-			} else if pr.S != law {
+			} else if pr.kern != "" || pr.S != law {
 				t.Poison(out, 0xFF)
 				t.Poison(ws, 0xFF)
-				kern, grid, block, args, err := DecLaunch(c.shape, M, pr.S, base)
+				kern, grid, block, args, err := DecLaunch(c.shape, M, pr.S, a)
 				t.Check(err, name)
-				t.Launch(kern, grid, block, DecShared(kern), args...)
+				t.Launch(kern, grid, block, DecShared(kern, M, pr.S), args...)
 				ref = t.Download(out)
 			}
 			t.Poison(out, 0xFF)
 			t.Poison(out2, 0xFF)
 			t.Poison(ws, 0xFF)
-			a := base
 			kern, grid, block, args1, err := DecLaunch(c.shape, M, pr.S, a)
 			t.Check(err, name)
 			a.Act, a.RS, a.Out = bact2.Ptr(), brs2.Ptr(), out2.Ptr()
 			_, _, _, args2, err := DecLaunch(c.shape, M, pr.S, a)
 			t.Check(err, name+" (second of the PDL pair)")
-			if !t.LaunchPDLPair(kern, grid, block, DecShared(kern), pr.opts, args1, args2) {
+			if !t.LaunchPDLPair(kern, grid, block, DecShared(kern, M, pr.S), pr.opts, args1, args2) {
 				break
 			}
 			tag := fmt.Sprintf("%s S=%d PDL pair %v", kern, pr.S, pr.opts)
 			got1, got2 := t.Download(out), t.Download(out2)
 			key := ck.With("kernel", kern).With("S", pr.S).With("launch", launchKind(pr.opts != (gpu.LaunchOpts{}), true))
-			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (first)", key, got1, M, N, rr.withSplits(pr.S)))
+			pk, _ := kernels.Lookup(kern)
+			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (first)", key, got1, M, N, refFor(rr, pk).withSplits(pr.S)))
 			bad, first := 0, ""
 			for i := 0; i < M*N; i++ {
 				b1 := uint16(got1[2*i]) | uint16(got1[2*i+1])<<8
@@ -887,6 +909,9 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			}
 			if i := gates.FirstWritten(got2, 2*M*N); i >= 0 {
 				t.Failf("%s %s (second): row %d (past M=%d) was written", name, tag, i/(2*N), M)
+			}
+			if DecInBlock(kern) {
+				t.RequireFilled(name+" "+tag, ws, 0xFF, "the in-block split-K reduce never writes ws")
 			}
 			pdlPairs++
 			t.RequireFilled(name+" "+tag, sema, 0, "the split-K counters must be back at 0 after the pair")

@@ -906,6 +906,204 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
   dec_epilogue_warp<MT>(acc, out, ws, sema, M, N, S, j16, split, lane, gid, tig);
 }
 
+// ---------------------------------------------- in-block split-K decode body
+// gemm_dec_ks: the staged body's operands and fold (mma.sync, weights the A
+// operand by w4_afrag_lop3, activation codes the B operand), with the split
+// over K inside the block instead of across blocks: block bx holds the NT
+// 16-column tiles j16 = NT·bx.., its S warps (block 32·S, S <= DKS_MAXS)
+// take ceil(G/S) groups each, and the S partial tiles are summed in shared
+// memory in warp order (deterministic) by warp 0, which stores bf16. No ws,
+// no counters, no fence: the global split-K tail of the other bodies cost
+// 1.2-1.55 µs per launch on the H200 against 0.1-0.5 µs for a reduce inside
+// the block (results/h200-2026-12-02e/tailcost.txt). Grid N/(16·NT) x 1.
+//
+// Each warp streams its groups through a ring of DKS_R slots, one group a
+// slot: the NT 1 KiB weight tiles and their 64·NT bytes of scale words by
+// bulk copy from lane 0 on the slot's mbarrier (issued before
+// grid_dep_wait: weights and scale words are static), the M activation
+// rows of the group (128 B each, at a 144-byte stride so a B fragment's 8
+// rows hit 32 distinct banks) and its asg and rs by cp.async from every
+// lane, one commit group a slot (empty past the warp's last group, so
+// wait_group<DKS_R-1> always means "this slot's group landed"). Rows >= M
+// are never staged: their operand words are zeros by select. Each B
+// fragment is converted once and used for the NT tiles. A slot is refilled
+// after a warp barrier that follows the warp's shared reads of it.
+//
+// Shared memory (dynamic, DecShared): per warp DKS_R slots of
+// dks_slot(NT, MT, M) bytes, then DKS_R mbarriers:
+//   slot: NT x 1024 weights, NT x 64 scale words (columns n0..), asg[8MT]
+//         then rs[8MT], then M rows x 144 B
+// The partial tiles of the reduce go to each warp's slot 0 (every copy into
+// it has landed by then).
+#define DKS_R 4
+#define DKS_MAXS 16
+#define DKS_ROW 144 // staged activation row stride (bytes)
+#ifndef DKS_U
+#define DKS_U 1 // groups per unrolled round (2 and 4 spilled or ran no faster: results/h200-2026-12-02f)
+#endif
+#ifndef DKS_MINB
+#define DKS_MINB 1 // launch-bounds minimum of 512-thread blocks per SM (register cap 64K / (512 DKS_MINB))
+#endif
+DEVICE constexpr u32 dks_slot(u32 NT, u32 MT, u32 M) { return 1088u * NT + 64u * MT + DKS_ROW * M; }
+template <int NT, int MT>
+DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
+                        u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
+  constexpr u32 R = DKS_R, WB = 1024u * NT, ZB = 64u * NT; // a slot's weight and scale-word bytes
+  extern SHARED __attribute__((aligned(16))) u8 dks_smem[];
+  const u32 G = K / GROUP;
+  const u32 lane = lane_id(), warp = tid_x() >> 5, gid = lane >> 2, tig = lane & 3u;
+  const u32 j16 = NT * bid_x(), n0 = 16u * j16, p = partition_of(n0, nend0, nend1);
+  const u32 gps = (G + S - 1u) / S, gbeg = warp * gps < G ? warp * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
+  const u32 ng = gend - gbeg;
+  const u32 SLOT = dks_slot(NT, MT, M), WARPB = R * SLOT + 8u * R;
+  u8 *const gw = dks_smem + warp * WARPB; // this warp's ring, generic address
+  const u32 sw = smem_u32(gw), bars = sw + R * SLOT;
+  const u8 *ap = act + (u64)p * M * K;
+  const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
+
+  auto issue_w = [&](u32 k) { // lane 0: weights and scale words of group gbeg + k -> slot k % R
+    const u32 slot = sw + (k % R) * SLOT, bar = bars + 8u * (k % R), g = gbeg + k;
+    fence_proxy_async(); // the warp's generic reads of the slot come before the copy's writes
+    mbar_arrive_expect_tx(bar, WB + ZB);
+#pragma unroll
+    for (u32 t = 0; t < NT; t++) bulk_g2s(slot + 1024u * t, wq + ((u64)(j16 + t) * G + g) * 1024u, 1024u, bar);
+    bulk_g2s(slot + WB, sz + (u64)g * N + n0, ZB, bar);
+  };
+  auto issue_a = [&](u32 k) { // every lane: activations, asg and rs of group gbeg + k -> slot k % R
+    if (k < ng) {
+      u8 *slot = gw + (k % R) * SLOT;
+      const u32 g = gbeg + k;
+      for (u32 i = lane; i < 8u * M; i += 32u) {
+        const u32 m = i >> 3, c = i & 7u;
+        cp_async16(slot + WB + ZB + 64u * MT + DKS_ROW * m + 16u * c, ap + (u64)m * K + g * GROUP + 16u * c, 16u);
+      }
+      if (lane < 2u * M) {
+        const bool rs = lane >= M;
+        const u32 m = rs ? lane - M : lane;
+        cp_async4(slot + WB + ZB + (rs ? 32u * MT : 0u) + 4u * m, (rs ? rsp : asp) + (u64)m * G + g, 4u);
+      }
+    }
+    cp_async_commit();
+  };
+  if (lane == 0) {
+    for (u32 k = 0; k < R; k++) mbar_init(bars + 8u * k, 1u);
+    fence_mbar_init();
+    for (u32 k = 0; k < R && k < ng; k++) issue_w(k);
+  }
+  warp_sync_all();
+  grid_dep_launch_dependents();
+  grid_dep_wait();
+  for (u32 k = 0; k < R; k++) issue_a(k);
+
+  float acc[NT][MT][4];
+#pragma unroll
+  for (int t = 0; t < NT; t++)
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) acc[t][mt][0] = acc[t][mt][1] = acc[t][mt][2] = acc[t][mt][3] = 0.0f;
+  // Group k from slot k % R: wait for its copies, the op steps (each B
+  // fragment converted once for the NT tiles) and the folds, then the
+  // slot's refill with group k + R.
+  auto group = [&](u32 k) __attribute__((always_inline)) {
+    const u32 slot = sw + (k % R) * SLOT, ar = slot + WB + ZB, arow = ar + 64u * MT;
+    cp_async_wait<R - 1>(); // this lane's copies of group k landed
+    mbar_wait(bars + 8u * (k % R), (k / R) & 1u);
+    warp_sync_all(); // and every lane's
+    u32 ww[NT][2][4];
+#pragma unroll
+    for (u32 t = 0; t < NT; t++) {
+      const u32x4 w0 = lds_v4(slot + 1024u * t + 16u * lane), w1 = lds_v4(slot + 1024u * t + 512u + 16u * lane);
+      ww[t][0][0] = w0.x, ww[t][0][1] = w0.y, ww[t][0][2] = w0.z, ww[t][0][3] = w0.w;
+      ww[t][1][0] = w1.x, ww[t][1][1] = w1.y, ww[t][1][2] = w1.z, ww[t][1][3] = w1.w;
+    }
+    float tt[NT][2][MT][4];
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+#pragma unroll
+      for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) tt[t][h][mt][0] = tt[t][h][mt][1] = tt[t][h][mt][2] = tt[t][h][mt][3] = 0.0f;
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+      BFrag bf[MT];
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) {
+        const u32 m = 8u * mt + gid, r = arow + DKS_ROW * m + 32u * s + 4u * tig;
+        const bool live = m < M;
+        bf[mt] = make_bfrag_e4m3(live ? lds_u32(r) : 0u, live ? lds_u32(r + 16u) : 0u);
+      }
+#pragma unroll
+      for (int t = 0; t < NT; t++) {
+        const AFrag af = w4_afrag_lop3(ww[t][0][s], ww[t][1][s]);
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) mma_k32(tt[t][s & 1][mt], af, bf[mt]);
+      }
+    }
+    float a[MT][2], r[MT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (u32 v = 0; v < 2; v++) {
+        const u32 m = 8u * mt + 2u * tig + v;
+        a[mt][v] = m < M ? bits_f32(lds_u32(ar + 4u * m)) : 0.0f;
+        r[mt][v] = m < M ? bits_f32(lds_u32(ar + 32u * MT + 4u * m)) : 0.0f;
+      }
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+      float sc0, zs0, sc1, zs1;
+      scale_word(lds_u32(slot + WB + 64u * t + 4u * gid), sc0, zs0), scale_word(lds_u32(slot + WB + 64u * t + 4u * gid + 32u), sc1, zs1);
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) {
+        const float(&x0)[4] = tt[t][0][mt], (&x1)[4] = tt[t][1][mt];
+        acc[t][mt][0] = __builtin_fmaf(a[mt][0], __builtin_fmaf(-zs0, r[mt][0], sc0 * (x0[0] + x1[0])), acc[t][mt][0]);
+        acc[t][mt][1] = __builtin_fmaf(a[mt][1], __builtin_fmaf(-zs0, r[mt][1], sc0 * (x0[1] + x1[1])), acc[t][mt][1]);
+        acc[t][mt][2] = __builtin_fmaf(a[mt][0], __builtin_fmaf(-zs1, r[mt][0], sc1 * (x0[2] + x1[2])), acc[t][mt][2]);
+        acc[t][mt][3] = __builtin_fmaf(a[mt][1], __builtin_fmaf(-zs1, r[mt][1], sc1 * (x0[3] + x1[3])), acc[t][mt][3]);
+      }
+    }
+    warp_sync_all(); // every lane's reads of the slot are done (their values were used above)
+    if (lane == 0 && k + R < ng) issue_w(k + R);
+    issue_a(k + R);
+  };
+  // DKS_U groups a round in one basic block (the scheduler interleaves
+  // their op chains), the rest one by one.
+  u32 k = 0;
+  for (; k + DKS_U <= ng; k += DKS_U) {
+#pragma unroll
+    for (u32 i = 0; i < DKS_U; i++) group(k + i);
+  }
+  for (; k < ng; k++) group(k);
+  // The reduce: partial tiles of warp w at its slot 0, [(t MT + mt) 4 + j][lane];
+  // warp 0 sums warps 0..S-1 in order and stores bf16.
+  static_assert(NT * MT * 4 * 32 * 4 <= 1088 * NT, "the partial tiles fit a slot");
+  float *red = (float *)gw;
+#pragma unroll
+  for (int t = 0; t < NT; t++)
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) red[((t * MT + mt) * 4 + j) * 32 + lane] = acc[t][mt][j];
+  block_sync();
+  if (warp != 0) return;
+  float sum[NT][MT][4];
+#pragma unroll
+  for (int t = 0; t < NT; t++)
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) sum[t][mt][0] = sum[t][mt][1] = sum[t][mt][2] = sum[t][mt][3] = 0.0f;
+  for (u32 w = 0; w < S; w++) {
+    const float *rw = (const float *)(dks_smem + w * WARPB);
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) sum[t][mt][j] += rw[((t * MT + mt) * 4 + j) * 32 + lane];
+  }
+#pragma unroll
+  for (int t = 0; t < NT; t++)
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[t][mt], out, M, N, 8u * mt + 2u * tig, n0 + 16u * t + gid, n0 + 16u * t + gid + 8u);
+}
+
 #else // __AMDGCN__
 // gfx1201 decode body: the sm_90 per-warp (v1) algorithm, block geometry, split-K protocol
 // and prefetch depth as above, on the 16x16x16 WMMA (arch/mma.h). Still
@@ -1155,6 +1353,20 @@ DEC_WG_ENTRY(pq_gemm_dec_wg_m8, 8, 4, 3)
 DEC_WG_ENTRY(pq_gemm_dec_wg_m16, 16, 4, 3)
 DEC_WG_ENTRY(pq_gemm_dec_wg_m32, 32, 2, 3)
 DEC_WG_ENTRY(pq_gemm_dec_wg_m64, 64, 2, 2)
+// The in-block split-K body (gemm_dec_ks) per tiles-per-warp NT and M
+// class: block 32·S, grid N/(16·NT); dynamic shared memory
+// S·DKS_R·(dks_slot(NT, MT, M) + 8) (DecShared).
+#define DEC_KS_ENTRY(NAME, NT, MT)                                                                                         \
+  KERNEL __attribute__((launch_bounds(32 * DKS_MAXS, DKS_MINB))) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,          \
+                                                const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,       \
+                                                u32 K, u32 nend0, u32 nend1, u32 S) {                                  \
+    (void)ws, (void)sema; /* the reduce stays in the block */                                                        \
+    gemm_dec_ks<NT, MT>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                                           \
+  }
+DEC_KS_ENTRY(pq_gemm_dec_ks_m8, 1, 1)
+DEC_KS_ENTRY(pq_gemm_dec_ks_m16, 1, 2)
+DEC_KS_ENTRY(pq_gemm_dec_ks2_m8, 2, 1)
+DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

@@ -70,6 +70,14 @@ func init() {
 			Doc: "pq_gemm_dec_m32 on row-layout weights (as pq_gemm_dec_rl_m8)"},
 		{Name: "pq_gemm_dec_rl_m64", Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagRowLayout, Caps: kernels.PDL | kernels.Cluster, MatrixOp: mma,
 			Doc: "pq_gemm_dec_m64 on row-layout weights (as pq_gemm_dec_rl_m8)"},
+		{Name: "pq_gemm_dec_ks_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagKS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
+			Doc: "decode-band W4A8 GEMM with split-K inside the block, M <= 8: one 16-column tile per block, its S warps split K and sum their partial tiles in shared memory in warp order (no ws, no counters); each warp streams weights and scale words by bulk copy into an mbarrier ring, activations and their scales by cp.async into the same slots; the staged body's mma.sync operands and fold"},
+		{Name: "pq_gemm_dec_ks_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagKS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
+			Doc: "pq_gemm_dec_ks_m8's body, 8 < M <= 16 (two 8-row op tiles)"},
+		{Name: "pq_gemm_dec_ks2_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagKS2, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
+			Doc: "pq_gemm_dec_ks_m8's body with two 16-column tiles per warp (32 columns a block): each activation fragment loaded and converted once for both, a slot's copies and waits shared by 2 KiB of weights"},
+		{Name: "pq_gemm_dec_ks2_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagKS2, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
+			Doc: "pq_gemm_dec_ks2_m8's body, 8 < M <= 16"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -87,6 +95,7 @@ const (
 	OpPre5 = "pre5" // OpPre on 5-bit weights
 
 	FormDec      = "dec"        // DecLaunch: grid (N/64, S), 128 threads
+	FormDecKS    = "dec-ks"     // DecLaunch: grid N/(16·DecKSTiles), 32·S threads (the split inside the block), dynamic shared memory DecShared(kernel, M, S)
 	FormPreTiled = "tiled"      // PreLaunch: fragment-tiled activations [P, Mpad, K], row-sum zero-point fold
 	FormPreWGMMA = "wgmma-rows" // PreLaunch: row-major activations [P, M, K], codes taken as q - z, dynamic shared memory
 	FormPreZPE   = "tiled-zpe"  // PreLaunch: tiled activations, fp16 row sums [P, Mpad, Gp] (ZPERowSums), zero point in the epilogue
@@ -154,6 +163,8 @@ const (
 	DecBN      = 64  // columns per decode block (4 warps x 16)
 	DecThreads = 128 // threads per decode block
 	DecMaxS    = 64  // largest split-K count
+	DecKSMaxS  = 16  // largest split of the in-block split-K kernels (DKS_MAXS: 32·S threads a block)
+	DecKSRing  = 4   // ring slots per warp of the in-block split-K kernels (DKS_R)
 	PreBM      = 128 // prefill block tile rows
 	PreBN      = 128 // prefill block tile columns
 	PreThreads = 256
@@ -342,8 +353,13 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 		kernel = base.Name
 	} else {
 		k, ok := kernels.Lookup(a.Kernel)
-		if !ok || k.Family != Family || k.Op != op || k.Form != FormDec || !k.ServesM(M) {
-			err = fmt.Errorf("gemm: kernel %s is not a registered %d-bit decode kernel (op %s, form %s) serving M=%d", a.Kernel, bits, op, FormDec, M)
+		if !ok || k.Family != Family || k.Op != op || (k.Form != FormDec && k.Form != FormDecKS) || !k.ServesM(M) {
+			err = fmt.Errorf("gemm: kernel %s is not a registered %d-bit decode kernel (op %s, form %s or %s) serving M=%d", a.Kernel, bits, op, FormDec, FormDecKS, M)
+			return
+		}
+		if k.Form == FormDecKS && !DecKSFits(k.Name, M, S) {
+			err = fmt.Errorf("gemm: kernel %s splits K over the warps of one block: S=%d does not fit it (at most %d warps and %d bytes of shared memory; M=%d needs %d)",
+				k.Name, S, DecKSMaxS, sm90SharedPerBlock, M, DecShared(k.Name, M, S))
 			return
 		}
 		kernel = a.Kernel
@@ -357,6 +373,9 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 	}
 	grid = gpu.Dim3{X: uint32(N / DecBN), Y: uint32(S), Z: 1}
 	block = gpu.D1(DecThreads)
+	if DecInBlock(kernel) {
+		grid, block = gpu.D1(N/(16*DecKSTiles(kernel))), gpu.D1(32*S)
+	}
 	args = []any{w, a.SZ, a.Act, a.ASG, a.RS, a.Out, a.WS, a.Sema, uint32(M), uint32(N), uint32(s.K), e0, e1, uint32(S)}
 	if bits == 5 {
 		if a.Planes == 0 {
@@ -378,14 +397,54 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 // docs/history.md), so only S = 2 launches as clusters.
 const DecClusterS = 2
 
-// DecShared is the dynamic shared memory a decode launch of kernel needs:
-// its registry row's Shared (gemm.hip DWG_SMEM_<NB> for the wgmma kernels:
-// three activation chunk buffers and their asg, the warps' weight rings
-// and mbarriers, 1024 bytes of alignment slack; DecWgSmem); 0 for static
-// shared memory.
-func DecShared(kernel string) int {
+// DecShared is the dynamic shared memory a decode launch of kernel at M
+// rows and split S needs: for the in-block split-K kernels (FormDecKS) S
+// warps' rings of DecKSRing slots and mbarriers (gemm.hip dks_slot: the
+// weight tile, 16 scale words, asg and rs of 8·MT rows, M activation rows
+// at a 144-byte stride); else its registry row's Shared (gemm.hip
+// DWG_SMEM_<NB> for the wgmma kernels: three activation chunk buffers and
+// their asg, the warps' weight rings and mbarriers, 1024 bytes of
+// alignment slack; DecWgSmem); 0 for static shared memory.
+func DecShared(kernel string, M, S int) int {
 	k, _ := kernels.Lookup(kernel)
+	if k.Form == FormDecKS {
+		return S * DecKSRing * (decKSSlot(DecKSTiles(kernel), (k.MaxM+7)/8, M) + 8)
+	}
 	return k.Shared
+}
+
+// decKSSlot is gemm.hip's dks_slot(NT, MT, M): one ring slot's bytes.
+func decKSSlot(NT, MT, M int) int { return 1088*NT + 64*MT + decKSRow*M }
+
+// DecKSTiles is the 16-column tiles per warp of an in-block split-K
+// kernel (gemm.hip gemm_dec_ks's NT: 1 for TagKS, 2 for TagKS2; the block
+// is one warp's columns); 0 for any other kernel.
+func DecKSTiles(kernel string) int {
+	k, _ := kernels.Lookup(kernel)
+	switch {
+	case k.Form != FormDecKS:
+		return 0
+	case k.Tag == TagKS2:
+		return 2
+	}
+	return 1
+}
+
+// decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
+const decKSRow = 144
+
+// DecKSFits reports whether an in-block split-K kernel's block holds S
+// warps at M rows: at most DecKSMaxS, and their rings within one block's
+// shared memory.
+func DecKSFits(kernel string, M, S int) bool {
+	return S >= 1 && S <= DecKSMaxS && DecShared(kernel, M, S) <= sm90SharedPerBlock
+}
+
+// DecInBlock reports whether kernel reduces its split-K partials inside
+// the block (FormDecKS): it never writes ws or the counters.
+func DecInBlock(kernel string) bool {
+	k, _ := kernels.Lookup(kernel)
+	return k.Form == FormDecKS
 }
 
 // decFootprintRegs are the registers per thread of the decode kernels that
@@ -397,14 +456,16 @@ var decFootprintRegs = map[string]int{
 }
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
-// 228 KiB of shared memory per SM, 1 KiB of it reserved per resident block;
+// 228 KiB of shared memory per SM, 1 KiB of it reserved per resident block,
+// at most 227 KiB to one block;
 // 64 Ki registers, allocated per warp in units of 256.
 const (
-	sm90SharedPerSM   = 228 << 10
-	sm90SharedPerCTA  = 1 << 10
-	sm90RegsPerSM     = 64 << 10
-	sm90RegAllocUnits = 256
-	sm90MaxCTAsPerSM  = 32
+	sm90SharedPerSM    = 228 << 10
+	sm90SharedPerCTA   = 1 << 10
+	sm90SharedPerBlock = 227 << 10 // the most dynamic shared memory one block may take
+	sm90RegsPerSM      = 64 << 10
+	sm90RegAllocUnits  = 256
+	sm90MaxCTAsPerSM   = 32
 )
 
 // DecResidentBlocks is how many blocks of a footprint-law decode kernel
@@ -415,7 +476,7 @@ func DecResidentBlocks(kernel string) int {
 	if !ok {
 		return 0
 	}
-	bySmem := sm90SharedPerSM / (DecShared(kernel) + sm90SharedPerCTA)
+	bySmem := sm90SharedPerSM / (DecShared(kernel, 0, 0) + sm90SharedPerCTA)
 	perWarp := (regs*32 + sm90RegAllocUnits - 1) / sm90RegAllocUnits * sm90RegAllocUnits
 	byRegs := sm90RegsPerSM / (perWarp * DecThreads / 32)
 	return min(bySmem, byRegs, sm90MaxCTAsPerSM)
@@ -462,22 +523,105 @@ func DecSplitKFootprint(kernel string, M, N, K, sms int) int {
 var DecOwnFixedS = []int{1, 2, 3, 4, 6, 8}
 
 // DecSplitFor is the split count kernel k launches at by its own law: the
-// kernels tagged OwnLawTags by DecSplitKFootprint, every other decode
-// kernel by DecSplitK.
+// kernels of an OwnLaws tag by that law, every other decode kernel by
+// DecSplitK.
 func DecSplitFor(k kernels.Kernel, M, N, K, sms int) int {
-	if slices.Contains(OwnLawTags, k.Tag) {
-		return DecSplitKFootprint(k.Name, M, N, K, sms)
+	if l, ok := OwnLawOf(k.Tag); ok {
+		return l.Split(k.Name, M, N, K, sms)
 	}
 	return DecSplitK(M, N, K, sms)
 }
 
+// DecSplitKS is the split law of the in-block split-K kernel kernel
+// (FormDecKS): the S of DecKSFixedS that fits its block at M (DecKSFits)
+// whose ceil(G/S) groups per warp come nearest to decKSGroupsPerWarp (10;
+// 8 for two tiles per warp above M = 8), the smaller S on a tie, evened out
+// as DecSplitK does (which never raises S). A bare weight stream reads fastest at about 10 KiB per warp on the
+// H200 (10, 20 and 40 KiB per warp: 6.31, 7.69 and 11.48 µs on qkv;
+// results/h200-2026-12-02d/readfloor.txt), and so did the ks kernels (1
+// KiB a group): time-weighted regret +0.2%, worst cell +1.4% over 8
+// cells. The ks2 kernels (2 KiB a group) were fastest at the same 10
+// groups per warp at M <= 8 (within 1.6% in 6 cells) and at 8 (S = 5 at
+// G = 40) at M = 16, where 10 cost +10.6% and +13.8% (2 cells), against
+// S = 2, 4, 5, 8, 10 (results/h200-2026-12-02f/README.md).
+func DecSplitKS(kernel string, M, N, K, sms int) int {
+	G := K / refimpl.GroupSize
+	best, bestD := 1, -1
+	for _, s := range DecKSFixedS {
+		if s > G || !DecKSFits(kernel, M, s) {
+			continue
+		}
+		d := (G+s-1)/s - decKSGroupsPerWarp(kernel, M)
+		if d < 0 {
+			d = -d
+		}
+		if bestD < 0 || d < bestD {
+			best, bestD = s, d
+		}
+	}
+	gps := (G + best - 1) / best
+	return max((G+gps-1)/gps, 1)
+}
+
+// decKSGroupsPerWarp is the groups per warp DecSplitKS aims at.
+func decKSGroupsPerWarp(kernel string, M int) int {
+	if DecKSTiles(kernel) == 2 && M > 8 {
+		return 8
+	}
+	return 10
+}
+
+// DecKSFixedS are the splits of the in-block split-K kernels the dec suite
+// times beside their law's (variants "ksS<S>") and DecSplitKS picks from.
+var DecKSFixedS = []int{2, 3, 4, 5, 6, 8, 10, 12, 16}
+
 // TagWG is the registry tag of the wgmma decode kernels (pq_gemm_dec_wg_*).
 const TagWG = "wg"
 
-// OwnLawTags are the registry tags of the decode kernels with a split law
-// of their own (DecSplitKFootprint). bench2 dec times each at its law's S
-// and at DecOwnFixedS as variants "<tag>S<S>", with a regret table per tag.
-var OwnLawTags = []string{TagWG}
+// TagKS and TagKS2 are the registry tags of the in-block split-K decode
+// kernels (FormDecKS) with one and two 16-column tiles per warp
+// (pq_gemm_dec_ks_*, pq_gemm_dec_ks2_*).
+const (
+	TagKS  = "ks"
+	TagKS2 = "ks2"
+)
+
+// OwnLaw is the split law of the decode kernels of one registry tag.
+type OwnLaw struct {
+	Tag   string
+	Name  string                                    // the law's name in the regret tables
+	Split func(kernel string, M, N, K, sms int) int // the law's S
+	Fixed []int                                     // the splits the dec suite times beside the law's
+	MaxS  int                                       // the largest split these kernels launch at
+}
+
+// OwnLaws are the decode kernel tags with a split law of their own. bench2
+// dec times each at its law's S and at its Fixed splits as variants
+// "<tag>S<S>", with a regret table per tag.
+var OwnLaws = []OwnLaw{
+	{TagWG, "gemm.DecSplitKFootprint/" + TagWG, DecSplitKFootprint, DecOwnFixedS, DecMaxS},
+	{TagKS, "gemm.DecSplitKS/" + TagKS, DecSplitKS, DecKSFixedS, DecKSMaxS},
+	{TagKS2, "gemm.DecSplitKS/" + TagKS2, DecSplitKS, DecKSFixedS, DecKSMaxS},
+}
+
+// OwnLawTags are OwnLaws' tags.
+var OwnLawTags = func() []string {
+	var tags []string
+	for _, l := range OwnLaws {
+		tags = append(tags, l.Tag)
+	}
+	return tags
+}()
+
+// OwnLawOf is the own split law of the decode kernels tagged tag.
+func OwnLawOf(tag string) (OwnLaw, bool) {
+	for _, l := range OwnLaws {
+		if l.Tag == tag {
+			return l, true
+		}
+	}
+	return OwnLaw{}, false
+}
 
 // DecLaunchOpts are the launch options of a decode launch at split S: for
 // S = DecClusterS, the splits of a column block as one cluster (1 x S). The
@@ -672,7 +816,8 @@ func shapeClass(kernel string, s GemmShape) string {
 
 // DecLaunchClasses names the launch-geometry classes of one decode launch:
 // the split count's reduce path (none, the S = DecClusterS cluster reduce
-// at the law, one round of the ws reduce, several) and whether the last
+// at the law, one round of the ws reduce, several; for the in-block
+// kernels a few warps or many) and whether the last
 // split holds fewer groups; whether the last 8-row op tile is partial,
 // whether the kernel's op tiles are all used, odd M; partitions and odd G.
 func DecLaunchClasses(kernel string, s GemmShape, M, S int, atLaw bool) []string {
@@ -680,6 +825,10 @@ func DecLaunchClasses(kernel string, s GemmShape, M, S int, atLaw bool) []string
 	red := "S=1"
 	switch {
 	case S == 1:
+	case k.Form == FormDecKS && S <= 4:
+		red = "in-block S=2..4"
+	case k.Form == FormDecKS:
+		red = "in-block S>4"
 	case S == DecClusterS && atLaw && k.Caps&kernels.Cluster != 0:
 		red = "S=2-cluster"
 	case S <= 4:

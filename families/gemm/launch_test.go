@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -267,14 +268,14 @@ func TestDecWGRegsMatchPtxasReport(t *testing.T) {
 	}
 }
 
-// Every registered decode kernel with an own-law tag has its registers in
-// decFootprintRegs and its shared memory in its registry row: without
+// Every registered decode kernel of the footprint law (DecSplitKFootprint:
+// tag TagWG) has its registers in decFootprintRegs and its shared memory in its registry row: without
 // them DecResidentBlocks would be 0 and the law would silently assume one
 // block per SM.
 func TestOwnLawKernelsHaveAFootprint(t *testing.T) {
 	n := 0
 	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, Full: true}) {
-		if !slices.Contains(OwnLawTags, k.Tag) {
+		if k.Tag != TagWG {
 			continue
 		}
 		n++
@@ -291,6 +292,103 @@ func TestOwnLawKernelsHaveAFootprint(t *testing.T) {
 		})
 	}
 	if n == 0 {
-		t.Fatal("no decode kernel carries an own-law tag: the test checks nothing")
+		t.Fatal("no decode kernel carries the footprint law's tag: the test checks nothing")
+	}
+}
+
+// The in-block split-K kernels launch one block per 16-column tile with
+// one warp per split, take the baseline's argument list, size their
+// dynamic shared memory by M and S, and refuse a split past their block.
+func TestDecLaunchInBlock(t *testing.T) {
+	sh := GemmShape{K: 5120, Parts: []int{6144, 512, 512}}
+	a := DecArgs{W: 0x1000, SZ: 0x2000, Act: 0x3000, ASG: 0x4000, RS: 0x5000, Out: 0x6000, WS: 0x7000, Sema: 0x8000}
+	for _, c := range []struct {
+		kernel string
+		M, S   int
+		shared int // S warps x DecKSRing slots x (1088 + 64 MT + 144 M + 8 for the mbarrier)
+	}{
+		{"pq_gemm_dec_ks_m8", 1, 4, 4 * 4 * (1088 + 64 + 144 + 8)},
+		{"pq_gemm_dec_ks_m8", 8, 16, 16 * 4 * (1088 + 64 + 8*144 + 8)},
+		{"pq_gemm_dec_ks_m16", 13, 3, 3 * 4 * (1088 + 128 + 13*144 + 8)},
+		{"pq_gemm_dec_ks2_m8", 5, 8, 8 * 4 * (2*1088 + 64 + 5*144 + 8)},
+		{"pq_gemm_dec_ks2_m16", 16, 11, 11 * 4 * (2*1088 + 128 + 16*144 + 8)},
+	} {
+		t.Run(fmt.Sprintf("%s/M=%d/S=%d", c.kernel, c.M, c.S), func(t *testing.T) {
+			b := a
+			b.Kernel = c.kernel
+			kern, grid, block, args, err := DecLaunch(sh, c.M, c.S, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nt := 1
+			if strings.HasPrefix(c.kernel, "pq_gemm_dec_ks2_") {
+				nt = 2
+			}
+			if kern != c.kernel || grid != gpu.D1(7168/(16*nt)) || block != gpu.D1(32*c.S) || DecKSTiles(c.kernel) != nt {
+				t.Errorf("%s grid %v block %v tiles %d, want %s grid %v block %v tiles %d", kern, grid, block, DecKSTiles(c.kernel), c.kernel, gpu.D1(7168/(16*nt)), gpu.D1(32*c.S), nt)
+			}
+			_, _, _, base, err := DecLaunch(sh, c.M, c.S, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(args, base) {
+				t.Errorf("arguments %v, want the baseline's %v", args, base)
+			}
+			if got := DecShared(c.kernel, c.M, c.S); got != c.shared {
+				t.Errorf("DecShared = %d, want %d", got, c.shared)
+			}
+			if !DecInBlock(c.kernel) || DecInBlock(DecKernel(c.M)) {
+				t.Errorf("DecInBlock: %s %v, baseline %v", c.kernel, DecInBlock(c.kernel), DecInBlock(DecKernel(c.M)))
+			}
+		})
+	}
+	b := a
+	b.Kernel = "pq_gemm_dec_ks_m8"
+	if _, _, _, _, err := DecLaunch(sh, 1, DecKSMaxS+1, b); err == nil || !strings.Contains(err.Error(), "does not fit") {
+		t.Errorf("S=%d: err %v, want the block's limit", DecKSMaxS+1, err)
+	}
+	// ks2_m16 at M = 16 holds 12 warps' rings (18464 B each) in 227 KiB, not 13.
+	b.Kernel = "pq_gemm_dec_ks2_m16"
+	if _, _, _, _, err := DecLaunch(sh, 16, 13, b); err == nil || !strings.Contains(err.Error(), "does not fit") {
+		t.Errorf("ks2_m16 M=16 S=13: err %v, want the shared-memory limit", err)
+	}
+	if _, _, _, _, err := DecLaunch(sh, 16, 12, b); err != nil {
+		t.Errorf("ks2_m16 M=16 S=12: %v", err)
+	}
+}
+
+// The in-block law aims at 10 groups per warp (8 for two tiles a warp
+// above M = 8) among the splits that fit the block, and never picks one
+// that does not.
+func TestDecSplitKS(t *testing.T) {
+	for _, c := range []struct {
+		name, kernel string
+		M, K, want   int
+	}{
+		{"ks/G=40", "pq_gemm_dec_ks_m8", 1, 5120, 4},        // 10 groups of 1 KiB
+		{"ks/G=68", "pq_gemm_dec_ks_m8", 8, 8704, 8},        // 9 groups (S = 6: 12, S = 10: 7)
+		{"ks2/G=40", "pq_gemm_dec_ks2_m8", 1, 5120, 4},      // 10 groups of 2 KiB
+		{"ks2/G=68", "pq_gemm_dec_ks2_m16", 16, 8704, 8},    // 9 groups
+		{"ks2/G=136", "pq_gemm_dec_ks2_m16", 16, 17408, 12}, // S = 16 (9 groups) does not fit; 12 gives 12
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := DecSplitKS(c.kernel, c.M, 7168, c.K, H200SMs)
+			if got != c.want {
+				t.Errorf("S=%d, want %d", got, c.want)
+			}
+			if !DecKSFits(c.kernel, c.M, got) {
+				t.Errorf("S=%d does not fit the block at M=%d", got, c.M)
+			}
+		})
+	}
+	for _, k := range []string{"pq_gemm_dec_ks_m8", "pq_gemm_dec_ks_m16", "pq_gemm_dec_ks2_m8", "pq_gemm_dec_ks2_m16"} {
+		kk, _ := kernels.Lookup(k)
+		for M := kk.MinM; M <= kk.MaxM; M++ {
+			for _, K := range []int{384, 5120, 8704, 17408} {
+				if S := DecSplitKS(k, M, 7168, K, H200SMs); !DecKSFits(k, M, S) {
+					t.Errorf("%s M=%d K=%d: S=%d does not fit", k, M, K, S)
+				}
+			}
+		}
 	}
 }

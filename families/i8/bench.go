@@ -241,7 +241,7 @@ func gemmPoint(c *bench.Ctx, label string, s gemm.GemmShape, M int, w *refimpl.Q
 	if _, ok := c.Dev.(gpu.ExLauncher); ok {
 		opts = gemm.DecLaunchOpts(eS)
 	}
-	ef, err := c.LauncherEx(ekern, egrid, eblock, gemm.DecShared(ekern), opts, func(k int) []any {
+	ef, err := c.LauncherEx(ekern, egrid, eblock, gemm.DecShared(ekern, M, eS), opts, func(k int) []any {
 		_, _, _, args, _ := gemm.DecLaunch(s, M, eS, gemm.DecArgs{W: sets["w"].At(k), SZ: sets["sz"].At(k), Act: sets["eact"].At(k), ASG: sets["esc"].At(k), RS: sets["ers"].At(k), Out: out.At(k), WS: ws, Sema: sema})
 		return args
 	})
