@@ -1066,9 +1066,9 @@ func gemmReference(c gemmCase, seed uint64, w *refimpl.QWeight, xs [][]float32, 
 }
 
 // refFor is the reference checks of kernel k use: the fp8 wgmma kernels
-// (pq_gemm_pre_wg, pq_gemm_dec_wg_*) accumulate fp8 products with about
-// 14 bits (wgmmaFP8Acc) and take the codes as q − z, so their magnitude
-// is magAbs.
+// (pq_gemm_pre_wg, pq_gemm_dec_wg_*) accumulate fp8 products with the
+// measured loss wgmmaFP8Acc and take the codes as q − z, so their
+// magnitude is magAbs.
 func refFor(rr gemmRef, k kernels.Kernel) gemmRef {
 	if k.MatrixOp[kernels.SM90a] == MatrixOpWGMMA {
 		rr.opAcc, rr.mag = wgmmaFP8Acc, rr.magAbs
