@@ -577,7 +577,7 @@ func decOwnSplits(tag, arch string, M int, s GemmShape, sms int) []int {
 		law := DecSplitFor(k, M, s.N(), s.K, sms)
 		out := []int{law}
 		for _, S := range l.Fixed {
-			if S != law && S <= s.G() && (k.Form != FormDecKS || DecKSFits(k.Name, M, S)) {
+			if S != law && S <= s.G() && DecKSFits(k.Name, M, S) {
 				out = append(out, S)
 			}
 		}

@@ -658,8 +658,8 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	splitRuns := func(k kernels.Kernel) []run {
 		var out []run
 		for _, S := range Ss {
-			if k.Form == FormDecKS && !DecKSFits(k.Name, M, S) {
-				continue // the split is the block's warps: S of them must fit one block
+			if !DecKSFits(k.Name, M, S) {
+				continue // an in-block split is the block's warps: S of them must fit one block
 			}
 			out = append(out, run{S, k.Name, S == law && clusterAt(k, S), false})
 		}
@@ -842,7 +842,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	}
 	for _, k := range DecKernelsBits(bits, M, arch, false) {
 		if k.Role == kernels.Variant && k.Caps&kernels.PDL != 0 && DecWeightLayout(k) != LayoutRow {
-			if S := DecSplitFor(k, M, N, K, t.Device().Info().SMs); S > 1 && (k.Form != FormDecKS || DecKSFits(k.Name, M, S)) {
+			if S := DecSplitFor(k, M, N, K, t.Device().Info().SMs); S > 1 && DecKSFits(k.Name, M, S) {
 				pairs = append(pairs, pair{k.Name, S, gpu.LaunchOpts{}})
 			}
 		}

@@ -357,7 +357,7 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 			err = fmt.Errorf("gemm: kernel %s is not a registered %d-bit decode kernel (op %s, form %s or %s) serving M=%d", a.Kernel, bits, op, FormDec, FormDecKS, M)
 			return
 		}
-		if k.Form == FormDecKS && !DecKSFits(k.Name, M, S) {
+		if !DecKSFits(k.Name, M, S) {
 			err = fmt.Errorf("gemm: kernel %s splits K over the warps of one block: S=%d does not fit it (at most %d warps and %d bytes of shared memory; M=%d needs %d)",
 				k.Name, S, DecKSMaxS, sm90SharedPerBlock, M, DecShared(k.Name, M, S))
 			return
@@ -417,26 +417,31 @@ func DecShared(kernel string, M, S int) int {
 func decKSSlot(NT, MT, M int) int { return 1088*NT + 64*MT + decKSRow*M }
 
 // DecKSTiles is the 16-column tiles per warp of an in-block split-K
-// kernel (gemm.hip gemm_dec_ks's NT: 1 for TagKS, 2 for TagKS2; the block
-// is one warp's columns); 0 for any other kernel.
+// kernel (gemm.hip gemm_dec_ks's NT, by its tag in decKSTilesByTag; the
+// block is one warp's columns); 0 for any other kernel.
+// TestDecKSEntriesMatchRegistry ties it to the DEC_KS_ENTRY lines.
 func DecKSTiles(kernel string) int {
 	k, _ := kernels.Lookup(kernel)
-	switch {
-	case k.Form != FormDecKS:
+	if k.Form != FormDecKS {
 		return 0
-	case k.Tag == TagKS2:
-		return 2
 	}
-	return 1
+	return decKSTilesByTag[k.Tag]
 }
+
+// decKSTilesByTag is NT per in-block split-K tag.
+var decKSTilesByTag = map[string]int{TagKS: 1, TagKS2: 2}
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
 const decKSRow = 144
 
-// DecKSFits reports whether an in-block split-K kernel's block holds S
-// warps at M rows: at most DecKSMaxS, and their rings within one block's
-// shared memory.
+// DecKSFits reports whether a decode kernel can launch at split S and M
+// rows as far as its block goes: for the in-block split-K kernels at most
+// DecKSMaxS warps whose rings fit one block's shared memory; every other
+// decode kernel splits across blocks (true).
 func DecKSFits(kernel string, M, S int) bool {
+	if !DecInBlock(kernel) {
+		return true
+	}
 	return S >= 1 && S <= DecKSMaxS && DecShared(kernel, M, S) <= sm90SharedPerBlock
 }
 
@@ -535,15 +540,17 @@ func DecSplitFor(k kernels.Kernel, M, N, K, sms int) int {
 // DecSplitKS is the split law of the in-block split-K kernel kernel
 // (FormDecKS): the S of DecKSFixedS that fits its block at M (DecKSFits)
 // whose ceil(G/S) groups per warp come nearest to decKSGroupsPerWarp (10;
-// 8 for two tiles per warp above M = 8), the smaller S on a tie, evened out
-// as DecSplitK does (which never raises S). A bare weight stream reads fastest at about 10 KiB per warp on the
-// H200 (10, 20 and 40 KiB per warp: 6.31, 7.69 and 11.48 µs on qkv;
+// 8 for two tiles per warp above M = 8), the smaller S on a tie, evened
+// out as DecSplitK does (which never raises S).
+//
+// A bare weight stream reads fastest at about 10 KiB per warp on the H200
+// (10, 20 and 40 KiB per warp: 6.31, 7.69 and 11.48 µs on qkv;
 // results/h200-2026-12-02d/readfloor.txt), and so did the ks kernels (1
-// KiB a group): time-weighted regret +0.2%, worst cell +1.4% over 8
-// cells. The ks2 kernels (2 KiB a group) were fastest at the same 10
-// groups per warp at M <= 8 (within 1.6% in 6 cells) and at 8 (S = 5 at
-// G = 40) at M = 16, where 10 cost +10.6% and +13.8% (2 cells), against
-// S = 2, 4, 5, 8, 10 (results/h200-2026-12-02f/README.md).
+// KiB a group): time-weighted regret +0.2%, worst cell +1.4% over 8 cells.
+// The ks2 kernels (2 KiB a group) were fastest at the same 10 groups per
+// warp at M <= 8 (within 1.6% in 6 cells) and at 8 (S = 5 at G = 40) at
+// M = 16, where 10 cost +10.6% and +13.8% (2 cells), against S = 2, 4, 5,
+// 8, 10 (H200, 2026-12-02, results/h200-2026-12-02f/README.md).
 func DecSplitKS(kernel string, M, N, K, sms int) int {
 	G := K / refimpl.GroupSize
 	best, bestD := 1, -1

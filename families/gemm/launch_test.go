@@ -392,3 +392,40 @@ func TestDecSplitKS(t *testing.T) {
 		}
 	}
 }
+
+// Every DEC_KS_ENTRY(name, NT, MT) of gemm.hip is a registered in-block
+// kernel whose DecKSTiles is NT and whose M range is MT's (DecShared sizes
+// the slots from both), and every registered in-block kernel has an entry.
+func TestDecKSEntriesMatchRegistry(t *testing.T) {
+	src, err := os.ReadFile("gemm.hip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := regexp.MustCompile(`(?m)^DEC_KS_ENTRY\((\w+), (\d+), (\d+)\)`).FindAllStringSubmatch(string(src), -1)
+	seen := map[string]bool{}
+	for _, e := range entries {
+		nt, _ := strconv.Atoi(e[2])
+		mt, _ := strconv.Atoi(e[3])
+		k, ok := kernels.Lookup(e[1])
+		switch {
+		case !ok || k.Form != FormDecKS:
+			t.Errorf("%s: not a registered %s kernel", e[1], FormDecKS)
+		case DecKSTiles(k.Name) != nt:
+			t.Errorf("%s: DecKSTiles %d, the entry's NT %d", k.Name, DecKSTiles(k.Name), nt)
+		case (k.MaxM+7)/8 != mt:
+			t.Errorf("%s: MaxM %d needs %d op tiles, the entry's MT is %d", k.Name, k.MaxM, (k.MaxM+7)/8, mt)
+		}
+		seen[e[1]] = true
+	}
+	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, Full: true}) {
+		if k.Form == FormDecKS && !seen[k.Name] {
+			t.Errorf("%s: registered with form %s, no DEC_KS_ENTRY in gemm.hip", k.Name, FormDecKS)
+		}
+	}
+	if len(entries) == 0 {
+		t.Fatal("no DEC_KS_ENTRY lines found: the test checks nothing")
+	}
+	if !DecKSFits("pq_gemm_dec_m8", 8, 64) {
+		t.Error("DecKSFits refuses a kernel that splits across blocks")
+	}
+}
