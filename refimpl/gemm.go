@@ -177,7 +177,7 @@ const gemmBlock = 256
 // float64 summation roundoff (relative ~1e-16·√K), far below any tolerance
 // of a float32-accumulating kernel.
 func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 {
-	ref, _, _ := gemmRef(a, M, w, parts, sel, false)
+	ref, _, _, _ := gemmRef(a, M, w, parts, sel, false)
 	return ref
 }
 
@@ -192,18 +192,25 @@ func GEMMRef(a []float64, M int, w *QWeight, parts []int, sel Subset) []float64 
 //
 // with h = 2^(Bits−1) (8 for 4-bit codes); magAbs, the same with Σ|a| in
 // place of |Σa|, is for a kernel that takes the codes as q − z directly
-// (|q − z| <= |q − h| + |z − h|). mag >= |y| and magAbs >= mag, in float64.
-// The magnitude products cost about as much as the result; the weights are
-// decoded once for all.
-func GEMMRefWithMags(a []float64, M int, w *QWeight, parts []int, sel Subset) (ref, mag, magAbs []float64) {
+// (|q − z| <= |q − h| + |z − h|); magUns, mag plus
+// h · Σ_g |s[g,n]| · (Σ_{k in g} |a| + |Σ_{k in g} a|), is for a kernel
+// that sums the unsigned codes q (0..2^Bits − 1) and subtracts z·Σa in
+// its fold (q <= |q − h| + h, z <= |z − h| + h). mag >= |y|, and magAbs
+// and magUns >= mag, in float64. The magnitude products cost about as much
+// as the result; the weights are decoded once for all.
+func GEMMRefWithMags(a []float64, M int, w *QWeight, parts []int, sel Subset) (ref, mag, magAbs, magUns []float64) {
 	return gemmRef(a, M, w, parts, sel, true)
 }
 
-func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bool) (out, mag, magAbs []float64) {
+func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bool) (out, mag, magAbs, magUns []float64) {
 	if parts == nil {
 		parts = []int{w.N}
 	}
 	K, G, P := w.K, w.Groups(), len(parts)
+	hCode := 8.0 // h of the magnitudes: 2^(Bits−1)
+	if w.Bits == 5 {
+		hCode = 16
+	}
 	if len(a) != P*M*K {
 		panic(fmt.Sprintf("refimpl: GEMMRef: %d activation values, want P*M*K = %d*%d*%d", len(a), P, M, K))
 	}
@@ -235,13 +242,14 @@ func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bo
 		}
 	}
 	// For magAbs, [R, G]: Σ_{k in g} |a| − |Σ_{k in g} a| per group (the
-	// zero-point term's difference between the two magnitudes).
-	var aa, ad [][]float64
+	// zero-point term's difference between the two magnitudes); for
+	// magUns, [R, G]: Σ_{k in g} |a| + |Σ_{k in g} a|.
+	var aa, ad, au [][]float64
 	if withMag {
-		mag, magAbs = make([]float64, R*C), make([]float64, R*C)
-		aa, ad = make([][]float64, P), make([][]float64, P)
+		mag, magAbs, magUns = make([]float64, R*C), make([]float64, R*C), make([]float64, R*C)
+		aa, ad, au = make([][]float64, P), make([][]float64, P), make([][]float64, P)
 		for p := range aa {
-			aa[p], ad[p] = make([]float64, R*(K+G)), make([]float64, R*G)
+			aa[p], ad[p], au[p] = make([]float64, R*(K+G)), make([]float64, R*G), make([]float64, R*G)
 			for i := 0; i < R; i++ {
 				src, dst := ap[p][i*K:(i+1)*K], aa[p][i*(K+G):(i+1)*(K+G)]
 				for g := 0; g < G; g++ {
@@ -253,6 +261,7 @@ func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bo
 					}
 					dst[K+g] = math.Abs(s)
 					ad[p][i*G+g] = sa - math.Abs(s)
+					au[p][i*G+g] = sa + math.Abs(s)
 				}
 			}
 		}
@@ -289,9 +298,9 @@ func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bo
 			defer wg.Done()
 			var d colDecoder
 			wb := make([]float64, K*gemmBlock)
-			var mb []float64
+			var mb, hb []float64
 			if withMag {
-				mb = make([]float64, (K+G)*gemmBlock)
+				mb, hb = make([]float64, (K+G)*gemmBlock), make([]float64, G*gemmBlock)
 			}
 			cb := make([]float64, R*gemmBlock)
 			for it := range work {
@@ -320,6 +329,18 @@ func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bo
 						magAbs[r*C+it.ci+j] = mag[r*C+it.ci+j] + c[r*it.nb+j]
 					}
 				}
+				wh := hb[:G*it.nb] // |s[g, n]| · h
+				for g := 0; g < G; g++ {
+					for j, n := range ns {
+						wh[g*it.nb+j] = math.Abs(w.Scales[g*w.N+n]) * hCode
+					}
+				}
+				mulInto(c, R, G, it.nb, au[it.p], wh)
+				for r := 0; r < R; r++ {
+					for j := 0; j < it.nb; j++ {
+						magUns[r*C+it.ci+j] = mag[r*C+it.ci+j] + c[r*it.nb+j]
+					}
+				}
 			}
 		}()
 	}
@@ -328,7 +349,7 @@ func gemmRef(a []float64, M int, w *QWeight, parts []int, sel Subset, withMag bo
 	}
 	close(work)
 	wg.Wait()
-	return out, mag, magAbs
+	return out, mag, magAbs, magUns
 }
 
 // colDecoder dequantizes a block of (not necessarily contiguous) weight

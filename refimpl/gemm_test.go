@@ -124,6 +124,39 @@ func naiveMags(a []float64, M int, w *QWeight, parts []int) (mag, magAbs, termsC
 	return mag, magAbs, termsCZ
 }
 
+// naiveMagUns computes, by its definition, GEMMRefWithMags' magUns (mag +
+// h·|s|·(Σ|a| + |Σa|) per group) and the magnitude of the terms
+// |s|·(q·|a| + z·|Σa|) of a kernel that sums the unsigned codes and folds
+// z·Σa, which magUns must bound.
+func naiveMagUns(a []float64, M int, w *QWeight, parts []int) (magUns, termsU []float64) {
+	h := 8.0
+	if w.Bits == 5 {
+		h = 16
+	}
+	mag, _, _ := naiveMags(a, M, w, parts)
+	magUns, termsU = make([]float64, M*w.N), make([]float64, M*w.N)
+	for n := 0; n < w.N; n++ {
+		p := partitionOf(parts, n)
+		for m := 0; m < M; m++ {
+			var su, st float64
+			for g := 0; g < w.Groups(); g++ {
+				t, rs, ra := 0.0, 0.0, 0.0
+				for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
+					av := a[(p*M+m)*w.K+k]
+					t += float64(w.Code(k, n)) * math.Abs(av)
+					rs += av
+					ra += math.Abs(av)
+				}
+				as := math.Abs(w.Scales[g*w.N+n])
+				su += as * h * (ra + math.Abs(rs))
+				st += as * (t + float64(w.Zero(g, n))*math.Abs(rs))
+			}
+			magUns[m*w.N+n], termsU[m*w.N+n] = mag[m*w.N+n]+su, st
+		}
+	}
+	return magUns, termsU
+}
+
 func TestGEMMRefWithMagsRowSum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	for _, bits := range []int{4, 5} {
@@ -136,7 +169,7 @@ func TestGEMMRefWithMagsRowSum(t *testing.T) {
 		}
 		wantMag, _, _ := naiveMags(a, M, w, parts)
 		for _, sel := range []Subset{{}, RandomSubset(M, w.N, 3, 50, 78), {Cols: []int{1, 2, 3, 9, 321, 479}}} {
-			ref, mag, _ := GEMMRefWithMags(a, M, w, parts, sel)
+			ref, mag, _, _ := GEMMRefWithMags(a, M, w, parts, sel)
 			plain := GEMMRef(a, M, w, parts, sel)
 			want := sel.Gather(wantMag, M, w.N)
 			for i := range ref {
@@ -177,7 +210,7 @@ func TestGEMMRefMagCancellation(t *testing.T) {
 	}
 	wz := *w
 	wz.QWeight = PackAWQ(codes, K, N)
-	ref, mag, _ := GEMMRefWithMags(a, M, &wz, nil, Subset{})
+	ref, mag, _, _ := GEMMRefWithMags(a, M, &wz, nil, Subset{})
 	want, _, _ := naiveMags(a, M, &wz, []int{N})
 	for i := range ref {
 		if ref[i] != 0 || math.Abs(mag[i]-want[i]) > 1e-13*want[i] {
@@ -201,7 +234,7 @@ func TestGEMMRefMagCancellation(t *testing.T) {
 			a[i] *= 1e-7
 		}
 	}
-	ref, mag, _ = GEMMRefWithMags(a, M, &wz, nil, Subset{})
+	ref, mag, _, _ = GEMMRefWithMags(a, M, &wz, nil, Subset{})
 	for i := range ref {
 		if !(math.Abs(ref[i]) < 1e-5*mag[i]) || ref[i] == 0 {
 			t.Errorf("subnormal-like: [%d] ref %g mag %g, want 0 < |ref| << mag", i, ref[i], mag[i])
@@ -328,10 +361,17 @@ func TestGEMMRefWithMags(t *testing.T) {
 		for i := range a {
 			a[i] = rng.NormFloat64()
 		}
-		ref, mag, magAbs := GEMMRefWithMags(a, M, w, parts, Subset{})
+		ref, mag, magAbs, magUns := GEMMRefWithMags(a, M, w, parts, Subset{})
 		plain := GEMMRef(a, M, w, parts, Subset{})
 		wantMag, want, cz := naiveMags(a, M, w, parts)
+		wantUns, tu := naiveMagUns(a, M, w, parts)
 		for i := range ref {
+			if math.Abs(magUns[i]-wantUns[i]) > 1e-12*wantUns[i] {
+				t.Fatalf("%d-bit: magUns[%d] = %.17g, definition %.17g", bits, i, magUns[i], wantUns[i])
+			}
+			if !(magUns[i] >= mag[i]) || !(magUns[i] >= tu[i]*(1-1e-12)) {
+				t.Fatalf("%d-bit: magUns[%d] = %g below mag %g or the unsigned-code terms %g", bits, i, magUns[i], mag[i], tu[i])
+			}
 			if ref[i] != plain[i] || math.Abs(mag[i]-wantMag[i]) > 1e-12*wantMag[i] {
 				t.Fatalf("%d-bit: [%d] ref %g (GEMMRef %g), mag %g (definition %g)", bits, i, ref[i], plain[i], mag[i], wantMag[i])
 			}

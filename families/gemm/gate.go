@@ -35,9 +35,10 @@ import (
 //   element is within gemmElemBound (half a bf16 ulp + E, E =
 //   (128+G+S+8)·2^-24·mag, S the launch's split-K partials), which leaves
 //   no room for a second bf16 rounding. The wgmma kernels (pq_gemm_pre_wg,
-//   pq_gemm_dec_wg_*: refFor) use magAbs, 2^-9·magAbs more per element
-//   and the norm of that term in the norm checks (wgmmaFP8Acc, measured
-//   by the gate wgmma-acc).
+//   pq_gemm_dec_wg_*: refFor) use the magnitude of the operands they sum
+//   (magAbs for codes taken as q − z, magUns for unsigned codes), 2^-9 of
+//   it more per element and the norm of that term in the norm checks
+//   (wgmmaFP8Acc, measured by the gate wgmma-acc).
 // Two synthetic prefill shapes reach the kernels' pipeline edges: K = 384
 // (G = 3, fewer groups than pq_gemm_pre_wg's stages; 2 partitions,
 // subnormal-heavy) and K = 640 (G = 5: an odd group after its 2-group
@@ -451,7 +452,8 @@ type gemmRef struct {
 	sel           refimpl.Subset
 	ref, refExact []float64
 	mag           []float64 // refimpl.GEMMRefWithMags' magnitude of ref (row-sum fold)
-	magAbs        []float64 // and its magnitude for codes taken as q − z (the wgmma kernel)
+	magAbs        []float64 // and its magnitude for codes taken as q − z (the wgmma prefill)
+	magUns        []float64 // and for unsigned codes with z·Σa in the fold (the wgmma decode)
 	floor         float64
 	G             int     // K/128, for the per-element bound
 	extraAdds     int     // additions the kernel makes beyond the in-loop form's (the ZPE epilogue's 2G), for the per-element bound
@@ -1060,18 +1062,24 @@ func gemmReference(c gemmCase, seed uint64, w *refimpl.QWeight, xs [][]float32, 
 		}
 	}
 	colSel := refimpl.Subset{Cols: sel.Cols}
-	ref, mag, magAbs := refimpl.GEMMRefWithMags(a, R, w, c.shape.Parts, colSel)
+	ref, mag, magAbs, magUns := refimpl.GEMMRefWithMags(a, R, w, c.shape.Parts, colSel)
 	exact := refimpl.GEMMRef(ax, R, w, c.shape.Parts, colSel)
-	return gemmRef{sel: sel, ref: ref, refExact: exact, mag: mag, magAbs: magAbs, floor: refimpl.Bf16Floor(ref), G: c.shape.G(), splits: 1}
+	return gemmRef{sel: sel, ref: ref, refExact: exact, mag: mag, magAbs: magAbs, magUns: magUns, floor: refimpl.Bf16Floor(ref), G: c.shape.G(), splits: 1}
 }
 
 // refFor is the reference checks of kernel k use: the fp8 wgmma kernels
 // (pq_gemm_pre_wg, pq_gemm_dec_wg_*) accumulate fp8 products with the
-// measured loss wgmmaFP8Acc and take the codes as q − z, so their
-// magnitude is magAbs.
+// measured loss wgmmaFP8Acc, relative to the magnitude of the products
+// they sum: magUns for the decode bodies that take the codes unsigned and
+// fold z·Σa (DecWGUnsigned), magAbs for those that take them as q − z
+// (the prefill and the other decode classes).
 func refFor(rr gemmRef, k kernels.Kernel) gemmRef {
-	if k.MatrixOp[kernels.SM90a] == MatrixOpWGMMA {
-		rr.opAcc, rr.mag = wgmmaFP8Acc, rr.magAbs
+	if k.MatrixOp[kernels.SM90a] != MatrixOpWGMMA {
+		return rr
+	}
+	rr.opAcc, rr.mag = wgmmaFP8Acc, rr.magAbs
+	if DecWGUnsigned(k.Name) {
+		rr.mag = rr.magUns
 	}
 	return rr
 }
@@ -1111,8 +1119,8 @@ func gemmElemOK(got, ref, mag float64, G, S int, opAcc float64) bool {
 // (more than one 14-bit truncation), so the term is 4 steps (one 128-group
 // in its temporary, folded into fp32 once per group) of
 // refimpl.WGMMAE4M3StepLoss = 2^-11: 2^-9 of the group's magnitude, and
-// summed over the groups 2^-9 of the magnitude. The kernels take the codes as q − z, so their
-// magnitude is refimpl's magAbs. The norm checks allow the same term
+// summed over the groups 2^-9 of the magnitude of the products summed
+// (refFor picks it). The norm checks allow the same term
 // (wgmmaNormAllowance). Each check's worst element margin is recorded
 // (elem_margin.*).
 const wgmmaFP8Acc = 4 * refimpl.WGMMAE4M3StepLoss // 4 k32 steps per 128-group

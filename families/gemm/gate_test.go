@@ -249,26 +249,31 @@ func TestGEMMCasesPipelineEdges(t *testing.T) {
 	}
 }
 
-// refFor gives the fp8 wgmma accumulation term and the |q − z| magnitude
-// to every kernel whose sm_90a op is wgmma (the prefill and the decode
-// wgmma bodies), and leaves the mma.sync kernels' reference alone.
+// refFor gives the fp8 wgmma accumulation term to every kernel whose
+// sm_90a op is wgmma, with the magnitude of the products it sums: |q − z|
+// for the prefill and the c − z decode classes, unsigned codes for the
+// others (DecWGUnsigned); it leaves
+// the mma.sync kernels' reference alone.
 func TestRefForWGMMAKernels(t *testing.T) {
-	rr := gemmRef{mag: []float64{1}, magAbs: []float64{2}}
+	rr := gemmRef{mag: []float64{1}, magAbs: []float64{2}, magUns: []float64{3}}
 	for _, c := range []struct {
 		kernel string
-		wgmma  bool
-	}{{"pq_gemm_pre_wg", true}, {"pq_gemm_dec_wg_m8", true}, {"pq_gemm_dec_wg_m64", true}, {"pq_gemm_dec_m8", false}, {"pq_gemm_pre", false}} {
+		acc    float64
+		mag    float64
+	}{{"pq_gemm_pre_wg", wgmmaFP8Acc, 2}, {"pq_gemm_dec_wg_m8", wgmmaFP8Acc, 3}, {"pq_gemm_dec_wg_m16", wgmmaFP8Acc, 3},
+		{"pq_gemm_dec_wg_m32", wgmmaFP8Acc, 2}, {"pq_gemm_dec_wg_m64", wgmmaFP8Acc, 2},
+		{"pq_gemm_dec_m8", 0, 1}, {"pq_gemm_pre", 0, 1}} {
 		t.Run(c.kernel, func(t *testing.T) {
 			k, ok := kernels.Lookup(c.kernel)
 			if !ok {
 				t.Fatalf("%s is not registered", c.kernel)
 			}
 			got := refFor(rr, k)
-			if wantAcc := map[bool]float64{true: wgmmaFP8Acc, false: 0}[c.wgmma]; got.opAcc != wantAcc {
-				t.Errorf("opAcc %g, want %g", got.opAcc, wantAcc)
+			if got.opAcc != c.acc {
+				t.Errorf("opAcc %g, want %g", got.opAcc, c.acc)
 			}
-			if wantMag := map[bool]float64{true: 2, false: 1}[c.wgmma]; got.mag[0] != wantMag {
-				t.Errorf("mag %g, want %g", got.mag[0], wantMag)
+			if got.mag[0] != c.mag {
+				t.Errorf("mag %g, want %g", got.mag[0], c.mag)
 			}
 		})
 	}

@@ -717,14 +717,21 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
 // for every M class. The block (4 warps = one warpgroup, 64 columns, grid
 // (N/64, S), the split ranges and the epilogue protocols) is the staged
 // body's; the op is wgmma.m64nNBk32.e4m3 with
-//   A = the weights in registers, converted to e4m3 codes minus their zero
-//       point c − z (w4_e4m3_frag, exact: −15..15), warp w the 16-column
-//       tile j16, word s of the lane's group the k32 step s (the fragment
-//       order is the op's A order);
+//   A = the weights in registers, their unsigned codes c as e4m3 bytes
+//       (w4_e4m3u_frag: byte c is c·2^-9 exactly, 5 ops a word), warp w
+//       the 16-column tile j16, word s of the lane's group the k32 step s
+//       (the fragment order is the op's A order);
 //   B = the activation codes as they are (e4m3, no conversion), NB rows of
 //       one group = 128 bytes each, 128B-swizzled, M on the op's N side.
-// So a group is 4 ops for any M in the class, and the fold has no row-sum
-// term: y += asg · sc · Σ_k a_k (c_k − z).
+// So a group is 4 ops for any M in the class, and the fold takes the zero
+// point with the row sums: y += asg · (2^9·sc · T − sc·z · rs), T = the
+// op's 2^-9·Σ_k a_k c_k, sc·z exact in fp32 (11 + 4 bits). With UNS false
+// the codes enter as c − z instead (w4_e4m3_frag, exact: −15..15, 14 ops
+// a word) and the fold has no row-sum term: y += asg · sc · T. UNS per M
+// class (DEC_WG_ENTRY; gemm.decWGUnsigned): on the H200 the unsigned codes
+// were 6-9% faster at M = 16 and 2-7% slower at M = 64, where the fold's
+// extra FMA and rs loads per element outweigh the conversion's savings
+// (results/h200-2026-12-02g).
 //
 // Weights and scale words arrive by bulk copy (cp.async.bulk), per warp:
 // each warp owns a ring of R slots of DWG_CW groups (its 1 KiB weight
@@ -743,6 +750,7 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
 // Shared memory (dynamic, 1024-aligned; DWG_SMEM_<NB> bytes, DecWgSmem):
 //   at   [3][CH][NB rows][128 B]: activation tiles (1024-aligned atoms)
 //   asg  [3][CH][NB]: their asg (zeros past M and gend)
+//   rs   [3][CH][NB]: their row sums (zeros past M and gend)
 //   wr   [4 warps][R][DWG_CW x 1 KiB weights, DWG_CW x 64 B scale words]
 //   bar  [4 warps][R] mbarriers
 #define DWG_TILE(NB) ((NB) * 128)
@@ -750,32 +758,32 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
 #define DWG_NBUF 3 // activation chunk buffers
 template <int NB, int CH, int R> struct DecWgSmem {
   static constexpr u32 SLOT = DWG_CW * (1024u + 64u), CHUNK = CH * DWG_TILE(NB);
-  static constexpr u32 AT = 0, ASG = AT + DWG_NBUF * CHUNK, WR = ASG + DWG_NBUF * CH * NB * 4u;
+  static constexpr u32 AT = 0, ASG = AT + DWG_NBUF * CHUNK, RS = ASG + DWG_NBUF * CH * NB * 4u;
+  static constexpr u32 WR = RS + DWG_NBUF * CH * NB * 4u;
   static constexpr u32 BAR = WR + DEC_WARPS * R * SLOT;
   static constexpr u32 BYTES = BAR + DEC_WARPS * R * 8u + 1024u; // + alignment slack
 };
-#define DWG_SMEM_8 39904
-#define DWG_SMEM_16 52576
-#define DWG_SMEM_32 52576
-#define DWG_SMEM_64 69184
+#define DWG_SMEM_8 40288
+#define DWG_SMEM_16 53344
+#define DWG_SMEM_32 53344
+#define DWG_SMEM_64 70720
 
-template <int NB, int CH, int R>
+template <int NB, int CH, int R, bool UNS>
 DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                         float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
-  (void)rsum; // the codes enter as c − z: no row-sum term
   constexpr int MT = NB / 8, ND = NB / 2;
   using L = DecWgSmem<NB, CH, R>;
   extern SHARED __attribute__((aligned(1024))) u8 dwg_smem[];
   const u32 sbase = (smem_u32(dwg_smem) + 1023u) & ~1023u;
   u8 *const gbase = dwg_smem + (sbase - smem_u32(dwg_smem)); // the same bytes, generic address
-  float *const sasg = (float *)(gbase + L::ASG);
+  float *const sasg = (float *)(gbase + L::ASG), *const srs = (float *)(gbase + L::RS);
 
   const u32 G = K / GROUP;
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, gid = lane >> 2, tig = lane & 3u;
   const DecRange dr = dec_range(warp, G, S, nend0, nend1);
   const u32 split = dr.split, j16 = dr.j16, n0 = dr.n0, p = dr.p, gbeg = dr.gbeg, gend = dr.gend;
   const u8 *ap = act + (u64)p * M * K;
-  const float *asp = asg + (u64)p * M * G;
+  const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
 
   // The warp's weight ring: stage st (groups gbeg + DWG_CW st ..) in slot st % R.
   const u32 wr = sbase + L::WR + warp * R * L::SLOT, bars = sbase + L::BAR + warp * R * 8u;
@@ -807,7 +815,7 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
   }
   // Chunk [c0, c0 + CH) -> buffer b: row m's 16-byte piece c of group gl at
   // piece c ^ (m % 8) of its 128-byte row (zeros for groups past gend), and
-  // asg of each (group, row), zeros past M and gend.
+  // asg and rs of each (group, row), zeros past M and gend.
   auto stage = [&](u32 c0, u32 b) {
     const u32 nch = gend - c0 < CH ? gend - c0 : CH;
     for (u32 i = tid; i < M * CH * 8u; i += 32u * DEC_WARPS) {
@@ -816,10 +824,11 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
       const u32 dst = sbase + L::AT + b * L::CHUNK + gl * DWG_TILE(NB) + m * 128u + ((c ^ (m & 7u)) << 4);
       cp_async16_s(dst, live ? ap + (u64)m * K + (c0 + gl) * GROUP + 16u * c : ap, live ? 16u : 0u);
     }
-    for (u32 i = tid; i < CH * NB; i += 32u * DEC_WARPS) {
-      const u32 gl = i / NB, m = i % NB;
+    for (u32 i = tid; i < (UNS ? 2u : 1u) * CH * NB; i += 32u * DEC_WARPS) {
+      const u32 which = i / (CH * NB), j = i % (CH * NB), gl = j / NB, m = j % NB;
       const bool live = m < M && gl < nch;
-      cp_async4(sasg + b * CH * NB + i, live ? asp + (u64)m * G + c0 + gl : asp, live ? 4u : 0u);
+      const float *src = (which ? rsp : asp) + (u64)m * G + c0 + gl;
+      cp_async4((which ? srs : sasg) + b * CH * NB + j, live ? src : asp, live ? 4u : 0u);
     }
     cp_async_commit();
   };
@@ -841,16 +850,32 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #pragma unroll
   for (int j = 0; j < ND; j++) T[j] = 0.0f;
   // Fold one group's op result: T[4j + 2v1 + v0] is D[n0 + gid + 8v1][8j + 2tig + v0].
-  auto fold = [&](u32x2 z, const float *ar) __attribute__((always_inline)) {
+  // sc9 = 2^9·sc undoes the codes' 2^-9 (exact); zq = sc·z, z = d + 8.
+  // Without UNS the codes entered as c − z: no row-sum term.
+  auto fold = [&](u32x2 z, const float *ar, const float *rr) __attribute__((always_inline)) {
     const float sc0 = f16_to_f32(z.x & 0xFFFFu), sc1 = f16_to_f32(z.y & 0xFFFFu);
+    if constexpr (!UNS) {
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) {
+        const u32 m0 = 8u * mt + 2u * tig;
+        const float a0 = ar[m0], a1 = ar[m0 + 1u];
+        acc[mt][0] = __builtin_fmaf(a0, sc0 * T[4 * mt + 0], acc[mt][0]);
+        acc[mt][1] = __builtin_fmaf(a1, sc0 * T[4 * mt + 1], acc[mt][1]);
+        acc[mt][2] = __builtin_fmaf(a0, sc1 * T[4 * mt + 2], acc[mt][2]);
+        acc[mt][3] = __builtin_fmaf(a1, sc1 * T[4 * mt + 3], acc[mt][3]);
+      }
+      return;
+    }
+    const float sc90 = 512.0f * sc0, sc91 = 512.0f * sc1;
+    const float zq0 = sc0 * (float)((int)(short)(z.x >> 16) + 8), zq1 = sc1 * (float)((int)(short)(z.y >> 16) + 8);
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) {
       const u32 m0 = 8u * mt + 2u * tig;
-      const float a0 = ar[m0], a1 = ar[m0 + 1u];
-      acc[mt][0] = __builtin_fmaf(a0, sc0 * T[4 * mt + 0], acc[mt][0]);
-      acc[mt][1] = __builtin_fmaf(a1, sc0 * T[4 * mt + 1], acc[mt][1]);
-      acc[mt][2] = __builtin_fmaf(a0, sc1 * T[4 * mt + 2], acc[mt][2]);
-      acc[mt][3] = __builtin_fmaf(a1, sc1 * T[4 * mt + 3], acc[mt][3]);
+      const float a0 = ar[m0], a1 = ar[m0 + 1u], r0 = rr[m0], r1 = rr[m0 + 1u];
+      acc[mt][0] = __builtin_fmaf(a0, __builtin_fmaf(-zq0, r0, sc90 * T[4 * mt + 0]), acc[mt][0]);
+      acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zq0, r1, sc90 * T[4 * mt + 1]), acc[mt][1]);
+      acc[mt][2] = __builtin_fmaf(a0, __builtin_fmaf(-zq1, r0, sc91 * T[4 * mt + 2]), acc[mt][2]);
+      acc[mt][3] = __builtin_fmaf(a1, __builtin_fmaf(-zq1, r1, sc91 * T[4 * mt + 3]), acc[mt][3]);
     }
   };
   u32 ci = 0;
@@ -875,10 +900,15 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
         warp_sync_all();
       }
       const u32 ww0[4] = {w0.x, w0.y, w0.z, w0.w}, ww1[4] = {w1.x, w1.y, w1.z, w1.w};
-      const W4ZeroConst z0 = w4_zero_const(z.x), z1 = w4_zero_const(z.y);
       u32 af[4][4];
 #pragma unroll
-      for (int s = 0; s < 4; s++) w4_e4m3_frag(ww0[s], ww1[s], z0, z1, af[s]);
+      for (int s = 0; s < 4; s++) {
+        if constexpr (UNS) {
+          w4_e4m3u_frag(ww0[s], ww1[s], af[s]);
+        } else {
+          w4_e4m3_frag(ww0[s], ww1[s], w4_zero_const(z.x), w4_zero_const(z.y), af[s]);
+        }
+      }
       wg_fence();
       const u32 tb = sbase + L::AT + b * L::CHUNK + (g - c0) * DWG_TILE(NB);
 #pragma unroll
@@ -891,7 +921,7 @@ DEVICE void gemm_dec_wg(const u8 *wq, const u32 *sz, const u8 *act, const float 
       // walks the compiled code for exactly that.
       wg_wait<0>();
       wg_fence_regs(T);
-      fold(z, sasg + (b * CH + (g - c0)) * NB);
+      fold(z, sasg + (b * CH + (g - c0)) * NB, srs + (b * CH + (g - c0)) * NB);
     }
     if (next) {
       // Chunk ci + 1 landed (ci + 2 may still be in flight behind it).
@@ -1342,17 +1372,17 @@ KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void pq_gemm_dec_memonly_m8(const u8 *wq, c
 // The wgmma body (gemm_dec_wg) per M class: NB rows on the op's N side,
 // CH groups per activation chunk, R weight slots per warp; dynamic shared
 // memory DWG_SMEM_<NB> (DecShared in launch.go).
-#define DEC_WG_ENTRY(NAME, NB, CH, R)                                                                                 \
+#define DEC_WG_ENTRY(NAME, NB, CH, R, UNS)                                                                                 \
   KERNEL LAUNCH_BOUNDS(32 * DEC_WARPS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
                                                  const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
                                                  u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
     static_assert(DecWgSmem<NB, CH, R>::BYTES == DWG_SMEM_##NB, "DWG_SMEM_" #NB " (the registry row's Shared) is this layout's size"); \
-    gemm_dec_wg<NB, CH, R>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                          \
+    gemm_dec_wg<NB, CH, R, UNS>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                          \
   }
-DEC_WG_ENTRY(pq_gemm_dec_wg_m8, 8, 4, 3)
-DEC_WG_ENTRY(pq_gemm_dec_wg_m16, 16, 4, 3)
-DEC_WG_ENTRY(pq_gemm_dec_wg_m32, 32, 2, 3)
-DEC_WG_ENTRY(pq_gemm_dec_wg_m64, 64, 2, 2)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m8, 8, 4, 3, true)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m16, 16, 4, 3, true)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m32, 32, 2, 3, false)
+DEC_WG_ENTRY(pq_gemm_dec_wg_m64, 64, 2, 2, false)
 // The in-block split-K body (gemm_dec_ks) per tiles-per-warp NT and M
 // class: block 32·S, grid N/(16·NT); dynamic shared memory
 // S·DKS_R·(dks_slot(NT, MT, M) + 8) (DecShared).

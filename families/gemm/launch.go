@@ -36,14 +36,14 @@ func init() {
 			Doc: "previous decode generation, 16 < M <= 32"},
 		{Name: "pq_gemm_dec_v1_m64", Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: "v1", Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
 			Doc: "previous decode generation, 32 < M <= 64"},
-		{Name: "pq_gemm_dec_wg_m8", Shared: 39904, Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "decode-band W4A8 GEMM on Hopper's wgmma at the fp8 rate, M <= 8: the staged body's block and split-K protocols; weights and scale words by bulk copy into per-warp mbarrier rings, converted to e4m3 codes minus their zero point as the register operand (64 columns per warpgroup, no row-sum term), the e4m3 activation rows as the 128B-swizzled shared-memory operand by cp.async (M on the op's N side), 4 ops per group (m64n8k32) for any M in the class, each group retired before the next is read (ptxas reuses an in-flight op's A registers: sass-wgmma-hazards); faster than the staged body from M = 16 on, slower at M <= 8 (H200, results/h200-2026-12-02d)"},
-		{Name: "pq_gemm_dec_wg_m16", Shared: 52576, Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+		{Name: "pq_gemm_dec_wg_m8", Shared: 40288, Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "decode-band W4A8 GEMM on Hopper's wgmma at the fp8 rate, M <= 8: the staged body's block and split-K protocols; weights and scale words by bulk copy into per-warp mbarrier rings, their unsigned codes as e4m3 bytes (byte c is c·2^-9, 5 ops a word) as the register operand (64 columns per warpgroup; the zero point folded with the row sums), the e4m3 activation rows as the 128B-swizzled shared-memory operand by cp.async (M on the op's N side), 4 ops per group (m64n8k32) for any M in the class, each group retired before the next is read (ptxas reuses an in-flight op's A registers: sass-wgmma-hazards); faster than the staged body from M = 16 on, slower at M <= 8 (H200, results/h200-2026-12-02d)"},
+		{Name: "pq_gemm_dec_wg_m16", Shared: 53344, Op: OpDec, Form: FormDec, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wg_m8's body, 8 < M <= 16 (m64n16k32)"},
-		{Name: "pq_gemm_dec_wg_m32", Shared: 52576, Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wg_m8's body, 16 < M <= 32 (m64n32k32)"},
-		{Name: "pq_gemm_dec_wg_m64", Shared: 69184, Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wg_m8's body, 32 < M <= 64 (m64n64k32, 2 weight slots per warp for 3 blocks per SM)"},
+		{Name: "pq_gemm_dec_wg_m32", Shared: 53344, Op: OpDec, Form: FormDec, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wg_m8's body with the codes converted to c − z (14 ops a word, no row-sum term; the unsigned codes ran 2-7% slower at M = 64 on the H200), 16 < M <= 32 (m64n32k32)"},
+		{Name: "pq_gemm_dec_wg_m64", Shared: 70720, Op: OpDec, Form: FormDec, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: "wg", Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wg_m32's body (codes as c − z), 32 < M <= 64 (m64n64k32, 2 weight slots per warp for 3 blocks per SM)"},
 		{Name: "pq_gemm_dec_memonly_m8", Op: OpDec, Form: FormDec, MinM: 1, MaxM: 8, Role: kernels.Attribution, Tag: "memonly", Caps: kernels.PDL | kernels.Cluster, Targets: sm90,
 			Doc: "attribution only (not a GEMM, never gated): pq_gemm_dec_m8's loads, staging and split-K store without conversion, op or fold"},
 		{Name: "pq_gemm_pre", Op: OpPre, Form: FormPreTiled, Role: kernels.Baseline, Tag: "pq_gemm_pre", MatrixOp: mma,
@@ -403,7 +403,7 @@ const DecClusterS = 2
 // weight tile, 16 scale words, asg and rs of 8·MT rows, M activation rows
 // at a 144-byte stride); else its registry row's Shared (gemm.hip
 // DWG_SMEM_<NB> for the wgmma kernels: three activation chunk buffers and
-// their asg, the warps' weight rings and mbarriers, 1024 bytes of
+// their asg and rs, the warps' weight rings and mbarriers, 1024 bytes of
 // alignment slack; DecWgSmem); 0 for static shared memory.
 func DecShared(kernel string, M, S int) int {
 	k, _ := kernels.Lookup(kernel)
@@ -427,6 +427,15 @@ func DecKSTiles(kernel string) int {
 	}
 	return decKSTilesByTag[k.Tag]
 }
+
+// DecWGUnsigned reports whether a wgmma decode kernel takes the weight
+// codes unsigned (e4m3 byte c = c·2^-9, the zero point folded with the row
+// sums) rather than as c − z: gemm.hip's DEC_WG_ENTRY UNS argument, tied to
+// this table by TestDecWGEntriesMatchTable. The gate's magnitude follows it
+// (refFor).
+func DecWGUnsigned(kernel string) bool { return decWGUnsigned[kernel] }
+
+var decWGUnsigned = map[string]bool{"pq_gemm_dec_wg_m8": true, "pq_gemm_dec_wg_m16": true, "pq_gemm_dec_wg_m32": false, "pq_gemm_dec_wg_m64": false}
 
 // decKSTilesByTag is NT per in-block split-K tag.
 var decKSTilesByTag = map[string]int{TagKS: 1, TagKS2: 2}
@@ -457,7 +466,7 @@ func DecInBlock(kernel string) bool {
 // report kept in gates/testdata/ptxas/clean.txt, which a test ties to this
 // table).
 var decFootprintRegs = map[string]int{
-	"pq_gemm_dec_wg_m8": 64, "pq_gemm_dec_wg_m16": 71, "pq_gemm_dec_wg_m32": 72, "pq_gemm_dec_wg_m64": 120,
+	"pq_gemm_dec_wg_m8": 60, "pq_gemm_dec_wg_m16": 68, "pq_gemm_dec_wg_m32": 72, "pq_gemm_dec_wg_m64": 120,
 }
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):

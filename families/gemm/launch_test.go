@@ -160,6 +160,46 @@ func TestPreWGWeightConversionExact(t *testing.T) {
 	}
 }
 
+// The wgmma decode bodies take the weight codes c unsigned: the e4m3 byte
+// c is the value c·2^-9 for every code (0..7 subnormal, 8..15 the first
+// binade), so w8_bytes' bytes are the operand and the fold scales by 2^9
+// and subtracts sc·z·rs. The test pins the source's pieces of that algebra
+// and checks the encoding for all 16 codes and the fold's constants for
+// all 16 zero points.
+func TestDecWGUnsignedCodesExact(t *testing.T) {
+	for file, wants := range map[string][]string{
+		filepath.Join("..", "..", "hipsrc", "arch", "wgmma.h"): {"w8_bytes(w0, a[0], a[2]);", "w8_bytes(w1, a[1], a[3]);"},
+		"gemm.hip": {"const float sc90 = 512.0f * sc0, sc91 = 512.0f * sc1;", "zq0 = sc0 * (float)((int)(short)(z.x >> 16) + 8)",
+			"w4_e4m3u_frag(ww0[s], ww1[s], af[s]);"},
+	} {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range wants {
+			if !strings.Contains(string(src), w) {
+				t.Fatalf("%s no longer contains %q: re-derive this test", file, w)
+			}
+		}
+	}
+	for c := 0; c < 16; c++ {
+		if v := float64(refimpl.DecodeE4M3(uint8(c))); v != float64(c)*0x1p-9 {
+			t.Fatalf("e4m3 byte %d is %g, want %d·2^-9", c, v, c)
+		}
+	}
+	// sc·z and 2^9·sc exact in fp32 for an f16 sc and z = d + 8 in 0..15.
+	for _, sc := range []float32{0x1p-14, 0.000123, 0.0397, 1, 65504} {
+		sc = float32(refimpl.RoundF16(float64(sc)))
+		for z := 0; z < 16; z++ {
+			word := uint32(uint16(int16(z-8))) << 16
+			zq := sc * float32(int(int16(word>>16))+8)
+			if float64(zq) != float64(sc)*float64(z) || float64(512*sc) != 512*float64(sc) {
+				t.Fatalf("sc %g z %d: sc·z = %g (exact %g)", sc, z, zq, float64(sc)*float64(z))
+			}
+		}
+	}
+}
+
 // The row-layout kernels get DecArgs.WRow where every other decode kernel
 // gets W (the rest of the argument list is the same), and a launch without
 // it is refused, not run on fragment-order weights.
@@ -389,6 +429,31 @@ func TestDecSplitKS(t *testing.T) {
 					t.Errorf("%s M=%d K=%d: S=%d does not fit", k, M, K, S)
 				}
 			}
+		}
+	}
+}
+
+// Every DEC_WG_ENTRY's UNS argument is DecWGUnsigned of its kernel, and
+// every wgmma decode kernel of the registry has an entry.
+func TestDecWGEntriesMatchTable(t *testing.T) {
+	src, err := os.ReadFile("gemm.hip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := regexp.MustCompile(`(?m)^DEC_WG_ENTRY\((\w+), \d+, \d+, \d+, (true|false)\)`).FindAllStringSubmatch(string(src), -1)
+	if len(entries) == 0 {
+		t.Fatal("no DEC_WG_ENTRY lines found: the test checks nothing")
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if got := DecWGUnsigned(e[1]); got != (e[2] == "true") {
+			t.Errorf("%s: DecWGUnsigned %v, the entry's UNS %s", e[1], got, e[2])
+		}
+		seen[e[1]] = true
+	}
+	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, Full: true}) {
+		if k.Tag == TagWG && !seen[k.Name] {
+			t.Errorf("%s: a wgmma decode kernel without a DEC_WG_ENTRY line", k.Name)
 		}
 	}
 }

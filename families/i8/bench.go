@@ -171,7 +171,7 @@ func gemmPoint(c *bench.Ctx, label string, s gemm.GemmShape, M int, w *refimpl.Q
 		ecodes, escales, ersums = append(ecodes, q.Codes...), append(escales, q.GroupScale...), append(ersums, q.RowSums...)
 		deq = append(deq, q.Dequant()...)
 	}
-	eref, emag, _ := refimpl.GEMMRefWithMags(deq, M, w, s.Parts, refimpl.Subset{Cols: sel.Cols})
+	eref, emag, _, _ := refimpl.GEMMRefWithMags(deq, M, w, s.Parts, refimpl.Subset{Cols: sel.Cols})
 	erefR := gemmRef{sel: sel, ref: eref, mag: emag, floor: refimpl.Bf16Floor(eref), G: G, splits: 1, elemExtra: 134 * 0x1p-24}
 
 	wb, szb := pk.WordBytes(), pk.SZBytes()

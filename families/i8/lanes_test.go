@@ -160,21 +160,27 @@ func TestOperandPlumbingMatchesIntegerSum(t *testing.T) {
 	}
 }
 
-// The selectors and masks the emulation uses are the header's.
+// The selectors and masks the emulation uses are the headers'.
 func TestOperandPlumbingIsTheHeaders(t *testing.T) {
-	src, err := os.ReadFile("../../hipsrc/i8/mma_i8.h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{
-		"x = w & 0x0F0F0F0Fu, y = (w >> 4) & 0x0F0F0F0Fu",
-		"lo = prmt_b32(x, y, 0x6420u);", "hi = prmt_b32(x, y, 0x7531u);",
-		"lo = __builtin_amdgcn_perm(y, x, 0x06040200u);", "hi = __builtin_amdgcn_perm(y, x, 0x07050301u);",
-		"__builtin_amdgcn_wmma_i32_16x16x16_iu8_w32_gfx12(false, a, true, b, c, false)",
-		"mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32",
+	for file, want := range map[string][]string{
+		"../../hipsrc/arch/mma.h": {
+			"x = w & 0x0F0F0F0Fu, y = (w >> 4) & 0x0F0F0F0Fu",
+			"lo = prmt_b32(x, y, 0x6420u);", "hi = prmt_b32(x, y, 0x7531u);",
+			"lo = __builtin_amdgcn_perm(y, x, 0x06040200u);", "hi = __builtin_amdgcn_perm(y, x, 0x07050301u);",
+		},
+		"../../hipsrc/i8/mma_i8.h": {
+			"__builtin_amdgcn_wmma_i32_16x16x16_iu8_w32_gfx12(false, a, true, b, c, false)",
+			"mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32",
+		},
 	} {
-		if !strings.Contains(string(src), s) {
-			t.Errorf("hipsrc/i8/mma_i8.h no longer contains %q: update the lane emulation with it", s)
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range want {
+			if !strings.Contains(string(src), s) {
+				t.Errorf("%s no longer contains %q: update the lane emulation with it", file, s)
+			}
 		}
 	}
 }

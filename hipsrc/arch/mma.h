@@ -9,6 +9,7 @@
 //                w4_afrag_lop3(w0, w1)      the same operand, 9 ops per word (lop3 + f16x2 sub/fma)
 //                make_bfrag_e4m3(b0, b1)    activation codes, B order (swapped op)
 //                make_bfrag_w4(w)           one weight word, B order
+//   both targets w8_bytes(w, lo, hi)          one weight word as unsigned bytes in k order
 //   sm_90 op     mma_k32(d, A, B)           d += A(16x32) . B(32x8), fp32 accumulate
 //   gfx1201 op   wmma_fp8(a, b, c)          D(16x16) = A(16x16) . B(16x16) + C, e4m3 in, fp32
 //                w4_wmma_step(wa, wb)       two weight words -> the operands of a k32 step's two WMMAs
@@ -223,6 +224,30 @@ DEVICE v2i wmma_a_tiled(const u32 *tile, u32 lane, u32 w) {
   const u32 r = lane & 15u, h = lane >> 4;
   const u32 i = ((r & 7u) * 4u + 2u * h) * 4u + (r >> 3) + 2u * w;
   return make_v2i(tile[i], tile[i + 4u]);
+}
+#endif
+
+// One weight word as unsigned bytes in k order: lo = codes l 0..3, hi =
+// l 4..7 (byte = c, 0..15). The low nibbles of the word's bytes 0..3 are
+// codes l = 0, 4, 1, 5 and the high nibbles l = 2, 6, 3, 7 (the layout
+// above); one byte permute each restores l order. The int8 op takes these
+// bytes as u8, the sm_90 fp8 wgmma as e4m3 (byte c is c·2^-9 exactly).
+#if defined(__NVPTX__)
+DEVICE u32 prmt_b32(u32 a, u32 b, u32 sel) {
+  u32 r;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(sel));
+  return r;
+}
+DEVICE void w8_bytes(u32 w, u32 &lo, u32 &hi) {
+  const u32 x = w & 0x0F0F0F0Fu, y = (w >> 4) & 0x0F0F0F0Fu; // bytes l(0,4,1,5), l(2,6,3,7)
+  lo = prmt_b32(x, y, 0x6420u);                               // l 0, 1, 2, 3
+  hi = prmt_b32(x, y, 0x7531u);                               // l 4, 5, 6, 7
+}
+#else
+DEVICE void w8_bytes(u32 w, u32 &lo, u32 &hi) {
+  const u32 x = w & 0x0F0F0F0Fu, y = (w >> 4) & 0x0F0F0F0Fu;
+  lo = __builtin_amdgcn_perm(y, x, 0x06040200u); // x.b0, x.b2, y.b0, y.b2: l 0..3
+  hi = __builtin_amdgcn_perm(y, x, 0x07050301u); // x.b1, x.b3, y.b1, y.b3: l 4..7
 }
 #endif
 

@@ -11,6 +11,7 @@
 //                                       128-byte rows, 128B swizzle
 //   wg_mma_e4m3(d, a, desc, acc)        D(64xN) (+)= A(64x32) . B(32xN), e4m3, N 8/16/32/64/128 (d: N/2 floats)
 //   w4_e4m3_frag(w0, w1, z0, z1, a)     two weight words -> the A operand (c − z) of a k32 step
+//   w4_e4m3u_frag(w0, w1, a)            the same words -> the A operand c·2^-9 (unsigned codes)
 //   lds_v4(addr) / sts_v4(addr, v)      16-byte shared load / store (by shared address)
 //   mbar_init / mbar_arrive / mbar_wait / cp_async_mbar_arrive   mbarriers
 //   mbar_arrive_expect_tx / bulk_g2s / fence_mbar_init   bulk copies completing on an mbarrier
@@ -128,6 +129,15 @@ DEVICE void w4_e4m3_frag(u32 w0, u32 w1, W4ZeroConst z0, W4ZeroConst z1, u32 (&a
   w4_word_cz(w0, z0, p), w4_word_cz(w1, z1, q);
   a[0] = f16x2x2_to_e4m3x4(p[0], p[1]), a[2] = f16x2x2_to_e4m3x4(p[2], p[3]);
   a[1] = f16x2x2_to_e4m3x4(q[0], q[1]), a[3] = f16x2x2_to_e4m3x4(q[2], q[3]);
+}
+// The same k32 step as the e4m3 A operand of the unsigned codes c: byte c
+// (0..15) is the e4m3 value c·2^-9 exactly (bytes 0..7 are the subnormals
+// m·2^-9, 8..15 the first normal binade 2^-6·(1 + m/8)), so the operand is
+// w8_bytes' bytes, 5 ops a word (w4_e4m3_frag: 14), and the op sums
+// 2^-9·Σ c·a: the fold scales by 2^9 and subtracts z·Σa.
+DEVICE void w4_e4m3u_frag(u32 w0, u32 w1, u32 (&a)[4]) {
+  w8_bytes(w0, a[0], a[2]);
+  w8_bytes(w1, a[1], a[3]);
 }
 
 // wg_mma_e4m3 at N = 128 (the prefill's tile): D (+)= A . B, m64n128k32, A e4m3 from registers, B e4m3 from shared

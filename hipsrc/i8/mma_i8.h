@@ -22,24 +22,12 @@
 //
 // Weight word w (8 codes of one row or column, one k32 step): code l sits
 // in nibble (l >> 1) + 4 (l & 1), local l < 4 is k 4tig + l and l >= 4 is
-// k 16 + 4tig + (l - 4) (arch/mma.h). So the low nibbles of bytes 0..3
-// are codes l = 0, 4, 1, 5 and the high nibbles l = 2, 6, 3, 7; a byte
-// permute restores l order: w8_lo(w) = the 4 bytes of l 0..3, w8_hi(w) of
-// l 4..7.
+// k 16 + 4tig + (l - 4) (arch/mma.h); arch/mma.h's w8_bytes(w, lo, hi)
+// unpacks it into the 4 unsigned bytes of l 0..3 and of l 4..7.
 #pragma once
-#include "arch/arch.h"
+#include "arch/mma.h"
 
 #if defined(__NVPTX__)
-DEVICE u32 prmt_b32(u32 a, u32 b, u32 sel) {
-  u32 r;
-  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(sel));
-  return r;
-}
-DEVICE void w8_bytes(u32 w, u32 &lo, u32 &hi) {
-  const u32 x = w & 0x0F0F0F0Fu, y = (w >> 4) & 0x0F0F0F0Fu; // bytes l(0,4,1,5), l(2,6,3,7)
-  lo = prmt_b32(x, y, 0x6420u);                               // l 0, 1, 2, 3
-  hi = prmt_b32(x, y, 0x7531u);                               // l 4, 5, 6, 7
-}
 // d += A(16x32 u8) . B(32x8 s8), int32.
 DEVICE void mma_u8s8_k32(i32 d[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
   asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 "
@@ -50,11 +38,6 @@ DEVICE void mma_u8s8_k32(i32 d[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b
 #else // __AMDGCN__
 typedef int v2i_i8 __attribute__((ext_vector_type(2)));
 typedef int v8i_i8 __attribute__((ext_vector_type(8)));
-DEVICE void w8_bytes(u32 w, u32 &lo, u32 &hi) {
-  const u32 x = w & 0x0F0F0F0Fu, y = (w >> 4) & 0x0F0F0F0Fu;
-  lo = __builtin_amdgcn_perm(y, x, 0x06040200u); // x.b0, x.b2, y.b0, y.b2: l 0..3
-  hi = __builtin_amdgcn_perm(y, x, 0x07050301u); // x.b1, x.b3, y.b1, y.b3: l 4..7
-}
 // D = A(16x16 u8) . B(16x16 s8) + C, int32.
 DEVICE v8i_i8 wmma_u8s8(v2i_i8 a, v2i_i8 b, v8i_i8 c) {
   return __builtin_amdgcn_wmma_i32_16x16x16_iu8_w32_gfx12(false, a, true, b, c, false);
