@@ -728,8 +728,9 @@ DEVICE void gemm_dec(const u8 *wq, const u8 *wpl, const u32 *sz, const u8 *act, 
 // op's 2^-9·Σ_k a_k c_k, sc·z exact in fp32 (11 + 4 bits). With UNS false
 // the codes enter as c − z instead (w4_e4m3_frag, exact: −15..15, 14 ops
 // a word) and the fold has no row-sum term: y += asg · sc · T. UNS per M
-// class (DEC_WG_ENTRY; gemm.decWGUnsigned): on the H200 the unsigned codes
-// were 6-9% faster at M = 16 and 2-7% slower at M = 64, where the fold's
+// class (DEC_WG_ENTRY; gemm.DecWGUnsigned): on the H200 the unsigned codes
+// were 5-14% faster at M = 8, 3-8% at M = 16 and 2-7% slower at M = 64
+// (best split per cell, bench2 dec, 2026-12-02), where the fold's
 // extra FMA and rs loads per element outweigh the conversion's savings
 // (results/h200-2026-12-02g).
 //
