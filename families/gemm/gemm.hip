@@ -1135,6 +1135,203 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
     for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[t][mt], out, M, N, 8u * mt + 2u * tig, n0 + 16u * t + gid, n0 + 16u * t + gid + 8u);
 }
 
+// --------------------------------------- wgmma in-block split-K decode body
+// gemm_dec_wk: the wgmma body's operands (A = the weights' unsigned codes
+// in registers by w4_e4m3u_frag, B = the activation codes from 128B-swizzled
+// shared tiles, M on the op's N side, the fold y += asg·(2^9·sc·T −
+// sc·z·rs)) with the split over K inside the block, one warpgroup a split:
+// block bx holds the 64 columns 64·bx.. (warp w of a warpgroup the 16-column
+// tile 4·bx + w), its S warpgroups (block 128·S, S <= DWK_MAXS) take
+// ceil(G/S) groups each, and the S partial tiles are summed in shared
+// memory in warpgroup order (deterministic) by warpgroup 0, which stores
+// bf16: no ws, no counters, no fence (the cross-block tail cost the other
+// bodies 1.2-1.55 µs a launch on the H200, results/h200-2026-12-02e).
+// Grid N/64 x 1.
+//
+// A warpgroup walks its groups in rounds of DWK_U. Weights and scale words:
+// each warp a ring of R slots of DWK_U groups (its tile's DWK_U KiB,
+// contiguous, and DWK_U x 64 B of scale words) by bulk copy from lane 0 on
+// the slot's mbarrier, the first R issued before grid_dep_wait (static
+// data), a slot reissued once the warp has read it into registers.
+// Activations, asg and rs: the warpgroup's ring of DWK_RA slots of DWK_U
+// swizzled tiles by cp.async from its 128 threads, one commit group a round
+// (empty past the warpgroup's last round), rows >= M zeros stored once.
+// Round r: wait for this thread's copies of round r, fence, the warpgroup's
+// named barrier (so every thread's copies of round r landed, and every warp
+// retired round r − 1's ops), then stage round r + DWK_RA − 1 into the
+// slot round r − 1 used; the warp's weight slot (mbarrier), its words into
+// registers, the slot's refill; DWK_U groups converted, 4·DWK_U ops into
+// DWK_U accumulators, one commit, one wait, DWK_U folds. Nothing is defined
+// between the ops and their wait (see gemm_dec_wg: ptxas may reuse an
+// in-flight A operand's registers).
+//
+// Shared memory (dynamic, 1024-aligned; DecShared: S·DWK_PER_WG(NB, R) + 1024):
+//   at  [S][DWK_RA][DWK_U][NB rows][128 B]  activation tiles
+//   ar  [S][DWK_RA][DWK_U][asg, rs][NB]     zeros past M and the split's end
+//   wr  [4S warps][R][DWK_U x 1 KiB weights, DWK_U x 64 B scale words]
+//   bar [4S warps][R] mbarriers
+// The reduce's partial tiles go to the activation tiles (every op retired).
+#define DWK_MAXS 4 // warpgroups per block (block 128·S threads)
+#define DWK_U 2    // groups per round (one weight slot, one op wait)
+#define DWK_RA 3   // activation slots per warpgroup
+#define DWK_PER_WG(NB, R) (DWK_RA * DWK_U * ((NB) * 128 + 8 * (NB)) + DEC_WARPS * (R) * (DWK_U * 1088 + 8))
+DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
+template <int NB, int R>
+DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
+                        u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
+  constexpr int MT = NB / 8, ND = NB / 2, U = DWK_U;
+  constexpr u32 TILE = NB * 128u, SLOT = U * 1088u;
+  extern SHARED __attribute__((aligned(1024))) u8 dwk_smem[];
+  const u32 sbase = (smem_u32(dwk_smem) + 1023u) & ~1023u;
+  u8 *const gbase = dwk_smem + (sbase - smem_u32(dwk_smem));
+  const u32 G = K / GROUP;
+  const u32 tid = tid_x(), lane = lane_id(), wg = tid >> 7, t128 = tid & 127u, warp = (tid >> 5) & 3u;
+  const u32 gid = lane >> 2, tig = lane & 3u;
+  const u32 j16 = DEC_WARPS * bid_x() + warp, n0 = 16u * j16, p = partition_of(64u * bid_x(), nend0, nend1);
+  const u32 gps = (G + S - 1u) / S, gbeg = wg * gps < G ? wg * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
+  const u32 nr = (gend - gbeg + U - 1u) / U; // rounds
+  const u8 *ap = act + (u64)p * M * K;
+  const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
+  // Regions: activation tiles, asg/rs, weight rings, mbarriers.
+  const u32 at = sbase + wg * DWK_RA * U * TILE;
+  float *const ar = (float *)(gbase + S * DWK_RA * U * TILE) + wg * DWK_RA * U * 2u * NB;
+  const u32 wbase = sbase + S * DWK_RA * U * (TILE + 8u * NB);
+  const u32 wr = wbase + (4u * wg + warp) * R * SLOT;
+  const u32 bars = wbase + 4u * S * R * SLOT + (4u * wg + warp) * R * 8u;
+
+  auto issue = [&](u32 r) { // lane 0: round r's weights and scale words -> slot r % R
+    const u32 slot = wr + (r % R) * SLOT, bar = bars + 8u * (r % R);
+    const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U;
+    fence_proxy_async(); // the warp's reads of the slot come before the copy's writes
+    mbar_arrive_expect_tx(bar, n * 1088u);
+    bulk_g2s(slot, wq + ((u64)j16 * G + g0) * 1024u, n * 1024u, bar);
+    for (u32 j = 0; j < n; j++) bulk_g2s(slot + U * 1024u + 64u * j, sz + (u64)(g0 + j) * N + n0, 64u, bar);
+  };
+  if (lane == 0) {
+    for (u32 k = 0; k < (u32)R; k++) mbar_init(bars + 8u * k, 1u);
+    fence_mbar_init();
+    for (u32 r = 0; r < nr && r < (u32)R; r++) issue(r);
+  }
+  warp_sync_all();
+  // Only weights and scale words (static) are read above.
+  grid_dep_launch_dependents();
+  grid_dep_wait();
+
+  // Rows M..NB-1 of the warpgroup's tiles: zeros, stored once (staging
+  // writes rows < M only; a row's swizzle stays within the row).
+  for (u32 i = t128; i < DWK_RA * U * (NB - M) * 8u; i += 128u) {
+    const u32 t = i / ((NB - M) * 8u), row = M + (i / 8u) % (NB - M), c = i % 8u;
+    sts_v4(at + t * TILE + row * 128u + 16u * c, u32x4{0u, 0u, 0u, 0u});
+  }
+  // Round r -> activation slot r % DWK_RA: row m's 16-byte piece c of group
+  // u at piece c ^ (m % 8) of its row (zeros past gend), asg and rs (zeros
+  // past M and gend). One commit group whether or not the round exists.
+  auto stage = [&](u32 r) {
+    if (r < nr) {
+      const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % DWK_RA;
+      for (u32 i = t128; i < M * U * 8u; i += 128u) {
+        const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
+        const bool live = u < n;
+        const u32 dst = at + (sl * U + u) * TILE + m * 128u + ((c ^ (m & 7u)) << 4);
+        cp_async16_s(dst, live ? ap + (u64)m * K + (g0 + u) * GROUP + 16u * c : ap, live ? 16u : 0u);
+      }
+      for (u32 i = t128; i < 2u * U * NB; i += 128u) {
+        const u32 u = i / (2u * NB), which = (i / NB) & 1u, m = i % NB;
+        const bool live = m < M && u < n;
+        cp_async4(ar + (sl * U + u) * 2u * NB + which * NB + m, live ? (which ? rsp : asp) + (u64)m * G + g0 + u : asp,
+                  live ? 4u : 0u);
+      }
+    }
+    cp_async_commit();
+  };
+  for (u32 r = 0; r + 1u < DWK_RA; r++) stage(r);
+
+  float acc[MT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
+  for (u32 r = 0; r < nr; r++) {
+    cp_async_wait<DWK_RA - 2>(); // this thread's copies of round r landed
+    fence_proxy_async();         // visible to the op (async proxy)
+    wg_bar_sync(1u + wg);        // every thread's, and round r - 1's ops retired
+    stage(r + DWK_RA - 1u);      // into round r - 1's slot
+    const u32 slot = wr + (r % R) * SLOT, sl = r % DWK_RA;
+    const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U;
+    mbar_wait(bars + 8u * (r % R), (r / R) & 1u);
+    warp_sync_all(); // every wgmma is .aligned: the warp reconverges after the wait loop
+    u32x4 w[U][2];
+    u32x2 z[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      w[u][0] = lds_v4(slot + 1024u * u + 16u * lane), w[u][1] = lds_v4(slot + 1024u * u + 512u + 16u * lane);
+      z[u] = u32x2{lds_u32(slot + U * 1024u + 64u * u + 4u * gid), lds_u32(slot + U * 1024u + 64u * u + 4u * gid + 32u)};
+    }
+    warp_sync_all(); // every lane's reads of the slot are done
+    if (lane == 0 && r + R < nr) issue(r + R);
+    warp_sync_all();
+    u32 af[U][4][4];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const u32 ww0[4] = {w[u][0].x, w[u][0].y, w[u][0].z, w[u][0].w}, ww1[4] = {w[u][1].x, w[u][1].y, w[u][1].z, w[u][1].w};
+#pragma unroll
+      for (int s = 0; s < 4; s++) w4_e4m3u_frag(ww0[s], ww1[s], af[u][s]);
+    }
+    float T[U][ND];
+    wg_fence();
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const u32 tb = at + (sl * U + u) * TILE;
+#pragma unroll
+      for (int s = 0; s < 4; s++) wg_mma_e4m3(T[u], af[u][s], sw128_desc(tb + 32u * s), (u32)s);
+    }
+    wg_commit();
+    wg_wait<0>();
+#pragma unroll
+    for (int u = 0; u < U; u++) wg_fence_regs(T[u]);
+    // Fold: T[u][4mt + 2v1 + v0] is D[n0 + gid + 8v1][8mt + 2tig + v0];
+    // a group past gend (n < U) has zero activations, asg and rs: skipped.
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      if ((u32)u >= n) continue;
+      const float sc0 = f16_to_f32(z[u].x & 0xFFFFu), sc1 = f16_to_f32(z[u].y & 0xFFFFu);
+      const float sc90 = 512.0f * sc0, sc91 = 512.0f * sc1;
+      const float zq0 = sc0 * (float)((int)(short)(z[u].x >> 16) + 8), zq1 = sc1 * (float)((int)(short)(z[u].y >> 16) + 8);
+      const float *aa = ar + (sl * U + u) * 2u * NB, *rr = aa + NB;
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) {
+        const u32 m0 = 8u * mt + 2u * tig;
+        const float a0 = aa[m0], a1 = aa[m0 + 1u], r0 = rr[m0], r1 = rr[m0 + 1u];
+        acc[mt][0] = __builtin_fmaf(a0, __builtin_fmaf(-zq0, r0, sc90 * T[u][4 * mt + 0]), acc[mt][0]);
+        acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zq0, r1, sc90 * T[u][4 * mt + 1]), acc[mt][1]);
+        acc[mt][2] = __builtin_fmaf(a0, __builtin_fmaf(-zq1, r0, sc91 * T[u][4 * mt + 2]), acc[mt][2]);
+        acc[mt][3] = __builtin_fmaf(a1, __builtin_fmaf(-zq1, r1, sc91 * T[u][4 * mt + 3]), acc[mt][3]);
+      }
+    }
+  }
+  cp_async_wait<0>(); // the empty tail groups
+  // The reduce: warpgroup w's partial tile at [w][(mt 4 + j)][t128] over the
+  // activation tiles; warpgroup 0 sums w = 0..S-1 in order and stores bf16.
+  static_assert(DWK_RA * DWK_U * NB * 128 >= MT * 4 * 128 * 4, "a warpgroup's partial tile fits its activation tiles");
+  block_sync(); // every op and every read of the tiles is done
+  float *red = (float *)gbase;
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+    for (int j = 0; j < 4; j++) red[wg * (DWK_RA * U * TILE / 4u) + (mt * 4 + j) * 128u + t128] = acc[mt][j];
+  block_sync();
+  if (wg != 0) return;
+  float sum[MT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
+  for (u32 w = 0; w < S; w++) {
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) sum[mt][j] += red[w * (DWK_RA * U * TILE / 4u) + (mt * 4 + j) * 128u + t128];
+  }
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
+}
+
 #else // __AMDGCN__
 // gfx1201 decode body: the sm_90 per-warp (v1) algorithm, block geometry, split-K protocol
 // and prefetch depth as above, on the 16x16x16 WMMA (arch/mma.h). Still
@@ -1398,6 +1595,18 @@ DEC_KS_ENTRY(pq_gemm_dec_ks_m8, 1, 1)
 DEC_KS_ENTRY(pq_gemm_dec_ks_m16, 1, 2)
 DEC_KS_ENTRY(pq_gemm_dec_ks2_m8, 2, 1)
 DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
+// The wgmma in-block split-K body (gemm_dec_wk) per M class: NB rows on
+// the op's N side, R weight slots per warp; block 128·S, grid N/64;
+// dynamic shared memory S·DWK_PER_WG(NB, R) + 1024 (DecShared).
+#define DEC_WK_ENTRY(NAME, NB, R)                                                                                      \
+  KERNEL LAUNCH_BOUNDS(128 * DWK_MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
+                                                 const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
+                                                 u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
+    (void)ws, (void)sema; /* the reduce stays in the block */                                                        \
+    gemm_dec_wk<NB, R>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                                         \
+  }
+DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 3)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

@@ -78,6 +78,10 @@ func init() {
 			Doc: "pq_gemm_dec_ks_m8's body with two 16-column tiles per warp (32 columns a block): each activation fragment loaded and converted once for both, a slot's copies and waits shared by 2 KiB of weights"},
 		{Name: "pq_gemm_dec_ks2_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagKS2, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
 			Doc: "pq_gemm_dec_ks2_m8's body, 8 < M <= 16"},
+		{Name: "pq_gemm_dec_wk_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWK, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "decode-band W4A8 GEMM on the fp8 wgmma with split-K inside the block, M <= 8: 64 columns a block, its S warpgroups split K and sum their partial tiles in shared memory in warpgroup order (no ws, no counters); weights by bulk copy into per-warp mbarrier rings, activations by cp.async into a per-warpgroup ring of swizzled tiles, two groups a round with one op wait; unsigned codes (w4_e4m3u_frag) and the row-sum fold"},
+		{Name: "pq_gemm_dec_wk_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWK, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk_m8's body, 8 < M <= 16 (m64n16k32)"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -95,7 +99,7 @@ const (
 	OpPre5 = "pre5" // OpPre on 5-bit weights
 
 	FormDec      = "dec"        // DecLaunch: grid (N/64, S), 128 threads
-	FormDecKS    = "dec-ks"     // DecLaunch: grid N/(16·DecKSTiles), 32·S threads (the split inside the block), dynamic shared memory DecShared(kernel, M, S)
+	FormDecKS    = "dec-ks"     // DecLaunch: grid N/(16·DecKSTiles), DecKSThreads·S threads (the split inside the block), dynamic shared memory DecShared(kernel, M, S)
 	FormPreTiled = "tiled"      // PreLaunch: fragment-tiled activations [P, Mpad, K], row-sum zero-point fold
 	FormPreWGMMA = "wgmma-rows" // PreLaunch: row-major activations [P, M, K], codes taken as q - z, dynamic shared memory
 	FormPreZPE   = "tiled-zpe"  // PreLaunch: tiled activations, fp16 row sums [P, Mpad, Gp] (ZPERowSums), zero point in the epilogue
@@ -165,6 +169,10 @@ const (
 	DecMaxS    = 64  // largest split-K count
 	DecKSMaxS  = 16  // largest split of the in-block split-K kernels (DKS_MAXS: 32·S threads a block)
 	DecKSRing  = 4   // ring slots per warp of the in-block split-K kernels (DKS_R)
+	DecWKMaxS  = 4   // largest split of the wgmma in-block kernels (DWK_MAXS: 128·S threads a block)
+	decWKRing  = 3   // weight slots per warp of the wgmma in-block kernels (their DEC_WK_ENTRY R)
+	decWKU     = 2   // groups per round of the wgmma in-block kernels (DWK_U)
+	decWKRA    = 3   // activation slots per warpgroup of the wgmma in-block kernels (DWK_RA)
 	PreBM      = 128 // prefill block tile rows
 	PreBN      = 128 // prefill block tile columns
 	PreThreads = 256
@@ -358,8 +366,8 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 			return
 		}
 		if !DecKSFits(k.Name, M, S) {
-			err = fmt.Errorf("gemm: kernel %s splits K over the warps of one block: S=%d does not fit it (at most %d warps and %d bytes of shared memory; M=%d needs %d)",
-				k.Name, S, DecKSMaxS, sm90SharedPerBlock, M, DecShared(k.Name, M, S))
+			err = fmt.Errorf("gemm: kernel %s splits K inside one block: S=%d does not fit it (at most %d splits of %d threads and %d bytes of shared memory; M=%d needs %d)",
+				k.Name, S, decKSGeomByTag[k.Tag].maxS, DecKSThreads(k.Name), sm90SharedPerBlock, M, DecShared(k.Name, M, S))
 			return
 		}
 		kernel = a.Kernel
@@ -374,7 +382,7 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 	grid = gpu.Dim3{X: uint32(N / DecBN), Y: uint32(S), Z: 1}
 	block = gpu.D1(DecThreads)
 	if DecInBlock(kernel) {
-		grid, block = gpu.D1(N/(16*DecKSTiles(kernel))), gpu.D1(32*S)
+		grid, block = gpu.D1(N/(16*DecKSTiles(kernel))), gpu.D1(DecKSThreads(kernel)*S)
 	}
 	args = []any{w, a.SZ, a.Act, a.ASG, a.RS, a.Out, a.WS, a.Sema, uint32(M), uint32(N), uint32(s.K), e0, e1, uint32(S)}
 	if bits == 5 {
@@ -398,15 +406,23 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 const DecClusterS = 2
 
 // DecShared is the dynamic shared memory a decode launch of kernel at M
-// rows and split S needs: for the in-block split-K kernels (FormDecKS) S
-// warps' rings of DecKSRing slots and mbarriers (gemm.hip dks_slot: the
-// weight tile, 16 scale words, asg and rs of 8·MT rows, M activation rows
-// at a 144-byte stride); else its registry row's Shared (gemm.hip
+// rows and split S needs: for the mma.sync in-block split-K kernels (tags
+// ks, ks2) S warps' rings of DecKSRing slots and mbarriers (gemm.hip
+// dks_slot: the weight tile, 16 scale words, asg and rs of 8·MT rows, M
+// activation rows at a 144-byte stride); for the wgmma ones (tag wk) S
+// warpgroups' DWK_PER_WG(NB, R) bytes (activation tiles and their asg and
+// rs, four warps' weight rings and mbarriers) and 1024 bytes of alignment
+// slack; else its registry row's Shared (gemm.hip
 // DWG_SMEM_<NB> for the wgmma kernels: three activation chunk buffers and
 // their asg and rs, the warps' weight rings and mbarriers, 1024 bytes of
 // alignment slack; DecWgSmem); 0 for static shared memory.
 func DecShared(kernel string, M, S int) int {
 	k, _ := kernels.Lookup(kernel)
+	if k.Tag == TagWK {
+		nb := 8 * ((k.MaxM + 7) / 8)
+		perWG := decWKRA*decWKU*(nb*128+8*nb) + DecThreads/32*decWKRing*(decWKU*1088+8)
+		return S*perWG + 1024
+	}
 	if k.Form == FormDecKS {
 		return S * DecKSRing * (decKSSlot(DecKSTiles(kernel), (k.MaxM+7)/8, M) + 8)
 	}
@@ -416,42 +432,63 @@ func DecShared(kernel string, M, S int) int {
 // decKSSlot is gemm.hip's dks_slot(NT, MT, M): one ring slot's bytes.
 func decKSSlot(NT, MT, M int) int { return 1088*NT + 64*MT + decKSRow*M }
 
-// DecKSTiles is the 16-column tiles per warp of an in-block split-K
-// kernel (gemm.hip gemm_dec_ks's NT, by its tag in decKSTilesByTag; the
-// block is one warp's columns); 0 for any other kernel.
-// TestDecKSEntriesMatchRegistry ties it to the DEC_KS_ENTRY lines.
+// DecKSTiles is the 16-column tiles per block of an in-block split-K
+// kernel (by its tag in decKSGeomByTag: gemm_dec_ks's NT, one warp's
+// columns; gemm_dec_wk's four warps of a warpgroup); 0 for any other
+// kernel. TestDecKSEntriesMatchRegistry ties it to the DEC_KS_ENTRY and
+// DEC_WK_ENTRY lines.
 func DecKSTiles(kernel string) int {
 	k, _ := kernels.Lookup(kernel)
 	if k.Form != FormDecKS {
 		return 0
 	}
-	return decKSTilesByTag[k.Tag]
+	return decKSGeomByTag[k.Tag].tiles
+}
+
+// DecKSThreads is the threads of one split of an in-block split-K kernel
+// (a warp for gemm_dec_ks, a warpgroup for gemm_dec_wk); 0 for any other.
+func DecKSThreads(kernel string) int {
+	k, _ := kernels.Lookup(kernel)
+	if k.Form != FormDecKS {
+		return 0
+	}
+	return decKSGeomByTag[k.Tag].threads
 }
 
 // DecWGUnsigned reports whether a wgmma decode kernel takes the weight
 // codes unsigned (e4m3 byte c = c·2^-9, the zero point folded with the row
 // sums) rather than as c − z: gemm.hip's DEC_WG_ENTRY UNS argument, tied to
 // this table by TestDecWGEntriesMatchTable. The gate's magnitude follows it
-// (refFor).
-func DecWGUnsigned(kernel string) bool { return decWGUnsigned[kernel] }
+// (refFor). The wgmma in-block kernels (tag wk) always take them unsigned.
+func DecWGUnsigned(kernel string) bool {
+	if k, _ := kernels.Lookup(kernel); k.Tag == TagWK {
+		return true
+	}
+	return decWGUnsigned[kernel]
+}
 
 var decWGUnsigned = map[string]bool{"pq_gemm_dec_wg_m8": true, "pq_gemm_dec_wg_m16": true, "pq_gemm_dec_wg_m32": false, "pq_gemm_dec_wg_m64": false}
 
-// decKSTilesByTag is NT per in-block split-K tag.
-var decKSTilesByTag = map[string]int{TagKS: 1, TagKS2: 2}
+// decKSGeomByTag is each in-block split-K tag's block: 16-column tiles,
+// threads per split and the largest split.
+var decKSGeomByTag = map[string]struct{ tiles, threads, maxS int }{
+	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS},
+}
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
 const decKSRow = 144
 
 // DecKSFits reports whether a decode kernel can launch at split S and M
 // rows as far as its block goes: for the in-block split-K kernels at most
-// DecKSMaxS warps whose rings fit one block's shared memory; every other
-// decode kernel splits across blocks (true).
+// their tag's largest split (DecKSMaxS warps, DecWKMaxS warpgroups) whose
+// rings fit one block's shared memory; every other decode kernel splits
+// across blocks (true).
 func DecKSFits(kernel string, M, S int) bool {
 	if !DecInBlock(kernel) {
 		return true
 	}
-	return S >= 1 && S <= DecKSMaxS && DecShared(kernel, M, S) <= sm90SharedPerBlock
+	k, _ := kernels.Lookup(kernel)
+	return S >= 1 && S <= decKSGeomByTag[k.Tag].maxS && DecShared(kernel, M, S) <= sm90SharedPerBlock
 }
 
 // DecInBlock reports whether kernel reduces its split-K partials inside
@@ -602,6 +639,13 @@ const (
 	TagKS2 = "ks2"
 )
 
+// TagWK is the registry tag of the wgmma in-block split-K decode kernels
+// (FormDecKS, pq_gemm_dec_wk_*: a warpgroup a split).
+const TagWK = "wk"
+
+// DecWKFixedS are the splits the dec suite times the wk kernels at.
+var DecWKFixedS = []int{1, 2, 3, 4}
+
 // OwnLaw is the split law of the decode kernels of one registry tag.
 type OwnLaw struct {
 	Tag   string
@@ -618,6 +662,7 @@ var OwnLaws = []OwnLaw{
 	{TagWG, "gemm.DecSplitKFootprint/" + TagWG, DecSplitKFootprint, DecOwnFixedS, DecMaxS},
 	{TagKS, "gemm.DecSplitKS/" + TagKS, DecSplitKS, DecKSFixedS, DecKSMaxS},
 	{TagKS2, "gemm.DecSplitKS/" + TagKS2, DecSplitKS, DecKSFixedS, DecKSMaxS},
+	{TagWK, "gemm.DecSplitKS/" + TagWK, DecSplitKS, DecWKFixedS, DecWKMaxS},
 }
 
 // OwnLawTags are OwnLaws' tags.

@@ -352,6 +352,10 @@ func TestDecLaunchInBlock(t *testing.T) {
 		{"pq_gemm_dec_ks_m16", 13, 3, 3 * 4 * (1088 + 128 + 13*144 + 8)},
 		{"pq_gemm_dec_ks2_m8", 5, 8, 8 * 4 * (2*1088 + 64 + 5*144 + 8)},
 		{"pq_gemm_dec_ks2_m16", 16, 11, 11 * 4 * (2*1088 + 128 + 16*144 + 8)},
+		// S warpgroups x (3 activation slots x 2 tiles of NB rows x (128 B + asg, rs) + 4 warps x 3 slots x (2 x 1088 + 8)) + 1024
+		{"pq_gemm_dec_wk_m8", 1, 4, 4*(3*2*(8*128+64)+4*3*(2*1088+8)) + 1024},
+		{"pq_gemm_dec_wk_m8", 8, 1, 1*(3*2*(8*128+64)+4*3*(2*1088+8)) + 1024},
+		{"pq_gemm_dec_wk_m16", 11, 3, 3*(3*2*(16*128+128)+4*3*(2*1088+8)) + 1024},
 	} {
 		t.Run(fmt.Sprintf("%s/M=%d/S=%d", c.kernel, c.M, c.S), func(t *testing.T) {
 			b := a
@@ -360,12 +364,15 @@ func TestDecLaunchInBlock(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			nt := 1
-			if strings.HasPrefix(c.kernel, "pq_gemm_dec_ks2_") {
+			nt, threads := 1, 32
+			switch {
+			case strings.HasPrefix(c.kernel, "pq_gemm_dec_ks2_"):
 				nt = 2
+			case strings.HasPrefix(c.kernel, "pq_gemm_dec_wk_"):
+				nt, threads = 4, 128
 			}
-			if kern != c.kernel || grid != gpu.D1(7168/(16*nt)) || block != gpu.D1(32*c.S) || DecKSTiles(c.kernel) != nt {
-				t.Errorf("%s grid %v block %v tiles %d, want %s grid %v block %v tiles %d", kern, grid, block, DecKSTiles(c.kernel), c.kernel, gpu.D1(7168/(16*nt)), gpu.D1(32*c.S), nt)
+			if kern != c.kernel || grid != gpu.D1(7168/(16*nt)) || block != gpu.D1(threads*c.S) || DecKSTiles(c.kernel) != nt {
+				t.Errorf("%s grid %v block %v tiles %d, want %s grid %v block %v tiles %d", kern, grid, block, DecKSTiles(c.kernel), c.kernel, gpu.D1(7168/(16*nt)), gpu.D1(threads*c.S), nt)
 			}
 			_, _, _, base, err := DecLaunch(sh, c.M, c.S, a)
 			if err != nil {
@@ -394,6 +401,11 @@ func TestDecLaunchInBlock(t *testing.T) {
 	}
 	if _, _, _, _, err := DecLaunch(sh, 16, 12, b); err != nil {
 		t.Errorf("ks2_m16 M=16 S=12: %v", err)
+	}
+	// wk: a warpgroup a split, at most DecWKMaxS of them.
+	b.Kernel = "pq_gemm_dec_wk_m8"
+	if _, _, _, _, err := DecLaunch(sh, 8, DecWKMaxS+1, b); err == nil || !strings.Contains(err.Error(), "does not fit") {
+		t.Errorf("wk_m8 S=%d: err %v, want the block's limit", DecWKMaxS+1, err)
 	}
 }
 
@@ -482,13 +494,32 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		}
 		seen[e[1]] = true
 	}
+	// DEC_WK_ENTRY(name, NB, R): a wk kernel, four tiles a block, NB its
+	// M class's op width, R the weight slots DecShared counts.
+	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+)\)`).FindAllStringSubmatch(string(src), -1)
+	for _, e := range wk {
+		nb, _ := strconv.Atoi(e[2])
+		r, _ := strconv.Atoi(e[3])
+		k, ok := kernels.Lookup(e[1])
+		switch {
+		case !ok || k.Form != FormDecKS || k.Tag != TagWK:
+			t.Errorf("%s: not a registered %s kernel tagged %s", e[1], FormDecKS, TagWK)
+		case DecKSTiles(k.Name) != 4 || DecKSThreads(k.Name) != 128:
+			t.Errorf("%s: DecKSTiles %d, DecKSThreads %d, want 4 and 128 (a warpgroup a split)", k.Name, DecKSTiles(k.Name), DecKSThreads(k.Name))
+		case 8*((k.MaxM+7)/8) != nb:
+			t.Errorf("%s: MaxM %d needs NB = %d, the entry's NB is %d", k.Name, k.MaxM, 8*((k.MaxM+7)/8), nb)
+		case r != decWKRing:
+			t.Errorf("%s: the entry's R %d, DecShared counts decWKRing = %d", k.Name, r, decWKRing)
+		}
+		seen[e[1]] = true
+	}
 	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, Full: true}) {
 		if k.Form == FormDecKS && !seen[k.Name] {
-			t.Errorf("%s: registered with form %s, no DEC_KS_ENTRY in gemm.hip", k.Name, FormDecKS)
+			t.Errorf("%s: registered with form %s, no DEC_KS_ENTRY or DEC_WK_ENTRY in gemm.hip", k.Name, FormDecKS)
 		}
 	}
-	if len(entries) == 0 {
-		t.Fatal("no DEC_KS_ENTRY lines found: the test checks nothing")
+	if len(entries) == 0 || len(wk) == 0 {
+		t.Fatal("no DEC_KS_ENTRY or no DEC_WK_ENTRY lines found: the test checks nothing")
 	}
 	if !DecKSFits("pq_gemm_dec_m8", 8, 64) {
 		t.Error("DecKSFits refuses a kernel that splits across blocks")
