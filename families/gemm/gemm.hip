@@ -1596,17 +1596,21 @@ DEC_KS_ENTRY(pq_gemm_dec_ks_m16, 1, 2)
 DEC_KS_ENTRY(pq_gemm_dec_ks2_m8, 2, 1)
 DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
 // The wgmma in-block split-K body (gemm_dec_wk) per M class: NB rows on
-// the op's N side, R weight slots per warp; block 128·S, grid N/64;
-// dynamic shared memory S·DWK_PER_WG(NB, R) + 1024 (DecShared).
-#define DEC_WK_ENTRY(NAME, NB, R)                                                                                      \
-  KERNEL LAUNCH_BOUNDS(128 * DWK_MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
+// the op's N side, R weight slots per warp, at most MAXS warpgroups (the
+// launch bound: m64's 2 leaves it 255 registers, and S = 3 would not fit
+// its shared memory); block 128·S, grid N/64; dynamic shared memory
+// S·DWK_PER_WG(NB, R) + 1024 (DecShared).
+#define DEC_WK_ENTRY(NAME, NB, R, MAXS)                                                                                \
+  KERNEL LAUNCH_BOUNDS(128 * MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
                                                  const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
                                                  u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
     (void)ws, (void)sema; /* the reduce stays in the block */                                                        \
     gemm_dec_wk<NB, R>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                                         \
   }
-DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 3, DWK_MAXS)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 3, DWK_MAXS)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 3, DWK_MAXS)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 3, 2)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

@@ -82,6 +82,10 @@ func init() {
 			Doc: "decode-band W4A8 GEMM on the fp8 wgmma with split-K inside the block, M <= 8: 64 columns a block, its S warpgroups split K and sum their partial tiles in shared memory in warpgroup order (no ws, no counters); weights by bulk copy into per-warp mbarrier rings, activations by cp.async into a per-warpgroup ring of swizzled tiles, two groups a round with one op wait; unsigned codes (w4_e4m3u_frag) and the row-sum fold"},
 		{Name: "pq_gemm_dec_wk_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWK, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wk_m8's body, 8 < M <= 16 (m64n16k32)"},
+		{Name: "pq_gemm_dec_wk_m32", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagWK, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk_m8's body, 16 < M <= 32 (m64n32k32)"},
+		{Name: "pq_gemm_dec_wk_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWK, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk_m8's body, 32 < M <= 64 (m64n64k32), at most 2 warpgroups (its launch bound; S = 3 does not fit shared memory)"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)

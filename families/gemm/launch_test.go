@@ -76,7 +76,7 @@ func TestDecKernelsServeTheirRange(t *testing.T) {
 			t.Fatalf("M=%d: decode kernels %v, want the baseline %s first", M, ks, DecKernel(M))
 		}
 		for _, k := range ks {
-			if _, _, _, _, err := DecLaunch(sh, M, 4, DecArgs{Kernel: k.Name, WRow: 1}); err != nil {
+			if _, _, _, _, err := DecLaunch(sh, M, 2, DecArgs{Kernel: k.Name, WRow: 1}); err != nil { // S = 2 fits every in-block kernel
 				t.Errorf("M=%d kernel %s: %v", M, k.Name, err)
 			}
 		}
@@ -356,6 +356,8 @@ func TestDecLaunchInBlock(t *testing.T) {
 		{"pq_gemm_dec_wk_m8", 1, 4, 4*(3*2*(8*128+64)+4*3*(2*1088+8)) + 1024},
 		{"pq_gemm_dec_wk_m8", 8, 1, 1*(3*2*(8*128+64)+4*3*(2*1088+8)) + 1024},
 		{"pq_gemm_dec_wk_m16", 11, 3, 3*(3*2*(16*128+128)+4*3*(2*1088+8)) + 1024},
+		{"pq_gemm_dec_wk_m32", 17, 4, 4*(3*2*(32*128+256)+4*3*(2*1088+8)) + 1024},
+		{"pq_gemm_dec_wk_m64", 64, 2, 2*(3*2*(64*128+512)+4*3*(2*1088+8)) + 1024},
 	} {
 		t.Run(fmt.Sprintf("%s/M=%d/S=%d", c.kernel, c.M, c.S), func(t *testing.T) {
 			b := a
@@ -494,13 +496,23 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		}
 		seen[e[1]] = true
 	}
-	// DEC_WK_ENTRY(name, NB, R): a wk kernel, four tiles a block, NB its
-	// M class's op width, R the weight slots DecShared counts.
-	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+)\)`).FindAllStringSubmatch(string(src), -1)
+	// DEC_WK_ENTRY(name, NB, R, MAXS): a wk kernel, four tiles a block, NB
+	// its M class's op width, R the weight slots DecShared counts, MAXS
+	// its launch bound's warpgroups (DWK_MAXS or a number): DecKSFits must
+	// take S = MAXS and refuse MAXS + 1, or a launch exceeds the bound.
+	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+), (\w+)\)`).FindAllStringSubmatch(string(src), -1)
 	for _, e := range wk {
 		nb, _ := strconv.Atoi(e[2])
 		r, _ := strconv.Atoi(e[3])
+		maxS := DecWKMaxS
+		if e[4] != "DWK_MAXS" {
+			maxS, _ = strconv.Atoi(e[4])
+		}
 		k, ok := kernels.Lookup(e[1])
+		if ok && (!DecKSFits(k.Name, k.MaxM, maxS) || DecKSFits(k.Name, k.MaxM, maxS+1) || DecKSFits(k.Name, k.MinM, maxS+1)) {
+			t.Errorf("%s: the entry's launch bound is %d warpgroups; DecKSFits at M = %d..%d: S = %d %v, S = %d %v (want true, false)",
+				k.Name, maxS, k.MinM, k.MaxM, maxS, DecKSFits(k.Name, k.MaxM, maxS), maxS+1, DecKSFits(k.Name, k.MaxM, maxS+1))
+		}
 		switch {
 		case !ok || k.Form != FormDecKS || k.Tag != TagWK:
 			t.Errorf("%s: not a registered %s kernel tagged %s", e[1], FormDecKS, TagWK)
