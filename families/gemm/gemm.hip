@@ -1148,38 +1148,37 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // bodies 1.2-1.55 µs a launch on the H200, results/h200-2026-12-02e).
 // Grid N/64 x 1.
 //
-// A warpgroup walks its groups in rounds of DWK_U. Weights and scale words:
-// each warp a ring of R slots of DWK_U groups (its tile's DWK_U KiB,
-// contiguous, and DWK_U x 64 B of scale words) by bulk copy from lane 0 on
+// A warpgroup walks its groups in rounds of U. Weights and scale words:
+// each warp a ring of R slots of U groups (its tile's U KiB,
+// contiguous, and U x 64 B of scale words) by bulk copy from lane 0 on
 // the slot's mbarrier, the first R issued before grid_dep_wait (static
 // data), a slot reissued once the warp has read it into registers.
-// Activations, asg and rs: the warpgroup's ring of DWK_RA slots of DWK_U
+// Activations, asg and rs: the warpgroup's ring of RA slots of U
 // swizzled tiles by cp.async from its 128 threads, one commit group a round
 // (empty past the warpgroup's last round), rows >= M zeros stored once.
 // Round r: wait for this thread's copies of round r, fence, the warpgroup's
 // named barrier (so every thread's copies of round r landed, and every warp
-// retired round r − 1's ops), then stage round r + DWK_RA − 1 into the
+// retired round r − 1's ops), then stage round r + RA − 1 into the
 // slot round r − 1 used; the warp's weight slot (mbarrier), its words into
-// registers, the slot's refill; DWK_U groups converted, 4·DWK_U ops into
-// DWK_U accumulators, one commit, one wait, DWK_U folds. Nothing is defined
+// registers, the slot's refill; U groups converted, 4·U ops into
+// U accumulators, one commit, one wait, U folds. Nothing is defined
 // between the ops and their wait (see gemm_dec_wg: ptxas may reuse an
 // in-flight A operand's registers).
 //
-// Shared memory (dynamic, 1024-aligned; DecShared: S·DWK_PER_WG(NB, R) + 1024):
-//   at  [S][DWK_RA][DWK_U][NB rows][128 B]  activation tiles
-//   ar  [S][DWK_RA][DWK_U][asg, rs][NB]     zeros past M and the split's end
-//   wr  [4S warps][R][DWK_U x 1 KiB weights, DWK_U x 64 B scale words]
+// Shared memory (dynamic, 1024-aligned; DecShared: S·DWK_PER_WG(NB, R, U, RA) + 1024):
+//   at  [S][RA][U][NB rows][128 B]  activation tiles
+//   ar  [S][RA][U][asg, rs][NB]     zeros past M and the split's end
+//   wr  [4S warps][R][U x 1 KiB weights, U x 64 B scale words]
 //   bar [4S warps][R] mbarriers
 // The reduce's partial tiles go to the activation tiles (every op retired).
 #define DWK_MAXS 4 // warpgroups per block (block 128·S threads)
-#define DWK_U 2    // groups per round (one weight slot, one op wait)
-#define DWK_RA 3   // activation slots per warpgroup
-#define DWK_PER_WG(NB, R) (DWK_RA * DWK_U * ((NB) * 128 + 8 * (NB)) + DEC_WARPS * (R) * (DWK_U * 1088 + 8))
+#define DWK_PER_WG(NB, R, U, RA) ((RA) * (U) * ((NB) * 128 + 8 * (NB)) + DEC_WARPS * (R) * ((U) * 1088 + 8))
 DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
-template <int NB, int R>
+template <int NB, int R, int U, int RA>
 DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                         u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
-  constexpr int MT = NB / 8, ND = NB / 2, U = DWK_U;
+  constexpr int MT = NB / 8, ND = NB / 2;
+  static_assert(RA >= 2 && R >= 1 && U >= 1, "a round's activations are staged RA - 1 rounds ahead");
   constexpr u32 TILE = NB * 128u, SLOT = U * 1088u;
   extern SHARED __attribute__((aligned(1024))) u8 dwk_smem[];
   const u32 sbase = (smem_u32(dwk_smem) + 1023u) & ~1023u;
@@ -1193,9 +1192,9 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   const u8 *ap = act + (u64)p * M * K;
   const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
   // Regions: activation tiles, asg/rs, weight rings, mbarriers.
-  const u32 at = sbase + wg * DWK_RA * U * TILE;
-  float *const ar = (float *)(gbase + S * DWK_RA * U * TILE) + wg * DWK_RA * U * 2u * NB;
-  const u32 wbase = sbase + S * DWK_RA * U * (TILE + 8u * NB);
+  const u32 at = sbase + wg * RA * U * TILE;
+  float *const ar = (float *)(gbase + S * RA * U * TILE) + wg * RA * U * 2u * NB;
+  const u32 wbase = sbase + S * RA * U * (TILE + 8u * NB);
   const u32 wr = wbase + (4u * wg + warp) * R * SLOT;
   const u32 bars = wbase + 4u * S * R * SLOT + (4u * wg + warp) * R * 8u;
 
@@ -1219,16 +1218,16 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 
   // Rows M..NB-1 of the warpgroup's tiles: zeros, stored once (staging
   // writes rows < M only; a row's swizzle stays within the row).
-  for (u32 i = t128; i < DWK_RA * U * (NB - M) * 8u; i += 128u) {
+  for (u32 i = t128; i < RA * U * (NB - M) * 8u; i += 128u) {
     const u32 t = i / ((NB - M) * 8u), row = M + (i / 8u) % (NB - M), c = i % 8u;
     sts_v4(at + t * TILE + row * 128u + 16u * c, u32x4{0u, 0u, 0u, 0u});
   }
-  // Round r -> activation slot r % DWK_RA: row m's 16-byte piece c of group
+  // Round r -> activation slot r % RA: row m's 16-byte piece c of group
   // u at piece c ^ (m % 8) of its row (zeros past gend), asg and rs (zeros
   // past M and gend). One commit group whether or not the round exists.
   auto stage = [&](u32 r) {
     if (r < nr) {
-      const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % DWK_RA;
+      const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
       for (u32 i = t128; i < M * U * 8u; i += 128u) {
         const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
         const bool live = u < n;
@@ -1244,17 +1243,17 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
     }
     cp_async_commit();
   };
-  for (u32 r = 0; r + 1u < DWK_RA; r++) stage(r);
+  for (u32 r = 0; r + 1u < RA; r++) stage(r);
 
   float acc[MT][4];
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
   for (u32 r = 0; r < nr; r++) {
-    cp_async_wait<DWK_RA - 2>(); // this thread's copies of round r landed
+    cp_async_wait<RA - 2>(); // this thread's copies of round r landed
     fence_proxy_async();         // visible to the op (async proxy)
     wg_bar_sync(1u + wg);        // every thread's, and round r - 1's ops retired
-    stage(r + DWK_RA - 1u);      // into round r - 1's slot
-    const u32 slot = wr + (r % R) * SLOT, sl = r % DWK_RA;
+    stage(r + RA - 1u);      // into round r - 1's slot
+    const u32 slot = wr + (r % R) * SLOT, sl = r % RA;
     const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U;
     mbar_wait(bars + 8u * (r % R), (r / R) & 1u);
     warp_sync_all(); // every wgmma is .aligned: the warp reconverges after the wait loop
@@ -1310,13 +1309,13 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   cp_async_wait<0>(); // the empty tail groups
   // The reduce: warpgroup w's partial tile at [w][(mt 4 + j)][t128] over the
   // activation tiles; warpgroup 0 sums w = 0..S-1 in order and stores bf16.
-  static_assert(DWK_RA * DWK_U * NB * 128 >= MT * 4 * 128 * 4, "a warpgroup's partial tile fits its activation tiles");
+  static_assert(RA * U * NB * 128 >= MT * 4 * 128 * 4, "a warpgroup's partial tile fits its activation tiles");
   block_sync(); // every op and every read of the tiles is done
   float *red = (float *)gbase;
 #pragma unroll
   for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-    for (int j = 0; j < 4; j++) red[wg * (DWK_RA * U * TILE / 4u) + (mt * 4 + j) * 128u + t128] = acc[mt][j];
+    for (int j = 0; j < 4; j++) red[wg * (RA * U * TILE / 4u) + (mt * 4 + j) * 128u + t128] = acc[mt][j];
   block_sync();
   if (wg != 0) return;
   float sum[MT][4];
@@ -1326,7 +1325,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-      for (int j = 0; j < 4; j++) sum[mt][j] += red[w * (DWK_RA * U * TILE / 4u) + (mt * 4 + j) * 128u + t128];
+      for (int j = 0; j < 4; j++) sum[mt][j] += red[w * (RA * U * TILE / 4u) + (mt * 4 + j) * 128u + t128];
   }
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
@@ -1596,21 +1595,25 @@ DEC_KS_ENTRY(pq_gemm_dec_ks_m16, 1, 2)
 DEC_KS_ENTRY(pq_gemm_dec_ks2_m8, 2, 1)
 DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
 // The wgmma in-block split-K body (gemm_dec_wk) per M class: NB rows on
-// the op's N side, R weight slots per warp, at most MAXS warpgroups (the
-// launch bound: m64's 2 leaves it 255 registers, and S = 3 would not fit
-// its shared memory); block 128·S, grid N/64; dynamic shared memory
-// S·DWK_PER_WG(NB, R) + 1024 (DecShared).
-#define DEC_WK_ENTRY(NAME, NB, R, MAXS)                                                                                \
-  KERNEL LAUNCH_BOUNDS(128 * MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,         \
-                                                 const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N,      \
-                                                 u32 K, u32 nend0, u32 nend1, u32 S) {                                 \
+// the op's N side, R weight slots per warp of U groups, RA activation
+// slots per warpgroup, at most MAXS warpgroups (the launch bound, so 128
+// registers a thread at 4); block 128·S, grid N/64; dynamic shared memory
+// S·DWK_PER_WG(NB, R, U, RA) + 1024 (DecShared; gemm.decWKGeom holds the
+// same numbers). m64 takes one group a round: two would need 64
+// accumulator registers more than the bound leaves.
+#define DEC_WK_ENTRY(NAME, NB, R, U, RA, MAXS)                                                                         \
+  KERNEL LAUNCH_BOUNDS(128 * MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,           \
+                                             const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 K,   \
+                                             u32 nend0, u32 nend1, u32 S) {                                            \
     (void)ws, (void)sema; /* the reduce stays in the block */                                                        \
-    gemm_dec_wk<NB, R>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                                         \
+    gemm_dec_wk<NB, R, U, RA>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                                  \
   }
-DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 3, DWK_MAXS)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 3, DWK_MAXS)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 3, DWK_MAXS)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 3, 2)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 3, 2, 3, DWK_MAXS)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 3, 2, 3, DWK_MAXS)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 3, 2, 3, DWK_MAXS)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 4, 1, 3, DWK_MAXS)
+DEC_WK_ENTRY(pq_gemm_dec_wk4_m8, 8, 2, 4, 2, DWK_MAXS)
+DEC_WK_ENTRY(pq_gemm_dec_wk4_m16, 16, 2, 4, 2, DWK_MAXS)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

@@ -85,7 +85,11 @@ func init() {
 		{Name: "pq_gemm_dec_wk_m32", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagWK, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wk_m8's body, 16 < M <= 32 (m64n32k32)"},
 		{Name: "pq_gemm_dec_wk_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWK, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk_m8's body, 32 < M <= 64 (m64n64k32), at most 2 warpgroups (its launch bound; S = 3 does not fit shared memory)"},
+			Doc: "pq_gemm_dec_wk_m8's body, 32 < M <= 64 (m64n64k32), one group a round"},
+		{Name: "pq_gemm_dec_wk4_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWK4, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk_m8's body at four groups a round (two weight slots of 4 KiB a warp, two activation slots): half the rounds, so half the barriers, mbarrier waits and op waits a warpgroup chains"},
+		{Name: "pq_gemm_dec_wk4_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWK4, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk4_m8's body, 8 < M <= 16"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -174,9 +178,6 @@ const (
 	DecKSMaxS  = 16  // largest split of the in-block split-K kernels (DKS_MAXS: 32·S threads a block)
 	DecKSRing  = 4   // ring slots per warp of the in-block split-K kernels (DKS_R)
 	DecWKMaxS  = 4   // largest split of the wgmma in-block kernels (DWK_MAXS: 128·S threads a block)
-	decWKRing  = 3   // weight slots per warp of the wgmma in-block kernels (their DEC_WK_ENTRY R)
-	decWKU     = 2   // groups per round of the wgmma in-block kernels (DWK_U)
-	decWKRA    = 3   // activation slots per warpgroup of the wgmma in-block kernels (DWK_RA)
 	PreBM      = 128 // prefill block tile rows
 	PreBN      = 128 // prefill block tile columns
 	PreThreads = 256
@@ -414,18 +415,16 @@ const DecClusterS = 2
 // ks, ks2) S warps' rings of DecKSRing slots and mbarriers (gemm.hip
 // dks_slot: the weight tile, 16 scale words, asg and rs of 8·MT rows, M
 // activation rows at a 144-byte stride); for the wgmma ones (tag wk) S
-// warpgroups' DWK_PER_WG(NB, R) bytes (activation tiles and their asg and
-// rs, four warps' weight rings and mbarriers) and 1024 bytes of alignment
-// slack; else its registry row's Shared (gemm.hip
+// warpgroups' DWK_PER_WG(NB, R, U, RA) bytes (activation tiles and their asg and
+// rs, four warps' weight rings and mbarriers, by the kernel's decWKGeom)
+// and 1024 bytes of alignment slack; else its registry row's Shared (gemm.hip
 // DWG_SMEM_<NB> for the wgmma kernels: three activation chunk buffers and
 // their asg and rs, the warps' weight rings and mbarriers, 1024 bytes of
 // alignment slack; DecWgSmem); 0 for static shared memory.
 func DecShared(kernel string, M, S int) int {
 	k, _ := kernels.Lookup(kernel)
-	if k.Tag == TagWK {
-		nb := 8 * ((k.MaxM + 7) / 8)
-		perWG := decWKRA*decWKU*(nb*128+8*nb) + DecThreads/32*decWKRing*(decWKU*1088+8)
-		return S*perWG + 1024
+	if g, ok := decWKGeom[kernel]; ok {
+		return S*g.perWG() + 1024
 	}
 	if k.Form == FormDecKS {
 		return S * DecKSRing * (decKSSlot(DecKSTiles(kernel), (k.MaxM+7)/8, M) + 8)
@@ -465,7 +464,7 @@ func DecKSThreads(kernel string) int {
 // this table by TestDecWGEntriesMatchTable. The gate's magnitude follows it
 // (refFor). The wgmma in-block kernels (tag wk) always take them unsigned.
 func DecWGUnsigned(kernel string) bool {
-	if k, _ := kernels.Lookup(kernel); k.Tag == TagWK {
+	if _, ok := decWKGeom[kernel]; ok {
 		return true
 	}
 	return decWGUnsigned[kernel]
@@ -476,7 +475,31 @@ var decWGUnsigned = map[string]bool{"pq_gemm_dec_wg_m8": true, "pq_gemm_dec_wg_m
 // decKSGeomByTag is each in-block split-K tag's block: 16-column tiles,
 // threads per split and the largest split.
 var decKSGeomByTag = map[string]struct{ tiles, threads, maxS int }{
-	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS},
+	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWK4: {4, 128, DecWKMaxS},
+}
+
+// wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA,
+// MAXS) numbers: op width NB (its M class's rows), R weight slots per
+// warp of U groups each, RA activation slots per warpgroup, at most MaxS
+// warpgroups (its launch bound).
+type wkGeom struct{ NB, R, U, RA, MaxS int }
+
+// perWG is gemm.hip's DWK_PER_WG(NB, R, U, RA): one warpgroup's shared
+// bytes (activation tiles with their asg and rs, four warps' weight rings
+// of 1 KiB and 64 scale bytes a group, one mbarrier a slot).
+func (g wkGeom) perWG() int {
+	return g.RA*g.U*(g.NB*128+8*g.NB) + DecThreads/32*g.R*(g.U*1088+8)
+}
+
+// decWKGeom holds every wk kernel's geometry, tied to gemm.hip's
+// DEC_WK_ENTRY lines by TestDecKSEntriesMatchRegistry.
+var decWKGeom = map[string]wkGeom{
+	"pq_gemm_dec_wk_m8":   {NB: 8, R: 3, U: 2, RA: 3, MaxS: DecWKMaxS},
+	"pq_gemm_dec_wk_m16":  {NB: 16, R: 3, U: 2, RA: 3, MaxS: DecWKMaxS},
+	"pq_gemm_dec_wk_m32":  {NB: 32, R: 3, U: 2, RA: 3, MaxS: DecWKMaxS},
+	"pq_gemm_dec_wk_m64":  {NB: 64, R: 4, U: 1, RA: 3, MaxS: DecWKMaxS},
+	"pq_gemm_dec_wk4_m8":  {NB: 8, R: 2, U: 4, RA: 2, MaxS: DecWKMaxS},
+	"pq_gemm_dec_wk4_m16": {NB: 16, R: 2, U: 4, RA: 2, MaxS: DecWKMaxS},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
@@ -492,7 +515,11 @@ func DecKSFits(kernel string, M, S int) bool {
 		return true
 	}
 	k, _ := kernels.Lookup(kernel)
-	return S >= 1 && S <= decKSGeomByTag[k.Tag].maxS && DecShared(kernel, M, S) <= sm90SharedPerBlock
+	maxS := decKSGeomByTag[k.Tag].maxS
+	if g, ok := decWKGeom[kernel]; ok {
+		maxS = g.MaxS
+	}
+	return S >= 1 && S <= maxS && DecShared(kernel, M, S) <= sm90SharedPerBlock
 }
 
 // DecInBlock reports whether kernel reduces its split-K partials inside
@@ -508,6 +535,8 @@ func DecInBlock(kernel string) bool {
 // table).
 var decFootprintRegs = map[string]int{
 	"pq_gemm_dec_wg_m8": 60, "pq_gemm_dec_wg_m16": 68, "pq_gemm_dec_wg_m32": 72, "pq_gemm_dec_wg_m64": 120,
+	"pq_gemm_dec_wk_m8": 106, "pq_gemm_dec_wk_m16": 107, "pq_gemm_dec_wk_m32": 126, "pq_gemm_dec_wk_m64": 128,
+	"pq_gemm_dec_wk4_m8": 128, "pq_gemm_dec_wk4_m16": 128,
 }
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
@@ -521,20 +550,31 @@ const (
 	sm90RegsPerSM      = 64 << 10
 	sm90RegAllocUnits  = 256
 	sm90MaxCTAsPerSM   = 32
+	sm90ThreadsPerSM   = 2048
 )
 
 // DecResidentBlocks is how many blocks of a footprint-law decode kernel
 // (decFootprintRegs) fit on one SM at once, from its shared memory and
 // registers (0: not such a kernel).
-func DecResidentBlocks(kernel string) int {
+func DecResidentBlocks(kernel string) int { return decResidentAt(kernel, 0, 1) }
+
+// decResidentAt is DecResidentBlocks for a launch at M rows and split S
+// (an in-block kernel's block and shared memory grow with S): the least of
+// the blocks that shared memory, registers (per warp, in allocation
+// units), threads and the block limit allow.
+func decResidentAt(kernel string, M, S int) int {
 	regs, ok := decFootprintRegs[kernel]
 	if !ok {
 		return 0
 	}
-	bySmem := sm90SharedPerSM / (DecShared(kernel, 0, 0) + sm90SharedPerCTA)
+	threads := DecThreads
+	if DecInBlock(kernel) {
+		threads = DecKSThreads(kernel) * S
+	}
+	bySmem := sm90SharedPerSM / (DecShared(kernel, M, S) + sm90SharedPerCTA)
 	perWarp := (regs*32 + sm90RegAllocUnits - 1) / sm90RegAllocUnits * sm90RegAllocUnits
-	byRegs := sm90RegsPerSM / (perWarp * DecThreads / 32)
-	return min(bySmem, byRegs, sm90MaxCTAsPerSM)
+	byRegs := sm90RegsPerSM / (perWarp * threads / 32)
+	return min(bySmem, byRegs, sm90ThreadsPerSM/threads, sm90MaxCTAsPerSM)
 }
 
 // DecSplitKFootprint is the split-K law of the decode kernels with a
@@ -647,8 +687,37 @@ const (
 // (FormDecKS, pq_gemm_dec_wk_*: a warpgroup a split).
 const TagWK = "wk"
 
+// TagWK4 tags the wk body at four groups a round (pq_gemm_dec_wk4_*).
+const TagWK4 = "wk4"
+
 // DecWKFixedS are the splits the dec suite times the wk kernels at.
 var DecWKFixedS = []int{1, 2, 3, 4}
+
+// DecSplitWK is the split law of the wgmma in-block kernels (tag wk):
+// the S of 1..its launch bound that fits (DecKSFits, S <= G) whose N/64
+// blocks run in the fewest waves (decResidentAt blocks an SM), the
+// largest such S. Its blocks are bound by each warpgroup's serial chain
+// of rounds, not by bandwidth, so a partial last wave costs a whole one:
+// on gate_up (272 blocks) S = 4 (one block an SM, 3 waves) measured 1.6-
+// 4.7% slower than S = 1 (one wave) at M = 1..32, while S = 4 was the
+// best split of qkv, down and in_proj (80-128 blocks, one wave at every
+// S) in every cell (H200, 2026-12-03, bench2 dec, wkS1..wkS4,
+// results/h200-2026-12-03).
+func DecSplitWK(kernel string, M, N, K, sms int) int {
+	G := K / refimpl.GroupSize
+	nb := max(N/DecBN, 1)
+	best, bestWaves := 1, -1
+	for s := 1; s <= min(DecWKMaxS, G); s++ {
+		if !DecKSFits(kernel, M, s) {
+			continue
+		}
+		slots := max(decResidentAt(kernel, M, s), 1) * sms
+		if w := (nb + slots - 1) / slots; bestWaves < 0 || w <= bestWaves {
+			best, bestWaves = s, w
+		}
+	}
+	return best
+}
 
 // OwnLaw is the split law of the decode kernels of one registry tag.
 type OwnLaw struct {
@@ -666,7 +735,8 @@ var OwnLaws = []OwnLaw{
 	{TagWG, "gemm.DecSplitKFootprint/" + TagWG, DecSplitKFootprint, DecOwnFixedS, DecMaxS},
 	{TagKS, "gemm.DecSplitKS/" + TagKS, DecSplitKS, DecKSFixedS, DecKSMaxS},
 	{TagKS2, "gemm.DecSplitKS/" + TagKS2, DecSplitKS, DecKSFixedS, DecKSMaxS},
-	{TagWK, "gemm.DecSplitKS/" + TagWK, DecSplitKS, DecWKFixedS, DecWKMaxS},
+	{TagWK, "gemm.DecSplitWK", DecSplitWK, DecWKFixedS, DecWKMaxS},
+	{TagWK4, "gemm.DecSplitWK/" + TagWK4, DecSplitWK, DecWKFixedS, DecWKMaxS},
 }
 
 // OwnLawTags are OwnLaws' tags.

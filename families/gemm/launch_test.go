@@ -357,7 +357,7 @@ func TestDecLaunchInBlock(t *testing.T) {
 		{"pq_gemm_dec_wk_m8", 8, 1, 1*(3*2*(8*128+64)+4*3*(2*1088+8)) + 1024},
 		{"pq_gemm_dec_wk_m16", 11, 3, 3*(3*2*(16*128+128)+4*3*(2*1088+8)) + 1024},
 		{"pq_gemm_dec_wk_m32", 17, 4, 4*(3*2*(32*128+256)+4*3*(2*1088+8)) + 1024},
-		{"pq_gemm_dec_wk_m64", 64, 2, 2*(3*2*(64*128+512)+4*3*(2*1088+8)) + 1024},
+		{"pq_gemm_dec_wk_m64", 64, 4, 4*(3*1*(64*128+512)+4*4*(1*1088+8)) + 1024},
 	} {
 		t.Run(fmt.Sprintf("%s/M=%d/S=%d", c.kernel, c.M, c.S), func(t *testing.T) {
 			b := a
@@ -496,32 +496,33 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		}
 		seen[e[1]] = true
 	}
-	// DEC_WK_ENTRY(name, NB, R, MAXS): a wk kernel, four tiles a block, NB
-	// its M class's op width, R the weight slots DecShared counts, MAXS
-	// its launch bound's warpgroups (DWK_MAXS or a number): DecKSFits must
-	// take S = MAXS and refuse MAXS + 1, or a launch exceeds the bound.
-	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+), (\w+)\)`).FindAllStringSubmatch(string(src), -1)
+	// DEC_WK_ENTRY(name, NB, R, U, RA, MAXS): a wk kernel, four tiles a
+	// block, its geometry the one decWKGeom (so DecShared) holds, NB its
+	// M class's op width; DecKSFits must take S = MAXS and refuse MAXS + 1,
+	// or a launch exceeds the launch bound.
+	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+), (\w+)\)`).FindAllStringSubmatch(string(src), -1)
 	for _, e := range wk {
-		nb, _ := strconv.Atoi(e[2])
-		r, _ := strconv.Atoi(e[3])
-		maxS := DecWKMaxS
-		if e[4] != "DWK_MAXS" {
-			maxS, _ = strconv.Atoi(e[4])
+		var g wkGeom
+		for i, p := range []*int{&g.NB, &g.R, &g.U, &g.RA} {
+			*p, _ = strconv.Atoi(e[2+i])
+		}
+		g.MaxS = DecWKMaxS
+		if e[6] != "DWK_MAXS" {
+			g.MaxS, _ = strconv.Atoi(e[6])
 		}
 		k, ok := kernels.Lookup(e[1])
-		if ok && (!DecKSFits(k.Name, k.MaxM, maxS) || DecKSFits(k.Name, k.MaxM, maxS+1) || DecKSFits(k.Name, k.MinM, maxS+1)) {
-			t.Errorf("%s: the entry's launch bound is %d warpgroups; DecKSFits at M = %d..%d: S = %d %v, S = %d %v (want true, false)",
-				k.Name, maxS, k.MinM, k.MaxM, maxS, DecKSFits(k.Name, k.MaxM, maxS), maxS+1, DecKSFits(k.Name, k.MaxM, maxS+1))
-		}
 		switch {
-		case !ok || k.Form != FormDecKS || k.Tag != TagWK:
-			t.Errorf("%s: not a registered %s kernel tagged %s", e[1], FormDecKS, TagWK)
+		case !ok || k.Form != FormDecKS || (k.Tag != TagWK && k.Tag != TagWK4):
+			t.Errorf("%s: not a registered %s kernel tagged %s or %s", e[1], FormDecKS, TagWK, TagWK4)
 		case DecKSTiles(k.Name) != 4 || DecKSThreads(k.Name) != 128:
 			t.Errorf("%s: DecKSTiles %d, DecKSThreads %d, want 4 and 128 (a warpgroup a split)", k.Name, DecKSTiles(k.Name), DecKSThreads(k.Name))
-		case 8*((k.MaxM+7)/8) != nb:
-			t.Errorf("%s: MaxM %d needs NB = %d, the entry's NB is %d", k.Name, k.MaxM, 8*((k.MaxM+7)/8), nb)
-		case r != decWKRing:
-			t.Errorf("%s: the entry's R %d, DecShared counts decWKRing = %d", k.Name, r, decWKRing)
+		case 8*((k.MaxM+7)/8) != g.NB:
+			t.Errorf("%s: MaxM %d needs NB = %d, the entry's NB is %d", k.Name, k.MaxM, 8*((k.MaxM+7)/8), g.NB)
+		case decWKGeom[k.Name] != g:
+			t.Errorf("%s: the entry's geometry %+v, decWKGeom holds %+v", k.Name, g, decWKGeom[k.Name])
+		case !DecKSFits(k.Name, k.MaxM, g.MaxS) || DecKSFits(k.Name, k.MinM, g.MaxS+1):
+			t.Errorf("%s: launch bound %d warpgroups; DecKSFits S = %d %v, S = %d %v (want true, false)",
+				k.Name, g.MaxS, g.MaxS, DecKSFits(k.Name, k.MaxM, g.MaxS), g.MaxS+1, DecKSFits(k.Name, k.MinM, g.MaxS+1))
 		}
 		seen[e[1]] = true
 	}
@@ -535,5 +536,34 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 	}
 	if !DecKSFits("pq_gemm_dec_m8", 8, 64) {
 		t.Error("DecKSFits refuses a kernel that splits across blocks")
+	}
+}
+
+// DecSplitWK takes the largest split whose blocks run in one wave where
+// one exists (qkv, down, in_proj: 80-128 blocks of 64 columns on 132
+// SMs) and the fewest waves otherwise (gate_up's 272 blocks: one wave only
+// at S = 1), never past a kernel's launch bound or shared memory.
+func TestDecSplitWK(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		kernel     string
+		M, N, K, S int
+	}{
+		{"qkv/m8", "pq_gemm_dec_wk_m8", 1, 7168, 5120, 4},
+		{"down/m16", "pq_gemm_dec_wk_m16", 16, 5120, 8704, 4},
+		{"in_proj/m32", "pq_gemm_dec_wk_m32", 32, 8192, 5120, 4},
+		{"gate_up/m8", "pq_gemm_dec_wk_m8", 8, 17408, 5120, 1},
+		{"gate_up/m16", "pq_gemm_dec_wk_m16", 9, 17408, 5120, 1},
+		{"short-K", "pq_gemm_dec_wk_m8", 1, 7168, 256, 2}, // G = 2 groups: at most 2 splits
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := DecSplitWK(c.kernel, c.M, c.N, c.K, 132)
+			if got != c.S {
+				t.Errorf("DecSplitWK = %d, want %d", got, c.S)
+			}
+			if !DecKSFits(c.kernel, c.M, got) {
+				t.Errorf("S = %d does not fit the block", got)
+			}
+		})
 	}
 }
