@@ -1612,8 +1612,6 @@ DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 3, 2, 3, DWK_MAXS)
 DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 3, 2, 3, DWK_MAXS)
 DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 3, 2, 3, DWK_MAXS)
 DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 4, 1, 3, DWK_MAXS)
-DEC_WK_ENTRY(pq_gemm_dec_wk4_m8, 8, 2, 4, 2, DWK_MAXS)
-DEC_WK_ENTRY(pq_gemm_dec_wk4_m16, 16, 2, 4, 2, DWK_MAXS)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

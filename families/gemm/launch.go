@@ -86,10 +86,6 @@ func init() {
 			Doc: "pq_gemm_dec_wk_m8's body, 16 < M <= 32 (m64n32k32)"},
 		{Name: "pq_gemm_dec_wk_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWK, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wk_m8's body, 32 < M <= 64 (m64n64k32), one group a round"},
-		{Name: "pq_gemm_dec_wk4_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWK4, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk_m8's body at four groups a round (two weight slots of 4 KiB a warp, two activation slots): half the rounds, so half the barriers, mbarrier waits and op waits a warpgroup chains"},
-		{Name: "pq_gemm_dec_wk4_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWK4, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk4_m8's body, 8 < M <= 16"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -475,7 +471,7 @@ var decWGUnsigned = map[string]bool{"pq_gemm_dec_wg_m8": true, "pq_gemm_dec_wg_m
 // decKSGeomByTag is each in-block split-K tag's block: 16-column tiles,
 // threads per split and the largest split.
 var decKSGeomByTag = map[string]struct{ tiles, threads, maxS int }{
-	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWK4: {4, 128, DecWKMaxS},
+	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS},
 }
 
 // wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA,
@@ -494,12 +490,10 @@ func (g wkGeom) perWG() int {
 // decWKGeom holds every wk kernel's geometry, tied to gemm.hip's
 // DEC_WK_ENTRY lines by TestDecKSEntriesMatchRegistry.
 var decWKGeom = map[string]wkGeom{
-	"pq_gemm_dec_wk_m8":   {NB: 8, R: 3, U: 2, RA: 3, MaxS: DecWKMaxS},
-	"pq_gemm_dec_wk_m16":  {NB: 16, R: 3, U: 2, RA: 3, MaxS: DecWKMaxS},
-	"pq_gemm_dec_wk_m32":  {NB: 32, R: 3, U: 2, RA: 3, MaxS: DecWKMaxS},
-	"pq_gemm_dec_wk_m64":  {NB: 64, R: 4, U: 1, RA: 3, MaxS: DecWKMaxS},
-	"pq_gemm_dec_wk4_m8":  {NB: 8, R: 2, U: 4, RA: 2, MaxS: DecWKMaxS},
-	"pq_gemm_dec_wk4_m16": {NB: 16, R: 2, U: 4, RA: 2, MaxS: DecWKMaxS},
+	"pq_gemm_dec_wk_m8":  {NB: 8, R: 3, U: 2, RA: 3, MaxS: DecWKMaxS},
+	"pq_gemm_dec_wk_m16": {NB: 16, R: 3, U: 2, RA: 3, MaxS: DecWKMaxS},
+	"pq_gemm_dec_wk_m32": {NB: 32, R: 3, U: 2, RA: 3, MaxS: DecWKMaxS},
+	"pq_gemm_dec_wk_m64": {NB: 64, R: 4, U: 1, RA: 3, MaxS: DecWKMaxS},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
@@ -535,8 +529,7 @@ func DecInBlock(kernel string) bool {
 // table).
 var decFootprintRegs = map[string]int{
 	"pq_gemm_dec_wg_m8": 60, "pq_gemm_dec_wg_m16": 68, "pq_gemm_dec_wg_m32": 72, "pq_gemm_dec_wg_m64": 120,
-	"pq_gemm_dec_wk_m8": 106, "pq_gemm_dec_wk_m16": 107, "pq_gemm_dec_wk_m32": 126, "pq_gemm_dec_wk_m64": 128,
-	"pq_gemm_dec_wk4_m8": 128, "pq_gemm_dec_wk4_m16": 128,
+	"pq_gemm_dec_wk_m8": 106, "pq_gemm_dec_wk_m16": 107, "pq_gemm_dec_wk_m32": 126, "pq_gemm_dec_wk_m64": 118,
 }
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
@@ -687,9 +680,6 @@ const (
 // (FormDecKS, pq_gemm_dec_wk_*: a warpgroup a split).
 const TagWK = "wk"
 
-// TagWK4 tags the wk body at four groups a round (pq_gemm_dec_wk4_*).
-const TagWK4 = "wk4"
-
 // DecWKFixedS are the splits the dec suite times the wk kernels at.
 var DecWKFixedS = []int{1, 2, 3, 4}
 
@@ -736,7 +726,6 @@ var OwnLaws = []OwnLaw{
 	{TagKS, "gemm.DecSplitKS/" + TagKS, DecSplitKS, DecKSFixedS, DecKSMaxS},
 	{TagKS2, "gemm.DecSplitKS/" + TagKS2, DecSplitKS, DecKSFixedS, DecKSMaxS},
 	{TagWK, "gemm.DecSplitWK", DecSplitWK, DecWKFixedS, DecWKMaxS},
-	{TagWK4, "gemm.DecSplitWK/" + TagWK4, DecSplitWK, DecWKFixedS, DecWKMaxS},
 }
 
 // OwnLawTags are OwnLaws' tags.

@@ -512,8 +512,8 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		}
 		k, ok := kernels.Lookup(e[1])
 		switch {
-		case !ok || k.Form != FormDecKS || (k.Tag != TagWK && k.Tag != TagWK4):
-			t.Errorf("%s: not a registered %s kernel tagged %s or %s", e[1], FormDecKS, TagWK, TagWK4)
+		case !ok || k.Form != FormDecKS || k.Tag != TagWK:
+			t.Errorf("%s: not a registered %s kernel tagged %s", e[1], FormDecKS, TagWK)
 		case DecKSTiles(k.Name) != 4 || DecKSThreads(k.Name) != 128:
 			t.Errorf("%s: DecKSTiles %d, DecKSThreads %d, want 4 and 128 (a warpgroup a split)", k.Name, DecKSTiles(k.Name), DecKSThreads(k.Name))
 		case 8*((k.MaxM+7)/8) != g.NB:
