@@ -501,9 +501,9 @@ const decKSRow = 144
 
 // DecKSFits reports whether a decode kernel can launch at split S and M
 // rows as far as its block goes: for the in-block split-K kernels at most
-// their tag's largest split (DecKSMaxS warps, DecWKMaxS warpgroups) whose
-// rings fit one block's shared memory; every other decode kernel splits
-// across blocks (true).
+// their largest split (DecKSMaxS warps; a wk kernel's decWKGeom MaxS
+// warpgroups, its launch bound) whose rings fit one block's shared
+// memory; every other decode kernel splits across blocks (true).
 func DecKSFits(kernel string, M, S int) bool {
 	if !DecInBlock(kernel) {
 		return true

@@ -557,7 +557,7 @@ func TestDecSplitWK(t *testing.T) {
 		{"short-K", "pq_gemm_dec_wk_m8", 1, 7168, 256, 2}, // G = 2 groups: at most 2 splits
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := DecSplitWK(c.kernel, c.M, c.N, c.K, 132)
+			got := DecSplitWK(c.kernel, c.M, c.N, c.K, H200SMs)
 			if got != c.S {
 				t.Errorf("DecSplitWK = %d, want %d", got, c.S)
 			}
