@@ -620,8 +620,8 @@ func DecSplitFor(k kernels.Kernel, M, N, K, sms int) int {
 	return DecSplitK(M, N, K, sms)
 }
 
-// DecSplitKS is the split law of the in-block split-K kernel kernel
-// (FormDecKS): the S of DecKSFixedS that fits its block at M (DecKSFits)
+// DecSplitKS is the split law of the mma.sync in-block split-K kernels
+// (tags ks, ks2): the S of DecKSFixedS that fits its block at M (DecKSFits)
 // whose ceil(G/S) groups per warp come nearest to decKSGroupsPerWarp (10;
 // 8 for two tiles per warp above M = 8), the smaller S on a tie, evened
 // out as DecSplitK does (which never raises S).
