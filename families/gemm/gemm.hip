@@ -1165,14 +1165,14 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // between the ops and their wait (see gemm_dec_wg: ptxas may reuse an
 // in-flight A operand's registers).
 //
-// Shared memory (dynamic, 1024-aligned; DecShared: S·DWK_PER_WG(NB, R, U, RA) + 1024):
+// Shared memory (dynamic, 1024-aligned; DecShared: S x the four regions' bytes
+// of one warpgroup, RA·U·(NB·128 + 8·NB) + 4·R·(U·1088 + 8), + 1024):
 //   at  [S][RA][U][NB rows][128 B]  activation tiles
 //   ar  [S][RA][U][asg, rs][NB]     zeros past M and the split's end
 //   wr  [4S warps][R][U x 1 KiB weights, U x 64 B scale words]
 //   bar [4S warps][R] mbarriers
 // The reduce's partial tiles go to the activation tiles (every op retired).
-#define DWK_MAXS 4 // warpgroups per block (block 128·S threads)
-#define DWK_PER_WG(NB, R, U, RA) ((RA) * (U) * ((NB) * 128 + 8 * (NB)) + DEC_WARPS * (R) * ((U) * 1088 + 8))
+#define DWK_MAXS 4 // warpgroups per block (block 128·S threads; the launch bound, so 128 registers a thread)
 DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
 template <int NB, int R, int U, int RA>
 DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
@@ -1596,22 +1596,21 @@ DEC_KS_ENTRY(pq_gemm_dec_ks2_m8, 2, 1)
 DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
 // The wgmma in-block split-K body (gemm_dec_wk) per M class: NB rows on
 // the op's N side, R weight slots per warp of U groups, RA activation
-// slots per warpgroup, at most MAXS warpgroups (the launch bound, so 128
-// registers a thread at 4); block 128·S, grid N/64; dynamic shared memory
-// S·DWK_PER_WG(NB, R, U, RA) + 1024 (DecShared; gemm.decWKGeom holds the
-// same numbers). m64 takes one group a round: two would need 64
-// accumulator registers more than the bound leaves.
-#define DEC_WK_ENTRY(NAME, NB, R, U, RA, MAXS)                                                                         \
-  KERNEL LAUNCH_BOUNDS(128 * MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,           \
+// slots per warpgroup (gemm.decWKGeom holds the same numbers, DecShared
+// the bytes); block 128·S, S <= DWK_MAXS, grid N/64. m64 takes one group
+// a round: two would need 64 accumulator registers more than the bound
+// leaves.
+#define DEC_WK_ENTRY(NAME, NB, R, U, RA)                                                                               \
+  KERNEL LAUNCH_BOUNDS(128 * DWK_MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,           \
                                              const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 K,   \
                                              u32 nend0, u32 nend1, u32 S) {                                            \
     (void)ws, (void)sema; /* the reduce stays in the block */                                                        \
     gemm_dec_wk<NB, R, U, RA>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                                  \
   }
-DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 3, 2, 3, DWK_MAXS)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 3, 2, 3, DWK_MAXS)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 3, 2, 3, DWK_MAXS)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 4, 1, 3, DWK_MAXS)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 3, 2, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 3, 2, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 3, 2, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 4, 1, 3)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

@@ -411,9 +411,8 @@ const DecClusterS = 2
 // ks, ks2) S warps' rings of DecKSRing slots and mbarriers (gemm.hip
 // dks_slot: the weight tile, 16 scale words, asg and rs of 8·MT rows, M
 // activation rows at a 144-byte stride); for the wgmma ones (tag wk) S
-// warpgroups' DWK_PER_WG(NB, R, U, RA) bytes (activation tiles and their asg and
-// rs, four warps' weight rings and mbarriers, by the kernel's decWKGeom)
-// and 1024 bytes of alignment slack; else its registry row's Shared (gemm.hip
+// warpgroups' bytes by the kernel's decWKGeom (wkGeom.perWG) and 1024
+// bytes of alignment slack; else its registry row's Shared (gemm.hip
 // DWG_SMEM_<NB> for the wgmma kernels: three activation chunk buffers and
 // their asg and rs, the warps' weight rings and mbarriers, 1024 bytes of
 // alignment slack; DecWgSmem); 0 for static shared memory.
@@ -474,15 +473,14 @@ var decKSGeomByTag = map[string]struct{ tiles, threads, maxS int }{
 	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS},
 }
 
-// wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA,
-// MAXS) numbers: op width NB (its M class's rows), R weight slots per
-// warp of U groups each, RA activation slots per warpgroup, at most MaxS
-// warpgroups (its launch bound).
-type wkGeom struct{ NB, R, U, RA, MaxS int }
+// wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA)
+// numbers: op width NB (its M class's rows), R weight slots per warp of U
+// groups each, RA activation slots per warpgroup.
+type wkGeom struct{ NB, R, U, RA int }
 
-// perWG is gemm.hip's DWK_PER_WG(NB, R, U, RA): one warpgroup's shared
-// bytes (activation tiles with their asg and rs, four warps' weight rings
-// of 1 KiB and 64 scale bytes a group, one mbarrier a slot).
+// perWG is one warpgroup's shared bytes in gemm_dec_wk's layout:
+// activation tiles with their asg and rs, four warps' weight rings of
+// 1 KiB and 64 scale bytes a group, one mbarrier a slot.
 func (g wkGeom) perWG() int {
 	return g.RA*g.U*(g.NB*128+8*g.NB) + DecThreads/32*g.R*(g.U*1088+8)
 }
@@ -490,10 +488,10 @@ func (g wkGeom) perWG() int {
 // decWKGeom holds every wk kernel's geometry, tied to gemm.hip's
 // DEC_WK_ENTRY lines by TestDecKSEntriesMatchRegistry.
 var decWKGeom = map[string]wkGeom{
-	"pq_gemm_dec_wk_m8":  {NB: 8, R: 3, U: 2, RA: 3, MaxS: DecWKMaxS},
-	"pq_gemm_dec_wk_m16": {NB: 16, R: 3, U: 2, RA: 3, MaxS: DecWKMaxS},
-	"pq_gemm_dec_wk_m32": {NB: 32, R: 3, U: 2, RA: 3, MaxS: DecWKMaxS},
-	"pq_gemm_dec_wk_m64": {NB: 64, R: 4, U: 1, RA: 3, MaxS: DecWKMaxS},
+	"pq_gemm_dec_wk_m8":  {NB: 8, R: 3, U: 2, RA: 3},
+	"pq_gemm_dec_wk_m16": {NB: 16, R: 3, U: 2, RA: 3},
+	"pq_gemm_dec_wk_m32": {NB: 32, R: 3, U: 2, RA: 3},
+	"pq_gemm_dec_wk_m64": {NB: 64, R: 4, U: 1, RA: 3},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
@@ -501,19 +499,15 @@ const decKSRow = 144
 
 // DecKSFits reports whether a decode kernel can launch at split S and M
 // rows as far as its block goes: for the in-block split-K kernels at most
-// their largest split (DecKSMaxS warps; a wk kernel's decWKGeom MaxS
-// warpgroups, its launch bound) whose rings fit one block's shared
-// memory; every other decode kernel splits across blocks (true).
+// their tag's largest split (DecKSMaxS warps, DecWKMaxS warpgroups: the
+// launch bounds) whose rings fit one block's shared memory; every other
+// decode kernel splits across blocks (true).
 func DecKSFits(kernel string, M, S int) bool {
 	if !DecInBlock(kernel) {
 		return true
 	}
 	k, _ := kernels.Lookup(kernel)
-	maxS := decKSGeomByTag[k.Tag].maxS
-	if g, ok := decWKGeom[kernel]; ok {
-		maxS = g.MaxS
-	}
-	return S >= 1 && S <= maxS && DecShared(kernel, M, S) <= sm90SharedPerBlock
+	return S >= 1 && S <= decKSGeomByTag[k.Tag].maxS && DecShared(kernel, M, S) <= sm90SharedPerBlock
 }
 
 // DecInBlock reports whether kernel reduces its split-K partials inside
@@ -684,7 +678,7 @@ const TagWK = "wk"
 var DecWKFixedS = []int{1, 2, 3, 4}
 
 // DecSplitWK is the split law of the wgmma in-block kernels (tag wk):
-// the S of 1..its launch bound that fits (DecKSFits, S <= G) whose N/64
+// the S of 1..DecWKMaxS that fits (DecKSFits, S <= G) whose N/64
 // blocks run in the fewest waves (decResidentAt blocks an SM), the
 // largest such S. Its blocks are bound by each warpgroup's serial chain
 // of rounds, not by bandwidth, so a partial last wave costs a whole one:

@@ -496,19 +496,15 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		}
 		seen[e[1]] = true
 	}
-	// DEC_WK_ENTRY(name, NB, R, U, RA, MAXS): a wk kernel, four tiles a
-	// block, its geometry the one decWKGeom (so DecShared) holds, NB its
-	// M class's op width; DecKSFits must take S = MAXS and refuse MAXS + 1,
-	// or a launch exceeds the launch bound.
-	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+), (\w+)\)`).FindAllStringSubmatch(string(src), -1)
+	// DEC_WK_ENTRY(name, NB, R, U, RA): a wk kernel, four tiles a block,
+	// its geometry the one decWKGeom (so DecShared) holds, NB its M
+	// class's op width; DecKSFits must take S = DWK_MAXS at every M it
+	// serves and refuse DWK_MAXS + 1, or a launch exceeds the launch bound.
+	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+)\)`).FindAllStringSubmatch(string(src), -1)
 	for _, e := range wk {
 		var g wkGeom
 		for i, p := range []*int{&g.NB, &g.R, &g.U, &g.RA} {
 			*p, _ = strconv.Atoi(e[2+i])
-		}
-		g.MaxS = DecWKMaxS
-		if e[6] != "DWK_MAXS" {
-			g.MaxS, _ = strconv.Atoi(e[6])
 		}
 		k, ok := kernels.Lookup(e[1])
 		switch {
@@ -520,9 +516,9 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 			t.Errorf("%s: MaxM %d needs NB = %d, the entry's NB is %d", k.Name, k.MaxM, 8*((k.MaxM+7)/8), g.NB)
 		case decWKGeom[k.Name] != g:
 			t.Errorf("%s: the entry's geometry %+v, decWKGeom holds %+v", k.Name, g, decWKGeom[k.Name])
-		case !DecKSFits(k.Name, k.MaxM, g.MaxS) || DecKSFits(k.Name, k.MinM, g.MaxS+1):
+		case !DecKSFits(k.Name, k.MaxM, DecWKMaxS) || DecKSFits(k.Name, k.MinM, DecWKMaxS+1):
 			t.Errorf("%s: launch bound %d warpgroups; DecKSFits S = %d %v, S = %d %v (want true, false)",
-				k.Name, g.MaxS, g.MaxS, DecKSFits(k.Name, k.MaxM, g.MaxS), g.MaxS+1, DecKSFits(k.Name, k.MinM, g.MaxS+1))
+				k.Name, DecWKMaxS, DecWKMaxS, DecKSFits(k.Name, k.MaxM, DecWKMaxS), DecWKMaxS+1, DecKSFits(k.Name, k.MinM, DecWKMaxS+1))
 		}
 		seen[e[1]] = true
 	}
