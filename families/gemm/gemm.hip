@@ -1174,12 +1174,15 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // The reduce's partial tiles go to the activation tiles (every op retired).
 #define DWK_MAXS 4 // warpgroups per block (block 128·S threads; the launch bound, so 128 registers a thread)
 DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
-template <int NB, int R, int U, int RA>
+template <int NB, int R, int U, int RA, bool ZA>
 DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                         u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
   constexpr int MT = NB / 8, ND = NB / 2;
   static_assert(RA >= 2 && R >= 1 && U >= 1, "a round's activations are staged RA - 1 rounds ahead");
-  constexpr u32 TILE = NB * 128u, SLOT = U * 1088u;
+  static_assert(U == 1 || U == 2 || U == 4, "the staging splits its items by shifts");
+  // ZA: the scale words travel with the activations (cp.async, the
+  // block's 64 columns a group) and a weight slot is the weights alone.
+  constexpr u32 TILE = NB * 128u, SLOT = U * (ZA ? 1024u : 1088u), ARS = 2u * NB + (ZA ? 64u : 0u);
   extern SHARED __attribute__((aligned(1024))) u8 dwk_smem[];
   const u32 sbase = (smem_u32(dwk_smem) + 1023u) & ~1023u;
   u8 *const gbase = dwk_smem + (sbase - smem_u32(dwk_smem));
@@ -1193,8 +1196,8 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
   // Regions: activation tiles, asg/rs, weight rings, mbarriers.
   const u32 at = sbase + wg * RA * U * TILE;
-  float *const ar = (float *)(gbase + S * RA * U * TILE) + wg * RA * U * 2u * NB;
-  const u32 wbase = sbase + S * RA * U * (TILE + 8u * NB);
+  float *const ar = (float *)(gbase + S * RA * U * TILE) + wg * RA * U * ARS;
+  const u32 wbase = sbase + S * RA * U * (TILE + 4u * ARS);
   const u32 wr = wbase + (4u * wg + warp) * R * SLOT;
   const u32 bars = wbase + 4u * S * R * SLOT + (4u * wg + warp) * R * 8u;
 
@@ -1202,9 +1205,10 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
     const u32 slot = wr + (r % R) * SLOT, bar = bars + 8u * (r % R);
     const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U;
     fence_proxy_async(); // the warp's reads of the slot come before the copy's writes
-    mbar_arrive_expect_tx(bar, n * 1088u);
+    mbar_arrive_expect_tx(bar, n * (ZA ? 1024u : 1088u));
     bulk_g2s(slot, wq + ((u64)j16 * G + g0) * 1024u, n * 1024u, bar);
-    for (u32 j = 0; j < n; j++) bulk_g2s(slot + U * 1024u + 64u * j, sz + (u64)(g0 + j) * N + n0, 64u, bar);
+    if constexpr (!ZA)
+      for (u32 j = 0; j < n; j++) bulk_g2s(slot + U * 1024u + 64u * j, sz + (u64)(g0 + j) * N + n0, 64u, bar);
   };
   if (lane == 0) {
     for (u32 k = 0; k < (u32)R; k++) mbar_init(bars + 8u * k, 1u);
@@ -1222,11 +1226,34 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
     const u32 t = i / ((NB - M) * 8u), row = M + (i / 8u) % (NB - M), c = i % 8u;
     sts_v4(at + t * TILE + row * 128u + 16u * c, u32x4{0u, 0u, 0u, 0u});
   }
+  if constexpr (ZA) // and their asg and rs (ZA staging writes rows < M of live groups only)
+    for (u32 i = t128; i < RA * U * 2u * (NB - M); i += 128u)
+      ar[(i / (2u * (NB - M))) * ARS + ((i / (NB - M)) & 1u) * NB + M + i % (NB - M)] = 0.0f;
   // Round r -> activation slot r % RA: row m's 16-byte piece c of group
   // u at piece c ^ (m % 8) of its row (zeros past gend), asg and rs (zeros
   // past M and gend). One commit group whether or not the round exists.
   auto stage = [&](u32 r) {
-    if (r < nr) {
+    if (ZA && r < nr) {
+      // One item space, spread over the four warps (item 4·lane + warp):
+      // the activation pieces, the asg and rs words, the scale-word pieces
+      // of the live groups; the fold skips a group past gend, so its
+      // slot is left as it was.
+      const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
+      const u32 nA = M * U * 8u, nB = nA + 2u * U * M, nC = nB + 16u * U;
+      for (u32 i = 4u * lane + warp; i < nC; i += 128u) {
+        if (i < nA) {
+          const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
+          if (u < n)
+            cp_async16_s(at + (sl * U + u) * TILE + m * 128u + ((c ^ (m & 7u)) << 4), ap + (u64)m * K + (g0 + u) * GROUP + 16u * c, 16u);
+        } else if (i < nB) {
+          const u32 j = i - nA, m = j / (2u * U), which = j & 1u, u = (j >> 1) % U;
+          if (u < n) cp_async4(ar + (sl * U + u) * ARS + which * NB + m, (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);
+        } else {
+          const u32 j = i - nB, u = j / 16u, c = j % 16u;
+          if (u < n) cp_async16(ar + (sl * U + u) * ARS + 2u * NB + 4u * c, sz + (u64)(g0 + u) * N + 64u * bid_x() + 4u * c, 16u);
+        }
+      }
+    } else if (r < nr) {
       const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
       for (u32 i = t128; i < M * U * 8u; i += 128u) {
         const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
@@ -1237,7 +1264,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
       for (u32 i = t128; i < 2u * U * NB; i += 128u) {
         const u32 u = i / (2u * NB), which = (i / NB) & 1u, m = i % NB;
         const bool live = m < M && u < n;
-        cp_async4(ar + (sl * U + u) * 2u * NB + which * NB + m, live ? (which ? rsp : asp) + (u64)m * G + g0 + u : asp,
+        cp_async4(ar + (sl * U + u) * ARS + which * NB + m, live ? (which ? rsp : asp) + (u64)m * G + g0 + u : asp,
                   live ? 4u : 0u);
       }
     }
@@ -1262,7 +1289,12 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #pragma unroll
     for (int u = 0; u < U; u++) {
       w[u][0] = lds_v4(slot + 1024u * u + 16u * lane), w[u][1] = lds_v4(slot + 1024u * u + 512u + 16u * lane);
-      z[u] = u32x2{lds_u32(slot + U * 1024u + 64u * u + 4u * gid), lds_u32(slot + U * 1024u + 64u * u + 4u * gid + 32u)};
+      if constexpr (ZA) {
+        const u32 *zw = (const u32 *)(ar + (sl * U + u) * ARS + 2u * NB) + 16u * warp + gid;
+        z[u] = u32x2{zw[0], zw[8]};
+      } else {
+        z[u] = u32x2{lds_u32(slot + U * 1024u + 64u * u + 4u * gid), lds_u32(slot + U * 1024u + 64u * u + 4u * gid + 32u)};
+      }
     }
     warp_sync_all(); // every lane's reads of the slot are done
     if (lane == 0 && r + R < nr) issue(r + R);
@@ -1294,7 +1326,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
       const float sc0 = f16_to_f32(z[u].x & 0xFFFFu), sc1 = f16_to_f32(z[u].y & 0xFFFFu);
       const float sc90 = 512.0f * sc0, sc91 = 512.0f * sc1;
       const float zq0 = sc0 * (float)((int)(short)(z[u].x >> 16) + 8), zq1 = sc1 * (float)((int)(short)(z[u].y >> 16) + 8);
-      const float *aa = ar + (sl * U + u) * 2u * NB, *rr = aa + NB;
+      const float *aa = ar + (sl * U + u) * ARS, *rr = aa + NB;
 #pragma unroll
       for (int mt = 0; mt < MT; mt++) {
         const u32 m0 = 8u * mt + 2u * tig;
@@ -1600,17 +1632,21 @@ DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
 // the bytes); block 128·S, S <= DWK_MAXS, grid N/64. m64 takes one group
 // a round: two would need 64 accumulator registers more than the bound
 // leaves.
-#define DEC_WK_ENTRY(NAME, NB, R, U, RA)                                                                               \
+#define DEC_WK_ENTRY(NAME, NB, R, U, RA, ZA)                                                                           \
   KERNEL LAUNCH_BOUNDS(128 * DWK_MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,           \
                                              const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 K,   \
                                              u32 nend0, u32 nend1, u32 S) {                                            \
     (void)ws, (void)sema; /* the reduce stays in the block */                                                        \
-    gemm_dec_wk<NB, R, U, RA>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                                  \
+    gemm_dec_wk<NB, R, U, RA, ZA>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                              \
   }
-DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 3, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 3, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 3, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 4, 1, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 3, 2, 3, false)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 3, 2, 3, false)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 3, 2, 3, false)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 4, 1, 3, false)
+DEC_WK_ENTRY(pq_gemm_dec_wkz_m8, 8, 3, 2, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wkz_m16, 16, 3, 2, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wkz_m32, 32, 3, 2, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wkz_m64, 64, 4, 1, 3, true)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body
