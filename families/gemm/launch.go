@@ -94,6 +94,14 @@ func init() {
 			Doc: "pq_gemm_dec_wkz_m8's body, 16 < M <= 32 (m64n32k32)"},
 		{Name: "pq_gemm_dec_wkz_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWKZ, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wkz_m8's body, 32 < M <= 64 (m64n64k32), one group a round"},
+		{Name: "pq_gemm_dec_wkd_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWKD, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wkz_m8 with five weight slots a warp (10 KiB in flight a warp at S = 4)"},
+		{Name: "pq_gemm_dec_wkd_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWKD, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wkd_m8's body, 8 < M <= 16 (m64n16k32)"},
+		{Name: "pq_gemm_dec_wkd_m32", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagWKD, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wkz_m32 with four weight slots and two activation slots (staged a round ahead)"},
+		{Name: "pq_gemm_dec_wkd_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWKD, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wkz_m64 with six weight slots a warp"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -478,7 +486,7 @@ var decWGUnsigned = map[string]bool{"pq_gemm_dec_wg_m8": true, "pq_gemm_dec_wg_m
 // decKSGeomByTag is each in-block split-K tag's block: 16-column tiles,
 // threads per split and the largest split.
 var decKSGeomByTag = map[string]struct{ tiles, threads, maxS int }{
-	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWKZ: {4, 128, DecWKMaxS},
+	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWKZ: {4, 128, DecWKMaxS}, TagWKD: {4, 128, DecWKMaxS},
 }
 
 // wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA,
@@ -513,6 +521,10 @@ var decWKGeom = map[string]wkGeom{
 	"pq_gemm_dec_wkz_m16": {NB: 16, R: 3, U: 2, RA: 3, ZA: true},
 	"pq_gemm_dec_wkz_m32": {NB: 32, R: 3, U: 2, RA: 3, ZA: true},
 	"pq_gemm_dec_wkz_m64": {NB: 64, R: 4, U: 1, RA: 3, ZA: true},
+	"pq_gemm_dec_wkd_m8":  {NB: 8, R: 5, U: 2, RA: 3, ZA: true},
+	"pq_gemm_dec_wkd_m16": {NB: 16, R: 5, U: 2, RA: 3, ZA: true},
+	"pq_gemm_dec_wkd_m32": {NB: 32, R: 4, U: 2, RA: 2, ZA: true},
+	"pq_gemm_dec_wkd_m64": {NB: 64, R: 6, U: 1, RA: 3, ZA: true},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
@@ -546,6 +558,7 @@ var decFootprintRegs = map[string]int{
 	"pq_gemm_dec_wg_m8": 60, "pq_gemm_dec_wg_m16": 68, "pq_gemm_dec_wg_m32": 72, "pq_gemm_dec_wg_m64": 120,
 	"pq_gemm_dec_wk_m8": 106, "pq_gemm_dec_wk_m16": 107, "pq_gemm_dec_wk_m32": 126, "pq_gemm_dec_wk_m64": 118,
 	"pq_gemm_dec_wkz_m8": 106, "pq_gemm_dec_wkz_m16": 107, "pq_gemm_dec_wkz_m32": 126, "pq_gemm_dec_wkz_m64": 118,
+	"pq_gemm_dec_wkd_m8": 106, "pq_gemm_dec_wkd_m16": 107, "pq_gemm_dec_wkd_m32": 126, "pq_gemm_dec_wkd_m64": 118,
 }
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
@@ -700,6 +713,10 @@ const TagWK = "wk"
 // with the activations (pq_gemm_dec_wkz_*).
 const TagWKZ = "wkz"
 
+// TagWKD is the registry tag of the wkz kernels with deeper weight rings
+// (pq_gemm_dec_wkd_*).
+const TagWKD = "wkd"
+
 // DecWKFixedS are the splits the dec suite times the wk kernels at.
 var DecWKFixedS = []int{1, 2, 3, 4}
 
@@ -747,6 +764,7 @@ var OwnLaws = []OwnLaw{
 	{TagKS2, "gemm.DecSplitKS/" + TagKS2, DecSplitKS, DecKSFixedS, DecKSMaxS},
 	{TagWK, "gemm.DecSplitWK/" + TagWK, DecSplitWK, DecWKFixedS, DecWKMaxS},
 	{TagWKZ, "gemm.DecSplitWK/" + TagWKZ, DecSplitWK, DecWKFixedS, DecWKMaxS},
+	{TagWKD, "gemm.DecSplitWK/" + TagWKD, DecSplitWK, DecWKFixedS, DecWKMaxS},
 }
 
 // OwnLawTags are OwnLaws' tags.

@@ -511,9 +511,9 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		g.ZA = e[6] == "true"
 		k, ok := kernels.Lookup(e[1])
 		switch {
-		case !ok || k.Form != FormDecKS || (k.Tag != TagWK && k.Tag != TagWKZ):
-			t.Errorf("%s: not a registered %s kernel tagged %s or %s", e[1], FormDecKS, TagWK, TagWKZ)
-		case g.ZA != (k.Tag == TagWKZ):
+		case !ok || k.Form != FormDecKS || (k.Tag != TagWK && k.Tag != TagWKZ && k.Tag != TagWKD):
+			t.Errorf("%s: not a registered %s kernel tagged %s, %s or %s", e[1], FormDecKS, TagWK, TagWKZ, TagWKD)
+		case g.ZA != (k.Tag != TagWK):
 			t.Errorf("%s: tagged %s with ZA %v: the %s kernels and only they stage the scale words with the activations", k.Name, k.Tag, g.ZA, TagWKZ)
 		case DecKSTiles(k.Name) != 4 || DecKSThreads(k.Name) != 128:
 			t.Errorf("%s: DecKSTiles %d, DecKSThreads %d, want 4 and 128 (a warpgroup a split)", k.Name, DecKSTiles(k.Name), DecKSThreads(k.Name))
