@@ -1234,22 +1234,24 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   // past M and gend). One commit group whether or not the round exists.
   auto stage = [&](u32 r) {
     if (ZA && r < nr) {
-      // One item space, spread over the four warps (item 4·lane + warp):
-      // the activation pieces, the asg and rs words, the scale-word pieces
-      // of the live groups; the fold skips a group past gend, so its
-      // slot is left as it was.
+      // Live items only (the fold skips a group past gend, so its slot is
+      // left as it was); the activation pieces over the warpgroup, the
+      // asg and rs words by warp 2, the scale-word pieces by warp 3 (each
+      // warp one branch, no divergence between the kinds).
       const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
-      const u32 nA = M * U * 8u, nB = nA + 2u * U * M, nC = nB + 16u * U;
-      for (u32 i = 4u * lane + warp; i < nC; i += 128u) {
-        if (i < nA) {
-          const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
-          if (u < n)
-            cp_async16_s(at + (sl * U + u) * TILE + m * 128u + ((c ^ (m & 7u)) << 4), ap + (u64)m * K + (g0 + u) * GROUP + 16u * c, 16u);
-        } else if (i < nB) {
-          const u32 j = i - nA, m = j / (2u * U), which = j & 1u, u = (j >> 1) % U;
+      for (u32 i = t128; i < M * U * 8u; i += 128u) {
+        const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
+        if (u < n)
+          cp_async16_s(at + (sl * U + u) * TILE + m * 128u + ((c ^ (m & 7u)) << 4), ap + (u64)m * K + (g0 + u) * GROUP + 16u * c, 16u);
+      }
+      if (warp == 2u) {
+        for (u32 j = lane; j < 2u * U * M; j += 32u) {
+          const u32 m = j / (2u * U), which = j & 1u, u = (j >> 1) % U;
           if (u < n) cp_async4(ar + (sl * U + u) * ARS + which * NB + m, (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);
-        } else {
-          const u32 j = i - nB, u = j / 16u, c = j % 16u;
+        }
+      } else if (warp == 3u) {
+        for (u32 j = lane; j < 16u * U; j += 32u) {
+          const u32 u = j / 16u, c = j % 16u;
           if (u < n) cp_async16(ar + (sl * U + u) * ARS + 2u * NB + 4u * c, sz + (u64)(g0 + u) * N + 64u * bid_x() + 4u * c, 16u);
         }
       }
@@ -1647,10 +1649,10 @@ DEC_WK_ENTRY(pq_gemm_dec_wkz_m8, 8, 3, 2, 3, true)
 DEC_WK_ENTRY(pq_gemm_dec_wkz_m16, 16, 3, 2, 3, true)
 DEC_WK_ENTRY(pq_gemm_dec_wkz_m32, 32, 3, 2, 3, true)
 DEC_WK_ENTRY(pq_gemm_dec_wkz_m64, 64, 4, 1, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wkd_m8, 8, 5, 2, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wkd_m16, 16, 5, 2, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wkd_m32, 32, 4, 2, 2, true)
-DEC_WK_ENTRY(pq_gemm_dec_wkd_m64, 64, 6, 1, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wkd_m8, 8, 2, 2, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wkd_m16, 16, 2, 2, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wkd_m32, 32, 2, 2, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wkd_m64, 64, 2, 1, 3, true)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

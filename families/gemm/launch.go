@@ -87,7 +87,7 @@ func init() {
 		{Name: "pq_gemm_dec_wk_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWK, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wk_m8's body, 32 < M <= 64 (m64n64k32), one group a round"},
 		{Name: "pq_gemm_dec_wkz_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWKZ, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk_m8 with the scale words staged by cp.async beside the activations (one bulk copy a warp and round: the weights alone) and the staging spread over the warpgroup's four warps, live items only"},
+			Doc: "pq_gemm_dec_wk_m8 with the scale words staged by cp.async beside the activations (one bulk copy a warp and round: the weights alone), live items only, asg and rs by warp 2, scale words by warp 3"},
 		{Name: "pq_gemm_dec_wkz_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWKZ, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wkz_m8's body, 8 < M <= 16 (m64n16k32)"},
 		{Name: "pq_gemm_dec_wkz_m32", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagWKZ, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
@@ -95,13 +95,13 @@ func init() {
 		{Name: "pq_gemm_dec_wkz_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWKZ, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wkz_m8's body, 32 < M <= 64 (m64n64k32), one group a round"},
 		{Name: "pq_gemm_dec_wkd_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWKD, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkz_m8 with five weight slots a warp (10 KiB in flight a warp at S = 4)"},
+			Doc: "pq_gemm_dec_wkz_m8 with two weight slots a warp (4 KiB in flight a warp)"},
 		{Name: "pq_gemm_dec_wkd_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWKD, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wkd_m8's body, 8 < M <= 16 (m64n16k32)"},
 		{Name: "pq_gemm_dec_wkd_m32", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagWKD, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkz_m32 with four weight slots and two activation slots (staged a round ahead)"},
+			Doc: "pq_gemm_dec_wkd_m8's body, 16 < M <= 32 (m64n32k32)"},
 		{Name: "pq_gemm_dec_wkd_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWKD, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkz_m64 with six weight slots a warp"},
+			Doc: "pq_gemm_dec_wkz_m64 with two weight slots a warp"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -521,10 +521,10 @@ var decWKGeom = map[string]wkGeom{
 	"pq_gemm_dec_wkz_m16": {NB: 16, R: 3, U: 2, RA: 3, ZA: true},
 	"pq_gemm_dec_wkz_m32": {NB: 32, R: 3, U: 2, RA: 3, ZA: true},
 	"pq_gemm_dec_wkz_m64": {NB: 64, R: 4, U: 1, RA: 3, ZA: true},
-	"pq_gemm_dec_wkd_m8":  {NB: 8, R: 5, U: 2, RA: 3, ZA: true},
-	"pq_gemm_dec_wkd_m16": {NB: 16, R: 5, U: 2, RA: 3, ZA: true},
-	"pq_gemm_dec_wkd_m32": {NB: 32, R: 4, U: 2, RA: 2, ZA: true},
-	"pq_gemm_dec_wkd_m64": {NB: 64, R: 6, U: 1, RA: 3, ZA: true},
+	"pq_gemm_dec_wkd_m8":  {NB: 8, R: 2, U: 2, RA: 3, ZA: true},
+	"pq_gemm_dec_wkd_m16": {NB: 16, R: 2, U: 2, RA: 3, ZA: true},
+	"pq_gemm_dec_wkd_m32": {NB: 32, R: 2, U: 2, RA: 3, ZA: true},
+	"pq_gemm_dec_wkd_m64": {NB: 64, R: 2, U: 1, RA: 3, ZA: true},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
@@ -713,7 +713,7 @@ const TagWK = "wk"
 // with the activations (pq_gemm_dec_wkz_*).
 const TagWKZ = "wkz"
 
-// TagWKD is the registry tag of the wkz kernels with deeper weight rings
+// TagWKD is the registry tag of the wkz kernels with shallower weight rings
 // (pq_gemm_dec_wkd_*).
 const TagWKD = "wkd"
 
