@@ -264,7 +264,7 @@ func TestRefForWGMMAKernels(t *testing.T) {
 		{"pq_gemm_dec_wg_m32", wgmmaFP8Acc, 2}, {"pq_gemm_dec_wg_m64", wgmmaFP8Acc, 2},
 		{"pq_gemm_dec_wk_m8", wgmmaFP8Acc, 3}, {"pq_gemm_dec_wk_m16", wgmmaFP8Acc, 3},
 		{"pq_gemm_dec_wk_m32", wgmmaFP8Acc, 3}, {"pq_gemm_dec_wk_m64", wgmmaFP8Acc, 3},
-		{"pq_gemm_dec_wkz_m8", wgmmaFP8Acc, 3}, {"pq_gemm_dec_wkz_m64", wgmmaFP8Acc, 3},
+		{"pq_gemm_dec_wk1_m8", wgmmaFP8Acc, 3}, {"pq_gemm_dec_wk1_m64", wgmmaFP8Acc, 3},
 		{"pq_gemm_dec_m8", 0, 1}, {"pq_gemm_pre", 0, 1}} {
 		t.Run(c.kernel, func(t *testing.T) {
 			k, ok := kernels.Lookup(c.kernel)

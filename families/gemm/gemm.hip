@@ -1148,14 +1148,18 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // bodies 1.2-1.55 µs a launch on the H200, results/h200-2026-12-02e).
 // Grid N/64 x 1.
 //
-// A warpgroup walks its groups in rounds of U. Weights and scale words:
-// each warp a ring of R slots of U groups (its tile's U KiB,
-// contiguous, and U x 64 B of scale words) by bulk copy from lane 0 on
-// the slot's mbarrier, the first R issued before grid_dep_wait (static
-// data), a slot reissued once the warp has read it into registers.
-// Activations, asg and rs: the warpgroup's ring of RA slots of U
-// swizzled tiles by cp.async from its 128 threads, one commit group a round
-// (empty past the warpgroup's last round), rows >= M zeros stored once.
+// A warpgroup walks its groups in rounds of U. Weights: each warp a ring
+// of R slots of U groups (its tile's U KiB, contiguous) by one bulk copy
+// from lane 0 on the slot's mbarrier, the first R issued before
+// grid_dep_wait (static data), a slot reissued once the warp has read it
+// into registers. Activations, asg, rs and the block's scale words: the
+// warpgroup's ring of RA slots of U groups by cp.async, one commit group a
+// round (empty past the warpgroup's last round); the activation pieces
+// over the warpgroup's 128 threads, asg and rs by warp 2, the scale words
+// (the block's 64 columns, 256 B a group) by warp 3, so each warp takes
+// one branch. Only live items are copied: rows >= M of the tiles and of
+// asg/rs are zeros stored once, and a group past the split's end is left
+// as it was (the fold skips it).
 // Round r: wait for this thread's copies of round r, fence, the warpgroup's
 // named barrier (so every thread's copies of round r landed, and every warp
 // retired round r − 1's ops), then stage round r + RA − 1 into the
@@ -1165,24 +1169,30 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // between the ops and their wait (see gemm_dec_wg: ptxas may reuse an
 // in-flight A operand's registers).
 //
-// Shared memory (dynamic, 1024-aligned; DecShared: S x the four regions' bytes
-// of one warpgroup, RA·U·(NB·128 + 8·NB) + 4·R·(U·1088 + 8), + 1024):
-//   at  [S][RA][U][NB rows][128 B]  activation tiles
-//   ar  [S][RA][U][asg, rs][NB]     zeros past M and the split's end
-//   wr  [4S warps][R][U x 1 KiB weights, U x 64 B scale words]
-//   bar [4S warps][R] mbarriers
+// Ring depth: two weight slots a warp beat three by 5-11% at S = 4 and M
+// <= 16 on qkv, in_proj and down, and five lost 13% (H200, 2026-12-03,
+// bench2 dec, results/h200-2026-12-03b): the bytes a warp requests up
+// front delay the first round it can start. Moving the scale words off
+// the bulk copies (two a round fewer, each in an elect loop) cut the
+// instructions 7% (ncu, qkv M = 1, S = 4).
+//
+// Shared memory (dynamic, 1024-aligned; DecShared: S x the four regions'
+// bytes of one warpgroup, RA·U·(NB·128 + 8·NB + 256) + 4·R·(U·1024 + 8), +
+// 1024):
+//   at  [S][RA][U][NB rows][128 B]              activation tiles
+//   ar  [S][RA][U][asg NB, rs NB, 64 words]     asg, rs (zeros past M), scale words
+//   wr  [4S warps][R][U x 1 KiB]                weights
+//   bar [4S warps][R]                           mbarriers
 // The reduce's partial tiles go to the activation tiles (every op retired).
 #define DWK_MAXS 4 // warpgroups per block (block 128·S threads; the launch bound, so 128 registers a thread)
 DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
-template <int NB, int R, int U, int RA, bool ZA>
+template <int NB, int R, int U, int RA>
 DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                         u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
   constexpr int MT = NB / 8, ND = NB / 2;
   static_assert(RA >= 2 && R >= 1 && U >= 1, "a round's activations are staged RA - 1 rounds ahead");
   static_assert(U == 1 || U == 2 || U == 4, "the staging splits its items by shifts");
-  // ZA: the scale words travel with the activations (cp.async, the
-  // block's 64 columns a group) and a weight slot is the weights alone.
-  constexpr u32 TILE = NB * 128u, SLOT = U * (ZA ? 1024u : 1088u), ARS = 2u * NB + (ZA ? 64u : 0u);
+  constexpr u32 TILE = NB * 128u, SLOT = U * 1024u, ARS = 2u * NB + 64u; // ARS: floats of one group's asg, rs, scale words
   extern SHARED __attribute__((aligned(1024))) u8 dwk_smem[];
   const u32 sbase = (smem_u32(dwk_smem) + 1023u) & ~1023u;
   u8 *const gbase = dwk_smem + (sbase - smem_u32(dwk_smem));
@@ -1194,21 +1204,20 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   const u32 nr = (gend - gbeg + U - 1u) / U; // rounds
   const u8 *ap = act + (u64)p * M * K;
   const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
-  // Regions: activation tiles, asg/rs, weight rings, mbarriers.
+  const u32 *szb = sz + 64u * bid_x(); // the block's scale words of group 0
+  // Regions: activation tiles, asg/rs/scale words, weight rings, mbarriers.
   const u32 at = sbase + wg * RA * U * TILE;
   float *const ar = (float *)(gbase + S * RA * U * TILE) + wg * RA * U * ARS;
   const u32 wbase = sbase + S * RA * U * (TILE + 4u * ARS);
   const u32 wr = wbase + (4u * wg + warp) * R * SLOT;
   const u32 bars = wbase + 4u * S * R * SLOT + (4u * wg + warp) * R * 8u;
 
-  auto issue = [&](u32 r) { // lane 0: round r's weights and scale words -> slot r % R
+  auto issue = [&](u32 r) { // lane 0: round r's weights -> slot r % R
     const u32 slot = wr + (r % R) * SLOT, bar = bars + 8u * (r % R);
     const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U;
     fence_proxy_async(); // the warp's reads of the slot come before the copy's writes
-    mbar_arrive_expect_tx(bar, n * (ZA ? 1024u : 1088u));
+    mbar_arrive_expect_tx(bar, n * 1024u);
     bulk_g2s(slot, wq + ((u64)j16 * G + g0) * 1024u, n * 1024u, bar);
-    if constexpr (!ZA)
-      for (u32 j = 0; j < n; j++) bulk_g2s(slot + U * 1024u + 64u * j, sz + (u64)(g0 + j) * N + n0, 64u, bar);
   };
   if (lane == 0) {
     for (u32 k = 0; k < (u32)R; k++) mbar_init(bars + 8u * k, 1u);
@@ -1216,28 +1225,25 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
     for (u32 r = 0; r < nr && r < (u32)R; r++) issue(r);
   }
   warp_sync_all();
-  // Only weights and scale words (static) are read above.
+  // Only weights (static) are read above.
   grid_dep_launch_dependents();
   grid_dep_wait();
 
-  // Rows M..NB-1 of the warpgroup's tiles: zeros, stored once (staging
-  // writes rows < M only; a row's swizzle stays within the row).
+  // Rows M..NB-1 of the warpgroup's tiles and of its asg and rs: zeros,
+  // stored once (staging writes rows < M only; a row's swizzle stays
+  // within the row).
   for (u32 i = t128; i < RA * U * (NB - M) * 8u; i += 128u) {
     const u32 t = i / ((NB - M) * 8u), row = M + (i / 8u) % (NB - M), c = i % 8u;
     sts_v4(at + t * TILE + row * 128u + 16u * c, u32x4{0u, 0u, 0u, 0u});
   }
-  if constexpr (ZA) // and their asg and rs (ZA staging writes rows < M of live groups only)
-    for (u32 i = t128; i < RA * U * 2u * (NB - M); i += 128u)
-      ar[(i / (2u * (NB - M))) * ARS + ((i / (NB - M)) & 1u) * NB + M + i % (NB - M)] = 0.0f;
+  for (u32 i = t128; i < RA * U * 2u * (NB - M); i += 128u)
+    ar[(i / (2u * (NB - M))) * ARS + ((i / (NB - M)) & 1u) * NB + M + i % (NB - M)] = 0.0f;
   // Round r -> activation slot r % RA: row m's 16-byte piece c of group
-  // u at piece c ^ (m % 8) of its row (zeros past gend), asg and rs (zeros
-  // past M and gend). One commit group whether or not the round exists.
+  // u at piece c ^ (m % 8) of its row, asg and rs of rows < M, the scale
+  // words, of the live groups u < n. One commit group whether or not the
+  // round exists.
   auto stage = [&](u32 r) {
-    if (ZA && r < nr) {
-      // Live items only (the fold skips a group past gend, so its slot is
-      // left as it was); the activation pieces over the warpgroup, the
-      // asg and rs words by warp 2, the scale-word pieces by warp 3 (each
-      // warp one branch, no divergence between the kinds).
+    if (r < nr) {
       const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
       for (u32 i = t128; i < M * U * 8u; i += 128u) {
         const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
@@ -1252,22 +1258,8 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
       } else if (warp == 3u) {
         for (u32 j = lane; j < 16u * U; j += 32u) {
           const u32 u = j / 16u, c = j % 16u;
-          if (u < n) cp_async16(ar + (sl * U + u) * ARS + 2u * NB + 4u * c, sz + (u64)(g0 + u) * N + 64u * bid_x() + 4u * c, 16u);
+          if (u < n) cp_async16(ar + (sl * U + u) * ARS + 2u * NB + 4u * c, szb + (u64)(g0 + u) * N + 4u * c, 16u);
         }
-      }
-    } else if (r < nr) {
-      const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
-      for (u32 i = t128; i < M * U * 8u; i += 128u) {
-        const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
-        const bool live = u < n;
-        const u32 dst = at + (sl * U + u) * TILE + m * 128u + ((c ^ (m & 7u)) << 4);
-        cp_async16_s(dst, live ? ap + (u64)m * K + (g0 + u) * GROUP + 16u * c : ap, live ? 16u : 0u);
-      }
-      for (u32 i = t128; i < 2u * U * NB; i += 128u) {
-        const u32 u = i / (2u * NB), which = (i / NB) & 1u, m = i % NB;
-        const bool live = m < M && u < n;
-        cp_async4(ar + (sl * U + u) * ARS + which * NB + m, live ? (which ? rsp : asp) + (u64)m * G + g0 + u : asp,
-                  live ? 4u : 0u);
       }
     }
     cp_async_commit();
@@ -1291,12 +1283,8 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #pragma unroll
     for (int u = 0; u < U; u++) {
       w[u][0] = lds_v4(slot + 1024u * u + 16u * lane), w[u][1] = lds_v4(slot + 1024u * u + 512u + 16u * lane);
-      if constexpr (ZA) {
-        const u32 *zw = (const u32 *)(ar + (sl * U + u) * ARS + 2u * NB) + 16u * warp + gid;
-        z[u] = u32x2{zw[0], zw[8]};
-      } else {
-        z[u] = u32x2{lds_u32(slot + U * 1024u + 64u * u + 4u * gid), lds_u32(slot + U * 1024u + 64u * u + 4u * gid + 32u)};
-      }
+      const u32 *zw = (const u32 *)(ar + (sl * U + u) * ARS + 2u * NB) + 16u * warp + gid; // columns n0 + gid, + 8
+      z[u] = u32x2{zw[0], zw[8]};
     }
     warp_sync_all(); // every lane's reads of the slot are done
     if (lane == 0 && r + R < nr) issue(r + R);
@@ -1633,26 +1621,23 @@ DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
 // slots per warpgroup (gemm.decWKGeom holds the same numbers, DecShared
 // the bytes); block 128·S, S <= DWK_MAXS, grid N/64. m64 takes one group
 // a round: two would need 64 accumulator registers more than the bound
-// leaves.
-#define DEC_WK_ENTRY(NAME, NB, R, U, RA, ZA)                                                                           \
+// leaves. wk1: one weight slot a warp (the refill overlaps only the
+// round's own conversion and ops), timed against wk's two.
+#define DEC_WK_ENTRY(NAME, NB, R, U, RA)                                                                               \
   KERNEL LAUNCH_BOUNDS(128 * DWK_MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,           \
                                              const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 K,   \
                                              u32 nend0, u32 nend1, u32 S) {                                            \
     (void)ws, (void)sema; /* the reduce stays in the block */                                                        \
-    gemm_dec_wk<NB, R, U, RA, ZA>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                              \
+    gemm_dec_wk<NB, R, U, RA>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                                  \
   }
-DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 3, 2, 3, false)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 3, 2, 3, false)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 3, 2, 3, false)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 4, 1, 3, false)
-DEC_WK_ENTRY(pq_gemm_dec_wkz_m8, 8, 3, 2, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wkz_m16, 16, 3, 2, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wkz_m32, 32, 3, 2, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wkz_m64, 64, 4, 1, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wkd_m8, 8, 2, 2, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wkd_m16, 16, 2, 2, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wkd_m32, 32, 2, 2, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wkd_m64, 64, 2, 1, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 2, 2, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 2, 2, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 2, 2, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 2, 1, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m8, 8, 1, 2, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m16, 16, 1, 2, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m32, 32, 1, 2, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m64, 64, 1, 1, 3)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

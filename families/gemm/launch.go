@@ -79,29 +79,21 @@ func init() {
 		{Name: "pq_gemm_dec_ks2_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagKS2, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpMMASync},
 			Doc: "pq_gemm_dec_ks2_m8's body, 8 < M <= 16"},
 		{Name: "pq_gemm_dec_wk_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWK, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "decode-band W4A8 GEMM on the fp8 wgmma with split-K inside the block, M <= 8: 64 columns a block, its S warpgroups split K and sum their partial tiles in shared memory in warpgroup order (no ws, no counters); weights by bulk copy into per-warp mbarrier rings, activations by cp.async into a per-warpgroup ring of swizzled tiles, two groups a round with one op wait; unsigned codes (w4_e4m3u_frag) and the row-sum fold"},
+			Doc: "decode-band W4A8 GEMM on the fp8 wgmma with split-K inside the block, M <= 8: 64 columns a block, its S warpgroups split K and sum their partial tiles in shared memory in warpgroup order (no ws, no counters); weights by one bulk copy a warp and round into two-slot mbarrier rings, activations, their scales and the scale words by cp.async into a per-warpgroup ring of swizzled tiles, two groups a round with one op wait; unsigned codes (w4_e4m3u_frag) and the row-sum fold"},
 		{Name: "pq_gemm_dec_wk_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWK, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wk_m8's body, 8 < M <= 16 (m64n16k32)"},
 		{Name: "pq_gemm_dec_wk_m32", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagWK, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wk_m8's body, 16 < M <= 32 (m64n32k32)"},
 		{Name: "pq_gemm_dec_wk_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWK, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wk_m8's body, 32 < M <= 64 (m64n64k32), one group a round"},
-		{Name: "pq_gemm_dec_wkz_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWKZ, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk_m8 with the scale words staged by cp.async beside the activations (one bulk copy a warp and round: the weights alone), live items only, asg and rs by warp 2, scale words by warp 3"},
-		{Name: "pq_gemm_dec_wkz_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWKZ, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkz_m8's body, 8 < M <= 16 (m64n16k32)"},
-		{Name: "pq_gemm_dec_wkz_m32", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagWKZ, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkz_m8's body, 16 < M <= 32 (m64n32k32)"},
-		{Name: "pq_gemm_dec_wkz_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWKZ, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkz_m8's body, 32 < M <= 64 (m64n64k32), one group a round"},
-		{Name: "pq_gemm_dec_wkd_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWKD, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkz_m8 with two weight slots a warp (4 KiB in flight a warp)"},
-		{Name: "pq_gemm_dec_wkd_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWKD, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkd_m8's body, 8 < M <= 16 (m64n16k32)"},
-		{Name: "pq_gemm_dec_wkd_m32", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagWKD, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkd_m8's body, 16 < M <= 32 (m64n32k32)"},
-		{Name: "pq_gemm_dec_wkd_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWKD, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkz_m64 with two weight slots a warp"},
+		{Name: "pq_gemm_dec_wk1_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk_m8 with one weight slot a warp: the refill overlaps only the round's own conversion and ops"},
+		{Name: "pq_gemm_dec_wk1_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk1_m8's body, 8 < M <= 16 (m64n16k32)"},
+		{Name: "pq_gemm_dec_wk1_m32", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk1_m8's body, 16 < M <= 32 (m64n32k32)"},
+		{Name: "pq_gemm_dec_wk1_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk1_m8's body, 32 < M <= 64 (m64n64k32), one group a round"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -486,45 +478,32 @@ var decWGUnsigned = map[string]bool{"pq_gemm_dec_wg_m8": true, "pq_gemm_dec_wg_m
 // decKSGeomByTag is each in-block split-K tag's block: 16-column tiles,
 // threads per split and the largest split.
 var decKSGeomByTag = map[string]struct{ tiles, threads, maxS int }{
-	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWKZ: {4, 128, DecWKMaxS}, TagWKD: {4, 128, DecWKMaxS},
+	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWK1: {4, 128, DecWKMaxS},
 }
 
-// wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA,
-// ZA) numbers: op width NB (its M class's rows), R weight slots per warp
-// of U groups each, RA activation slots per warpgroup, ZA whether the
-// scale words are staged with the activations.
-type wkGeom struct {
-	NB, R, U, RA int
-	ZA           bool
-}
+// wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA)
+// numbers: op width NB (its M class's rows), R weight slots per warp of U
+// groups each, RA activation slots per warpgroup.
+type wkGeom struct{ NB, R, U, RA int }
 
 // perWG is one warpgroup's shared bytes in gemm_dec_wk's layout:
-// activation tiles with their asg and rs (and with ZA the block's 256
-// scale bytes a group), four warps' weight rings of 1 KiB (without ZA and
-// 64 scale bytes) a group, one mbarrier a slot.
+// activation tiles with their asg and rs and the block's 256 scale bytes
+// a group, four warps' weight rings of 1 KiB a group, one mbarrier a slot.
 func (g wkGeom) perWG() int {
-	act, slot := g.NB*128+8*g.NB, 1088
-	if g.ZA {
-		act, slot = act+256, 1024
-	}
-	return g.RA*g.U*act + DecThreads/32*g.R*(g.U*slot+8)
+	return g.RA*g.U*(g.NB*128+8*g.NB+256) + DecThreads/32*g.R*(g.U*1024+8)
 }
 
-// decWKGeom holds every wk kernel's geometry, tied to gemm.hip's
-// DEC_WK_ENTRY lines by TestDecKSEntriesMatchRegistry.
+// decWKGeom holds every wgmma in-block kernel's geometry, tied to
+// gemm.hip's DEC_WK_ENTRY lines by TestDecKSEntriesMatchRegistry.
 var decWKGeom = map[string]wkGeom{
-	"pq_gemm_dec_wk_m8":  {NB: 8, R: 3, U: 2, RA: 3},
-	"pq_gemm_dec_wk_m16": {NB: 16, R: 3, U: 2, RA: 3},
-	"pq_gemm_dec_wk_m32": {NB: 32, R: 3, U: 2, RA: 3},
-	"pq_gemm_dec_wk_m64": {NB: 64, R: 4, U: 1, RA: 3},
-	"pq_gemm_dec_wkz_m8":  {NB: 8, R: 3, U: 2, RA: 3, ZA: true},
-	"pq_gemm_dec_wkz_m16": {NB: 16, R: 3, U: 2, RA: 3, ZA: true},
-	"pq_gemm_dec_wkz_m32": {NB: 32, R: 3, U: 2, RA: 3, ZA: true},
-	"pq_gemm_dec_wkz_m64": {NB: 64, R: 4, U: 1, RA: 3, ZA: true},
-	"pq_gemm_dec_wkd_m8":  {NB: 8, R: 2, U: 2, RA: 3, ZA: true},
-	"pq_gemm_dec_wkd_m16": {NB: 16, R: 2, U: 2, RA: 3, ZA: true},
-	"pq_gemm_dec_wkd_m32": {NB: 32, R: 2, U: 2, RA: 3, ZA: true},
-	"pq_gemm_dec_wkd_m64": {NB: 64, R: 2, U: 1, RA: 3, ZA: true},
+	"pq_gemm_dec_wk_m8":   {NB: 8, R: 2, U: 2, RA: 3},
+	"pq_gemm_dec_wk_m16":  {NB: 16, R: 2, U: 2, RA: 3},
+	"pq_gemm_dec_wk_m32":  {NB: 32, R: 2, U: 2, RA: 3},
+	"pq_gemm_dec_wk_m64":  {NB: 64, R: 2, U: 1, RA: 3},
+	"pq_gemm_dec_wk1_m8":  {NB: 8, R: 1, U: 2, RA: 3},
+	"pq_gemm_dec_wk1_m16": {NB: 16, R: 1, U: 2, RA: 3},
+	"pq_gemm_dec_wk1_m32": {NB: 32, R: 1, U: 2, RA: 3},
+	"pq_gemm_dec_wk1_m64": {NB: 64, R: 1, U: 1, RA: 3},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
@@ -556,9 +535,8 @@ func DecInBlock(kernel string) bool {
 // table).
 var decFootprintRegs = map[string]int{
 	"pq_gemm_dec_wg_m8": 60, "pq_gemm_dec_wg_m16": 68, "pq_gemm_dec_wg_m32": 72, "pq_gemm_dec_wg_m64": 120,
-	"pq_gemm_dec_wk_m8": 106, "pq_gemm_dec_wk_m16": 107, "pq_gemm_dec_wk_m32": 126, "pq_gemm_dec_wk_m64": 118,
-	"pq_gemm_dec_wkz_m8": 106, "pq_gemm_dec_wkz_m16": 107, "pq_gemm_dec_wkz_m32": 126, "pq_gemm_dec_wkz_m64": 118,
-	"pq_gemm_dec_wkd_m8": 106, "pq_gemm_dec_wkd_m16": 107, "pq_gemm_dec_wkd_m32": 126, "pq_gemm_dec_wkd_m64": 118,
+	"pq_gemm_dec_wk_m8": 101, "pq_gemm_dec_wk_m16": 110, "pq_gemm_dec_wk_m32": 124, "pq_gemm_dec_wk_m64": 128,
+	"pq_gemm_dec_wk1_m8": 101, "pq_gemm_dec_wk1_m16": 110, "pq_gemm_dec_wk1_m32": 124, "pq_gemm_dec_wk1_m64": 128,
 }
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
@@ -709,13 +687,9 @@ const (
 // (FormDecKS, pq_gemm_dec_wk_*: a warpgroup a split).
 const TagWK = "wk"
 
-// TagWKZ is the registry tag of the wk kernels that stage the scale words
-// with the activations (pq_gemm_dec_wkz_*).
-const TagWKZ = "wkz"
-
-// TagWKD is the registry tag of the wkz kernels with shallower weight rings
-// (pq_gemm_dec_wkd_*).
-const TagWKD = "wkd"
+// TagWK1 is the registry tag of the wk kernels with one weight slot a
+// warp (pq_gemm_dec_wk1_*).
+const TagWK1 = "wk1"
 
 // DecWKFixedS are the splits the dec suite times the wk kernels at.
 var DecWKFixedS = []int{1, 2, 3, 4}
@@ -763,8 +737,7 @@ var OwnLaws = []OwnLaw{
 	{TagKS, "gemm.DecSplitKS/" + TagKS, DecSplitKS, DecKSFixedS, DecKSMaxS},
 	{TagKS2, "gemm.DecSplitKS/" + TagKS2, DecSplitKS, DecKSFixedS, DecKSMaxS},
 	{TagWK, "gemm.DecSplitWK/" + TagWK, DecSplitWK, DecWKFixedS, DecWKMaxS},
-	{TagWKZ, "gemm.DecSplitWK/" + TagWKZ, DecSplitWK, DecWKFixedS, DecWKMaxS},
-	{TagWKD, "gemm.DecSplitWK/" + TagWKD, DecSplitWK, DecWKFixedS, DecWKMaxS},
+	{TagWK1, "gemm.DecSplitWK/" + TagWK1, DecSplitWK, DecWKFixedS, DecWKMaxS},
 }
 
 // OwnLawTags are OwnLaws' tags.

@@ -353,13 +353,13 @@ func TestDecLaunchInBlock(t *testing.T) {
 		{"pq_gemm_dec_ks2_m8", 5, 8, 8 * 4 * (2*1088 + 64 + 5*144 + 8)},
 		{"pq_gemm_dec_ks2_m16", 16, 11, 11 * 4 * (2*1088 + 128 + 16*144 + 8)},
 		// S warpgroups x (3 activation slots x 2 tiles of NB rows x (128 B + asg, rs) + 4 warps x 3 slots x (2 x 1088 + 8)) + 1024
-		{"pq_gemm_dec_wk_m8", 1, 4, 4*(3*2*(8*128+64)+4*3*(2*1088+8)) + 1024},
-		{"pq_gemm_dec_wk_m8", 8, 1, 1*(3*2*(8*128+64)+4*3*(2*1088+8)) + 1024},
-		{"pq_gemm_dec_wk_m16", 11, 3, 3*(3*2*(16*128+128)+4*3*(2*1088+8)) + 1024},
-		{"pq_gemm_dec_wk_m32", 17, 4, 4*(3*2*(32*128+256)+4*3*(2*1088+8)) + 1024},
-		{"pq_gemm_dec_wk_m64", 64, 4, 4*(3*1*(64*128+512)+4*4*(1*1088+8)) + 1024},
-		{"pq_gemm_dec_wkz_m8", 1, 4, 4*(3*2*(8*128+64+256)+4*3*(2*1024+8)) + 1024},
-		{"pq_gemm_dec_wkz_m64", 64, 2, 2*(3*1*(64*128+512+256)+4*4*(1*1024+8)) + 1024},
+		{"pq_gemm_dec_wk_m8", 1, 4, 4*(3*2*(8*128+64+256)+4*2*(2*1024+8)) + 1024},
+		{"pq_gemm_dec_wk_m8", 8, 1, 1*(3*2*(8*128+64+256)+4*2*(2*1024+8)) + 1024},
+		{"pq_gemm_dec_wk_m16", 11, 3, 3*(3*2*(16*128+128+256)+4*2*(2*1024+8)) + 1024},
+		{"pq_gemm_dec_wk_m32", 17, 4, 4*(3*2*(32*128+256+256)+4*2*(2*1024+8)) + 1024},
+		{"pq_gemm_dec_wk_m64", 64, 4, 4*(3*1*(64*128+512+256)+4*2*(1*1024+8)) + 1024},
+		{"pq_gemm_dec_wk1_m8", 1, 4, 4*(3*2*(8*128+64+256)+4*1*(2*1024+8)) + 1024},
+		{"pq_gemm_dec_wk1_m64", 64, 2, 2*(3*1*(64*128+512+256)+4*1*(1*1024+8)) + 1024},
 	} {
 		t.Run(fmt.Sprintf("%s/M=%d/S=%d", c.kernel, c.M, c.S), func(t *testing.T) {
 			b := a
@@ -372,7 +372,7 @@ func TestDecLaunchInBlock(t *testing.T) {
 			switch {
 			case strings.HasPrefix(c.kernel, "pq_gemm_dec_ks2_"):
 				nt = 2
-			case strings.HasPrefix(c.kernel, "pq_gemm_dec_wk_"), strings.HasPrefix(c.kernel, "pq_gemm_dec_wkz_"):
+			case strings.HasPrefix(c.kernel, "pq_gemm_dec_wk_"), strings.HasPrefix(c.kernel, "pq_gemm_dec_wk1_"):
 				nt, threads = 4, 128
 			}
 			if kern != c.kernel || grid != gpu.D1(7168/(16*nt)) || block != gpu.D1(threads*c.S) || DecKSTiles(c.kernel) != nt {
@@ -498,23 +498,22 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		}
 		seen[e[1]] = true
 	}
-	// DEC_WK_ENTRY(name, NB, R, U, RA, ZA): a wk kernel, four tiles a
+	// DEC_WK_ENTRY(name, NB, R, U, RA): a wk or wk1 kernel, four tiles a
 	// block, its geometry the one decWKGeom (so DecShared) holds, NB its
 	// M class's op width; DecKSFits must take S = DWK_MAXS at every M it
 	// serves and refuse DWK_MAXS + 1, or a launch exceeds the launch bound.
-	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+), (true|false)\)`).FindAllStringSubmatch(string(src), -1)
+	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+)\)`).FindAllStringSubmatch(string(src), -1)
 	for _, e := range wk {
 		var g wkGeom
 		for i, p := range []*int{&g.NB, &g.R, &g.U, &g.RA} {
 			*p, _ = strconv.Atoi(e[2+i])
 		}
-		g.ZA = e[6] == "true"
 		k, ok := kernels.Lookup(e[1])
 		switch {
-		case !ok || k.Form != FormDecKS || (k.Tag != TagWK && k.Tag != TagWKZ && k.Tag != TagWKD):
-			t.Errorf("%s: not a registered %s kernel tagged %s, %s or %s", e[1], FormDecKS, TagWK, TagWKZ, TagWKD)
-		case g.ZA != (k.Tag != TagWK):
-			t.Errorf("%s: tagged %s with ZA %v: the %s kernels and only they stage the scale words with the activations", k.Name, k.Tag, g.ZA, TagWKZ)
+		case !ok || k.Form != FormDecKS || (k.Tag != TagWK && k.Tag != TagWK1):
+			t.Errorf("%s: not a registered %s kernel tagged %s or %s", e[1], FormDecKS, TagWK, TagWK1)
+		case (g.R == 1) != (k.Tag == TagWK1):
+			t.Errorf("%s: tagged %s with %d weight slots: the %s kernels and only they take one", k.Name, k.Tag, g.R, TagWK1)
 		case DecKSTiles(k.Name) != 4 || DecKSThreads(k.Name) != 128:
 			t.Errorf("%s: DecKSTiles %d, DecKSThreads %d, want 4 and 128 (a warpgroup a split)", k.Name, DecKSTiles(k.Name), DecKSThreads(k.Name))
 		case 8*((k.MaxM+7)/8) != g.NB:
