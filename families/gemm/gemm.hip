@@ -1622,9 +1622,7 @@ DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
 // the bytes); block 128·S, S <= DWK_MAXS, grid N/64. m64 takes one group
 // a round: two would need 64 accumulator registers more than the bound
 // leaves. wk1: one weight slot a warp (the refill overlaps only the
-// round's own conversion and ops), timed against wk's two. wku: wk's two
-// slots of one group each (wk1's bytes in flight, rounds half the size;
-// m64 already takes one group a round).
+// round's own conversion and ops), timed against wk's two.
 #define DEC_WK_ENTRY(NAME, NB, R, U, RA)                                                                               \
   KERNEL LAUNCH_BOUNDS(128 * DWK_MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,           \
                                              const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 K,   \
@@ -1640,9 +1638,6 @@ DEC_WK_ENTRY(pq_gemm_dec_wk1_m8, 8, 1, 2, 3)
 DEC_WK_ENTRY(pq_gemm_dec_wk1_m16, 16, 1, 2, 3)
 DEC_WK_ENTRY(pq_gemm_dec_wk1_m32, 32, 1, 2, 3)
 DEC_WK_ENTRY(pq_gemm_dec_wk1_m64, 64, 1, 1, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wku_m8, 8, 2, 1, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wku_m16, 16, 2, 1, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wku_m32, 32, 2, 1, 3)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

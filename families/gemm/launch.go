@@ -94,12 +94,6 @@ func init() {
 			Doc: "pq_gemm_dec_wk1_m8's body, 16 < M <= 32 (m64n32k32)"},
 		{Name: "pq_gemm_dec_wk1_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wk1_m8's body, 32 < M <= 64 (m64n64k32), one group a round"},
-		{Name: "pq_gemm_dec_wku_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWKU, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk_m8 at one group a round: two slots of 1 KiB a warp, the bytes in flight of pq_gemm_dec_wk1_m8 in rounds half the size"},
-		{Name: "pq_gemm_dec_wku_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWKU, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wku_m8's body, 8 < M <= 16 (m64n16k32)"},
-		{Name: "pq_gemm_dec_wku_m32", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagWKU, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wku_m8's body, 16 < M <= 32 (m64n32k32)"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -484,7 +478,7 @@ var decWGUnsigned = map[string]bool{"pq_gemm_dec_wg_m8": true, "pq_gemm_dec_wg_m
 // decKSGeomByTag is each in-block split-K tag's block: 16-column tiles,
 // threads per split and the largest split.
 var decKSGeomByTag = map[string]struct{ tiles, threads, maxS int }{
-	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWK1: {4, 128, DecWKMaxS}, TagWKU: {4, 128, DecWKMaxS},
+	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWK1: {4, 128, DecWKMaxS},
 }
 
 // wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA)
@@ -510,9 +504,6 @@ var decWKGeom = map[string]wkGeom{
 	"pq_gemm_dec_wk1_m16": {NB: 16, R: 1, U: 2, RA: 3},
 	"pq_gemm_dec_wk1_m32": {NB: 32, R: 1, U: 2, RA: 3},
 	"pq_gemm_dec_wk1_m64": {NB: 64, R: 1, U: 1, RA: 3},
-	"pq_gemm_dec_wku_m8":  {NB: 8, R: 2, U: 1, RA: 3},
-	"pq_gemm_dec_wku_m16": {NB: 16, R: 2, U: 1, RA: 3},
-	"pq_gemm_dec_wku_m32": {NB: 32, R: 2, U: 1, RA: 3},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
@@ -546,7 +537,6 @@ var decFootprintRegs = map[string]int{
 	"pq_gemm_dec_wg_m8": 60, "pq_gemm_dec_wg_m16": 68, "pq_gemm_dec_wg_m32": 72, "pq_gemm_dec_wg_m64": 120,
 	"pq_gemm_dec_wk_m8": 101, "pq_gemm_dec_wk_m16": 110, "pq_gemm_dec_wk_m32": 124, "pq_gemm_dec_wk_m64": 128,
 	"pq_gemm_dec_wk1_m8": 107, "pq_gemm_dec_wk1_m16": 108, "pq_gemm_dec_wk1_m32": 128, "pq_gemm_dec_wk1_m64": 128,
-	"pq_gemm_dec_wku_m8": 90, "pq_gemm_dec_wku_m16": 90, "pq_gemm_dec_wku_m32": 100,
 }
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
@@ -701,10 +691,6 @@ const TagWK = "wk"
 // warp (pq_gemm_dec_wk1_*).
 const TagWK1 = "wk1"
 
-// TagWKU is the registry tag of the wk kernels at one group a round
-// (pq_gemm_dec_wku_*, M <= 32).
-const TagWKU = "wku"
-
 // DecWKFixedS are the splits the dec suite times the wk kernels at.
 var DecWKFixedS = []int{1, 2, 3, 4}
 
@@ -752,7 +738,6 @@ var OwnLaws = []OwnLaw{
 	{TagKS2, "gemm.DecSplitKS/" + TagKS2, DecSplitKS, DecKSFixedS, DecKSMaxS},
 	{TagWK, "gemm.DecSplitWK/" + TagWK, DecSplitWK, DecWKFixedS, DecWKMaxS},
 	{TagWK1, "gemm.DecSplitWK/" + TagWK1, DecSplitWK, DecWKFixedS, DecWKMaxS},
-	{TagWKU, "gemm.DecSplitWK/" + TagWKU, DecSplitWK, DecWKFixedS, DecWKMaxS},
 }
 
 // OwnLawTags are OwnLaws' tags.

@@ -372,7 +372,7 @@ func TestDecLaunchInBlock(t *testing.T) {
 			switch {
 			case strings.HasPrefix(c.kernel, "pq_gemm_dec_ks2_"):
 				nt = 2
-			case strings.HasPrefix(c.kernel, "pq_gemm_dec_wk_"), strings.HasPrefix(c.kernel, "pq_gemm_dec_wk1_"), strings.HasPrefix(c.kernel, "pq_gemm_dec_wku_"):
+			case strings.HasPrefix(c.kernel, "pq_gemm_dec_wk_"), strings.HasPrefix(c.kernel, "pq_gemm_dec_wk1_"):
 				nt, threads = 4, 128
 			}
 			if kern != c.kernel || grid != gpu.D1(7168/(16*nt)) || block != gpu.D1(threads*c.S) || DecKSTiles(c.kernel) != nt {
@@ -510,12 +510,10 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		}
 		k, ok := kernels.Lookup(e[1])
 		switch {
-		case !ok || k.Form != FormDecKS || (k.Tag != TagWK && k.Tag != TagWK1 && k.Tag != TagWKU):
-			t.Errorf("%s: not a registered %s kernel tagged %s, %s or %s", e[1], FormDecKS, TagWK, TagWK1, TagWKU)
+		case !ok || k.Form != FormDecKS || (k.Tag != TagWK && k.Tag != TagWK1):
+			t.Errorf("%s: not a registered %s kernel tagged %s or %s", e[1], FormDecKS, TagWK, TagWK1)
 		case (g.R == 1) != (k.Tag == TagWK1):
 			t.Errorf("%s: tagged %s with %d weight slots: the %s kernels and only they take one", k.Name, k.Tag, g.R, TagWK1)
-		case k.Tag == TagWKU && g.U != 1:
-			t.Errorf("%s: tagged %s with %d groups a round, want 1", k.Name, k.Tag, g.U)
 		case DecKSTiles(k.Name) != 4 || DecKSThreads(k.Name) != 128:
 			t.Errorf("%s: DecKSTiles %d, DecKSThreads %d, want 4 and 128 (a warpgroup a split)", k.Name, DecKSTiles(k.Name), DecKSThreads(k.Name))
 		case 8*((k.MaxM+7)/8) != g.NB:
