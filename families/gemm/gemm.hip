@@ -1169,12 +1169,13 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // between the ops and their wait (see gemm_dec_wg: ptxas may reuse an
 // in-flight A operand's registers).
 //
-// Ring depth: two weight slots a warp beat three by 5-11% at S = 4 and M
-// <= 16 on qkv, in_proj and down, and five lost 13% (H200, 2026-12-03,
-// bench2 dec, results/h200-2026-12-03b): the bytes a warp requests up
-// front delay the first round it can start. Moving the scale words off
-// the bulk copies (two a round fewer, each in an elect loop) cut the
-// instructions 7% (ncu, qkv M = 1, S = 4).
+// Ring depth: at S = 4 and M <= 16 on qkv, in_proj and down, three weight
+// slots a warp ran 3-8% slower than two, five 13% slower than three on
+// qkv M = 1, and one slot (wk1) was 3-5% faster than two (H200,
+// 2026-12-03, bench2 dec, results/h200-2026-12-03b): the bytes a warp's
+// neighbours request up front delay the first round it can start.
+// Moving the scale words off the bulk copies (two a round fewer, each in
+// an elect loop) cut the instructions 7% (ncu, qkv M = 1, S = 4).
 //
 // Shared memory (dynamic, 1024-aligned; DecShared: S x the four regions'
 // bytes of one warpgroup, RA·U·(NB·128 + 8·NB + 256) + 4·R·(U·1024 + 8), +
