@@ -80,6 +80,63 @@ func TestGateRunsEveryRegisteredKernel(t *testing.T) {
 	}
 }
 
+// The gate runs every decode variant with a split law of its own at every
+// split the dec suite times it at (its OwnLaws row's Fixed splits that fit
+// the block and are at most G), so no timed split goes ungated.
+func TestGateRunsOwnLawVariantsAtEveryTimedSplit(t *testing.T) {
+	for _, info := range fakeTargets {
+		env, dev := faketest.Env(t, info)
+		sh := GemmShape{K: 384, Parts: []int{256, 128}} // G = 3
+		w := GateWeights(rand.New(rand.NewPCG(3, 4)), sh.K, sh.N())
+		Ms := []int{1, 9, 24, 64}
+		gates.RunGate(env, gates.Gate{Name: "gemm-splits", Device: true, Run: func(t *gates.T) {
+			p, err := packGEMM(w)
+			t.Check(err, "repack")
+			for _, M := range Ms {
+				runGEMMCase(t, gemmCase{"fake/dec", sh, M, "normal", false}, 5, w, p)
+				t.Release()
+			}
+		}})
+		ran := map[string]map[int]bool{} // kernel "M" -> S launched
+		for _, l := range dev.Launches {
+			if len(l.Args) < 14 {
+				continue
+			}
+			M, okM := l.Args[8].(uint32)
+			S, okS := l.Args[13].(uint32)
+			if !okM || !okS {
+				continue
+			}
+			key := fmt.Sprintf("%s M=%d", l.Kernel, M)
+			if ran[key] == nil {
+				ran[key] = map[int]bool{}
+			}
+			ran[key][int(S)] = true
+		}
+		checked := 0
+		for _, M := range Ms {
+			for _, k := range DecKernelsBits(4, M, info.CodeArch(), true) {
+				l, ok := OwnLawOf(k.Tag)
+				if !ok || k.Role != kernels.Variant {
+					continue
+				}
+				for _, S := range l.Fixed {
+					if S > sh.G() || !DecKSFits(k.Name, M, S) {
+						continue
+					}
+					checked++
+					if key := fmt.Sprintf("%s M=%d", k.Name, M); !ran[key][S] {
+						t.Errorf("%s: %s timed at S=%d by the dec suite, never launched there by the gate (ran at %v)", info.Arch, key, S, slices.Sorted(maps.Keys(ran[key])))
+					}
+				}
+			}
+		}
+		if info.CodeArch() == kernels.SM90a && checked == 0 {
+			t.Errorf("%s: no own-law decode variant found: the test checks nothing", info.Arch)
+		}
+	}
+}
+
 func TestBenchTimesEveryRegisteredKernel(t *testing.T) {
 	for _, info := range fakeTargets {
 		c, dev := faketest.Ctx(t, info, tinyShapes(t), []int{1, 9, 24, 40, 200})

@@ -63,7 +63,7 @@ func init() {
 	gates.Register(gates.Gate{Family: Family, Name: "gemm5", Headline: []string{"worst_rel_over_floor", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMMBits(5),
 		Proves: "every registered W5A8 GEMM kernel (decode band pq_gemm_dec5_*: at its split-K law's S and fixed S, cluster and ws reduce, PDL pairs; per-token prefill pq_gemm_pre5) is within the gemm gate's bounds of the fp64 reference on 5-bit weights (codes and zeros 0..31, fifth-bit planes) at every shape and M class of the gemm gate, the subnormal-heavy case included"})
 	gates.Register(gates.Gate{Family: Family, Name: "gemm", Headline: []string{"worst_rel_over_floor", "cases"}, Suites: gates.Quick | gates.Full, Device: true, Run: gateGEMMBits(4),
-		Proves: "every registered W4A8 GEMM kernel (decode band: the baseline at its split-K law's S and fixed S, its variants at the same splits and at their own law's S, the row-layout variants pq_gemm_dec_rl_* at every split and reduce path of the baseline with its output bits, every decode launch made 3 times with the first launch's bits each time; per-token prefill: tiled mma.sync and on sm_90a row-major wgmma, also at G = 3 and 5) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
+		Proves: "every registered W4A8 GEMM kernel (decode band: the baseline at its split-K law's S and fixed S, its variants at the same splits, at their own law's S and at every split the dec suite times them at, the row-layout variants pq_gemm_dec_rl_* at every split and reduce path of the baseline with its output bits, every decode launch made 3 times with the first launch's bits each time; per-token prefill: tiled mma.sync and on sm_90a row-major wgmma, also at G = 3 and 5) are within 1.5x the bf16 rounding floor of the fp64 reference on the TP=2 shapes (P=1..3), decode and prefill M incl. odd M, normal/outlier/subnormal-heavy activations; no NaN, every row < M written, rows past M untouched, canaries intact"})
 }
 
 const gemmRowsPast = 16
@@ -614,11 +614,26 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	law := DecSplitK(M, N, K, t.Device().Info().SMs)
 	Ss := DecGateSplits(M, N, K, t.Device().Info().SMs)
 	maxS := DecClusterS
-	// Variants with a split law of their own (DecSplitFor) also run at it.
-	ownLaw := map[string]int{}
+	// Variants with a split law of their own (DecSplitFor) also run at
+	// it (ownLaw) and at every split the dec suite times them at (their
+	// OwnLaws row's Fixed splits that fit and are at most G: ownSs).
+	ownLaw, ownSs := map[string]int{}, map[string][]int{}
 	for _, k := range DecKernelsBits(bits, M, t.Device().Info().CodeArch(), true) {
-		if S := DecSplitFor(k, M, N, K, t.Device().Info().SMs); k.Role == kernels.Variant && S != law {
+		if k.Role != kernels.Variant {
+			continue
+		}
+		if S := DecSplitFor(k, M, N, K, t.Device().Info().SMs); S != law {
 			ownLaw[k.Name] = S
+			ownSs[k.Name] = append(ownSs[k.Name], S)
+		}
+		if l, ok := OwnLawOf(k.Tag); ok {
+			for _, S := range l.Fixed {
+				if S <= G && DecKSFits(k.Name, M, S) && !slices.Contains(ownSs[k.Name], S) {
+					ownSs[k.Name] = append(ownSs[k.Name], S)
+				}
+			}
+		}
+		for _, S := range ownSs[k.Name] {
 			maxS = max(maxS, S)
 		}
 	}
@@ -655,8 +670,9 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	// (attribution kernels compute no GEMM: not gated). Row-layout
 	// variants (LayoutRow) also run the other reduce path at S =
 	// DecClusterS, each output byte-identical to the baseline's.
-	// splitRuns: variant k at every S the baseline runs, and at its own
-	// law's S.
+	// splitRuns: variant k at every S the baseline runs, at its own
+	// law's S (launched as the product launches it) and at its law's
+	// Fixed splits (plainly).
 	splitRuns := func(k kernels.Kernel) []run {
 		var out []run
 		for _, S := range Ss {
@@ -665,8 +681,11 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			}
 			out = append(out, run{S, k.Name, S == law && clusterAt(k, S), false})
 		}
-		if S, ok := ownLaw[k.Name]; ok && !slices.Contains(Ss, S) {
-			out = append(out, run{S, k.Name, clusterAt(k, S), false})
+		for _, S := range ownSs[k.Name] {
+			if !slices.Contains(Ss, S) {
+				own, ok := ownLaw[k.Name]
+				out = append(out, run{S, k.Name, ok && S == own && clusterAt(k, S), false})
+			}
 		}
 		return out
 	}

@@ -352,7 +352,7 @@ func TestDecLaunchInBlock(t *testing.T) {
 		{"pq_gemm_dec_ks_m16", 13, 3, 3 * 4 * (1088 + 128 + 13*144 + 8)},
 		{"pq_gemm_dec_ks2_m8", 5, 8, 8 * 4 * (2*1088 + 64 + 5*144 + 8)},
 		{"pq_gemm_dec_ks2_m16", 16, 11, 11 * 4 * (2*1088 + 128 + 16*144 + 8)},
-		// S warpgroups x (3 activation slots x 2 tiles of NB rows x (128 B + asg, rs) + 4 warps x 3 slots x (2 x 1088 + 8)) + 1024
+		// S warpgroups x (RA = 3 activation slots x U groups x (NB rows x 128 B + asg, rs + 256 B of scale words) + 4 warps x R slots x (U x 1024 + 8)) + 1024
 		{"pq_gemm_dec_wk_m8", 1, 4, 4*(3*2*(8*128+64+256)+4*2*(2*1024+8)) + 1024},
 		{"pq_gemm_dec_wk_m8", 8, 1, 1*(3*2*(8*128+64+256)+4*2*(2*1024+8)) + 1024},
 		{"pq_gemm_dec_wk_m16", 11, 3, 3*(3*2*(16*128+128+256)+4*2*(2*1024+8)) + 1024},
