@@ -418,7 +418,7 @@ const DecClusterS = 2
 // rows and split S needs: for the mma.sync in-block split-K kernels (tags
 // ks, ks2) S warps' rings of DecKSRing slots and mbarriers (gemm.hip
 // dks_slot: the weight tile, 16 scale words, asg and rs of 8·MT rows, M
-// activation rows at a 144-byte stride); for the wgmma ones (tag wk) S
+// activation rows at a 144-byte stride); for the wgmma ones (tags wk, wk1) S
 // warpgroups' bytes by the kernel's decWKGeom (wkGeom.perWG) and 1024
 // bytes of alignment slack; else its registry row's Shared (gemm.hip
 // DWG_SMEM_<NB> for the wgmma kernels: three activation chunk buffers and
@@ -465,7 +465,7 @@ func DecKSThreads(kernel string) int {
 // codes unsigned (e4m3 byte c = c·2^-9, the zero point folded with the row
 // sums) rather than as c − z: gemm.hip's DEC_WG_ENTRY UNS argument, tied to
 // this table by TestDecWGEntriesMatchTable. The gate's magnitude follows it
-// (refFor). The wgmma in-block kernels (tag wk) always take them unsigned.
+// (refFor). The wgmma in-block kernels (tags wk, wk1) always take them unsigned.
 func DecWGUnsigned(kernel string) bool {
 	if _, ok := decWKGeom[kernel]; ok {
 		return true
@@ -694,7 +694,7 @@ const TagWK1 = "wk1"
 // DecWKFixedS are the splits the dec suite times the wk kernels at.
 var DecWKFixedS = []int{1, 2, 3, 4}
 
-// DecSplitWK is the split law of the wgmma in-block kernels (tag wk):
+// DecSplitWK is the split law of the wgmma in-block kernels (tags wk, wk1):
 // the S of 1..DecWKMaxS that fits (DecKSFits, S <= G) whose N/64
 // blocks run in the fewest waves (decResidentAt blocks an SM), the
 // largest such S. Its blocks are bound by each warpgroup's serial chain
@@ -702,8 +702,10 @@ var DecWKFixedS = []int{1, 2, 3, 4}
 // on gate_up (272 blocks) S = 4 (one block an SM, 3 waves) measured 1.6-
 // 4.7% slower than S = 1 (one wave) at M = 1..32, while S = 4 was the
 // best split of qkv, down and in_proj (80-128 blocks, one wave at every
-// S) in every cell (H200, 2026-12-03, bench2 dec, wkS1..wkS4,
-// results/h200-2026-12-03).
+// S) in every cell (H200, 2026-12-03, bench2 dec, wkS1..wkS4 of the
+// three-slot kernels, results/h200-2026-12-03). On the two- and one-slot
+// kernels: regret 0.0% (wk) and 0.1% (wk1, worst cell +1.0%) over 36
+// cells (results/h200-2026-12-03b).
 func DecSplitWK(kernel string, M, N, K, sms int) int {
 	G := K / refimpl.GroupSize
 	nb := max(N/DecBN, 1)
