@@ -9,7 +9,7 @@
 //                                       visible to the async proxy wgmma reads with
 //   sw128_desc(addr)                    matrix descriptor of a K-major tile of
 //                                       128-byte rows, 128B swizzle
-//   wg_mma_e4m3(d, a, desc, acc)        D(64xN) (+)= A(64x32) . B(32xN), e4m3, N 8/16/32/64/128 (d: N/2 floats)
+//   wg_mma_e4m3(d, a, desc, acc)        D(64xN) (+)= A(64x32) . B(32xN), e4m3, N 8..64 in steps of 8, 128 (d: N/2 floats)
 //   w4_e4m3_frag(w0, w1, z0, z1, a)     two weight words -> the A operand (c − z) of a k32 step
 //   w4_e4m3u_frag(w0, w1, a)            the same words -> the A operand c·2^-9 (unsigned codes)
 //   lds_v4(addr) / sts_v4(addr, v)      16-byte shared load / store (by shared address)
@@ -164,7 +164,7 @@ DEVICE void wg_mma_e4m3(float (&d)[64], const u32 (&a)[4], u64 desc, u32 acc) {
 // D(64 x NB) (+)= A(64 x 32, e4m3 from registers) . B(32 x NB, e4m3 from
 // shared memory: NB rows of 128 K-contiguous bytes, the 128B-swizzled tile
 // sw128_desc describes; k32 step s is the descriptor advanced by 32 s
-// bytes), NB = 8/16/32/64, d: NB/2 floats in the layout above; acc = 0
+// bytes), NB = 8, 16, ..., 64, d: NB/2 floats in the layout above; acc = 0
 // ignores D's old value. One overload per N (the asm operand list is the
 // accumulator count).
 DEVICE void wg_mma_e4m3(float (&d)[4], const u32 (&a)[4], u64 desc, u32 acc) {
@@ -196,6 +196,38 @@ DEVICE void wg_mma_e4m3(float (&d)[32], const u32 (&a)[4], u64 desc, u32 acc) {
                "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
+               : "memory");
+}
+DEVICE void wg_mma_e4m3(float (&d)[12], const u32 (&a)[4], u64 desc, u32 acc) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %17, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n24k32.f32.e4m3.e4m3 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, %16, p, 1, 1;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
+               : "memory");
+}
+DEVICE void wg_mma_e4m3(float (&d)[20], const u32 (&a)[4], u64 desc, u32 acc) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %25, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n40k32.f32.e4m3.e4m3 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19}, {%20, %21, %22, %23}, %24, p, 1, 1;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
+               : "memory");
+}
+DEVICE void wg_mma_e4m3(float (&d)[24], const u32 (&a)[4], u64 desc, u32 acc) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %29, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n48k32.f32.e4m3.e4m3 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, {%24, %25, %26, %27}, %28, p, 1, 1;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
+               : "memory");
+}
+DEVICE void wg_mma_e4m3(float (&d)[28], const u32 (&a)[4], u64 desc, u32 acc) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %33, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n56k32.f32.e4m3.e4m3 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27}, {%28, %29, %30, %31}, %32, p, 1, 1;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc)
                : "memory");
 }
