@@ -43,6 +43,24 @@ linear mlp_down    K=256 N=128
 	return s
 }
 
+// decClassEdges are the decode M values that reach every registered
+// decode kernel's M class: each class's largest M, and with first its
+// smallest too (an odd M in every class above m8).
+func decClassEdges(first bool) []int {
+	var ms []int
+	for _, k := range kernels.Select(kernels.Query{Family: Family, Full: true}) {
+		if k.Op != OpDec && k.Op != OpDec5 {
+			continue
+		}
+		ms = append(ms, k.MaxM)
+		if first {
+			ms = append(ms, k.MinM)
+		}
+	}
+	slices.Sort(ms)
+	return slices.Compact(ms)
+}
+
 func TestGateRunsEveryRegisteredKernel(t *testing.T) {
 	for _, info := range fakeTargets {
 		env, dev := faketest.Env(t, info)
@@ -52,11 +70,11 @@ func TestGateRunsEveryRegisteredKernel(t *testing.T) {
 			for _, w := range []*refimpl.QWeight{GateWeights(rand.New(rand.NewPCG(3, 4)), sh.K, sh.N()), gemmWeights5(rand.New(rand.NewPCG(3, 5)), sh.K, sh.N())} {
 				p, err := packGEMM(w)
 				t.Check(err, "repack")
-				for _, c := range []gemmCase{
-					{"fake/dec", sh, 1, "normal", false}, {"fake/dec", sh, 9, "normal", false},
-					{"fake/dec", sh, 24, "normal", false}, {"fake/dec", sh, 33, "normal", false}, {"fake/dec", sh, 64, "normal", false},
-					{"fake/pre", sh, 200, "normal", true},
-				} {
+				var cs []gemmCase
+				for _, M := range decClassEdges(true) {
+					cs = append(cs, gemmCase{"fake/dec", sh, M, "normal", false})
+				}
+				for _, c := range append(cs, gemmCase{"fake/pre", sh, 200, "normal", true}) {
 					runGEMMCase(t, c, 5, w, p)
 					t.Release()
 				}
@@ -139,7 +157,7 @@ func TestGateRunsOwnLawVariantsAtEveryTimedSplit(t *testing.T) {
 
 func TestBenchTimesEveryRegisteredKernel(t *testing.T) {
 	for _, info := range fakeTargets {
-		c, dev := faketest.Ctx(t, info, tinyShapes(t), []int{1, 9, 24, 40, 200})
+		c, dev := faketest.Ctx(t, info, tinyShapes(t), append(decClassEdges(false), 200))
 		for _, s := range bench.FamilySuites(Family) {
 			if err := s.Run(c); err != nil {
 				t.Fatalf("%s suite %s: %v", info.Arch, s.Name, err)

@@ -1623,7 +1623,11 @@ DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
 // the bytes); block 128·S, S <= DWK_MAXS, grid N/64. m64 takes one group
 // a round: two would need 64 accumulator registers more than the bound
 // leaves. wk1: one weight slot a warp (the refill overlaps only the
-// round's own conversion and ops), timed against wk's two.
+// round's own conversion and ops), timed against wk's two, with a class
+// every 8 rows: the time grows with the op width NB, not with M (qkv,
+// S = 4: M = 40 at NB = 64 18.32 µs, at NB = 40 15.49; H200, 2026-12-03,
+// results/h200-2026-12-03c). m48 takes one group a round: at two, ptxas
+// spills 68 bytes.
 #define DEC_WK_ENTRY(NAME, NB, R, U, RA)                                                                               \
   KERNEL LAUNCH_BOUNDS(128 * DWK_MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,           \
                                              const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 K,   \
@@ -1637,16 +1641,12 @@ DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 2, 2, 3)
 DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 2, 1, 3)
 DEC_WK_ENTRY(pq_gemm_dec_wk1_m8, 8, 1, 2, 3)
 DEC_WK_ENTRY(pq_gemm_dec_wk1_m16, 16, 1, 2, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m24, 24, 1, 2, 3)
 DEC_WK_ENTRY(pq_gemm_dec_wk1_m32, 32, 1, 2, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m40, 40, 1, 2, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m48, 48, 1, 1, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m56, 56, 1, 1, 3)
 DEC_WK_ENTRY(pq_gemm_dec_wk1_m64, 64, 1, 1, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wkf_m24, 24, 1, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wkf_m40, 40, 1, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wkf_m48, 48, 1, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wkf_m56, 56, 1, 1, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wkg_m40, 40, 1, 1, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wkg_m48, 48, 1, 1, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk4_m8, 8, 1, 4, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk4_m16, 16, 1, 4, 3)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

@@ -90,26 +90,18 @@ func init() {
 			Doc: "pq_gemm_dec_wk_m8 with one weight slot a warp: the refill overlaps only the round's own conversion and ops"},
 		{Name: "pq_gemm_dec_wk1_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wk1_m8's body, 8 < M <= 16 (m64n16k32)"},
-		{Name: "pq_gemm_dec_wk1_m32", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 32, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk1_m8's body, 16 < M <= 32 (m64n32k32)"},
-		{Name: "pq_gemm_dec_wk1_m64", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 64, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk1_m8's body, 32 < M <= 64 (m64n64k32), one group a round"},
-		{Name: "pq_gemm_dec_wkf_m24", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 24, Role: kernels.Variant, Tag: TagWKF, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "trial: pq_gemm_dec_wk1_m32's body at the op width of its rows, 16 < M <= 24 (m64n24k32)"},
-		{Name: "pq_gemm_dec_wkf_m40", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 40, Role: kernels.Variant, Tag: TagWKF, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "trial: pq_gemm_dec_wk1_m32's body, 32 < M <= 40 (m64n40k32), two groups a round"},
-		{Name: "pq_gemm_dec_wkf_m48", Op: OpDec, Form: FormDecKS, MinM: 41, MaxM: 48, Role: kernels.Variant, Tag: TagWKF, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "trial: pq_gemm_dec_wk1_m32's body, 40 < M <= 48 (m64n48k32), two groups a round"},
-		{Name: "pq_gemm_dec_wkf_m56", Op: OpDec, Form: FormDecKS, MinM: 49, MaxM: 56, Role: kernels.Variant, Tag: TagWKF, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "trial: pq_gemm_dec_wk1_m64's body, 48 < M <= 56 (m64n56k32), one group a round"},
-		{Name: "pq_gemm_dec_wkg_m40", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 40, Role: kernels.Variant, Tag: TagWKG, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "trial: pq_gemm_dec_wk1_m64's body, 32 < M <= 40 (m64n40k32), one group a round"},
-		{Name: "pq_gemm_dec_wkg_m48", Op: OpDec, Form: FormDecKS, MinM: 41, MaxM: 48, Role: kernels.Variant, Tag: TagWKG, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "trial: pq_gemm_dec_wk1_m64's body, 40 < M <= 48 (m64n48k32), one group a round"},
-		{Name: "pq_gemm_dec_wk4_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWK4, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "trial: pq_gemm_dec_wk1_m8 at four groups a round (half the rounds)"},
-		{Name: "pq_gemm_dec_wk4_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWK4, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "trial: pq_gemm_dec_wk1_m16 at four groups a round"},
+		{Name: "pq_gemm_dec_wk1_m24", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 24, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk1_m8's body, 16 < M <= 24 (m64n24k32)"},
+		{Name: "pq_gemm_dec_wk1_m32", Op: OpDec, Form: FormDecKS, MinM: 25, MaxM: 32, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk1_m8's body, 24 < M <= 32 (m64n32k32)"},
+		{Name: "pq_gemm_dec_wk1_m40", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 40, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk1_m8's body, 32 < M <= 40 (m64n40k32)"},
+		{Name: "pq_gemm_dec_wk1_m48", Op: OpDec, Form: FormDecKS, MinM: 41, MaxM: 48, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk1_m8's body, 40 < M <= 48 (m64n48k32), one group a round"},
+		{Name: "pq_gemm_dec_wk1_m56", Op: OpDec, Form: FormDecKS, MinM: 49, MaxM: 56, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk1_m8's body, 48 < M <= 56 (m64n56k32), one group a round"},
+		{Name: "pq_gemm_dec_wk1_m64", Op: OpDec, Form: FormDecKS, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk1_m8's body, 56 < M <= 64 (m64n64k32), one group a round"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -494,7 +486,7 @@ var decWGUnsigned = map[string]bool{"pq_gemm_dec_wg_m8": true, "pq_gemm_dec_wg_m
 // decKSGeomByTag is each in-block split-K tag's block: 16-column tiles,
 // threads per split and the largest split.
 var decKSGeomByTag = map[string]struct{ tiles, threads, maxS int }{
-	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWK1: {4, 128, DecWKMaxS}, TagWKF: {4, 128, DecWKMaxS}, TagWKG: {4, 128, DecWKMaxS}, TagWK4: {4, 128, DecWKMaxS},
+	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWK1: {4, 128, DecWKMaxS},
 }
 
 // wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA)
@@ -518,16 +510,12 @@ var decWKGeom = map[string]wkGeom{
 	"pq_gemm_dec_wk_m64":  {NB: 64, R: 2, U: 1, RA: 3},
 	"pq_gemm_dec_wk1_m8":  {NB: 8, R: 1, U: 2, RA: 3},
 	"pq_gemm_dec_wk1_m16": {NB: 16, R: 1, U: 2, RA: 3},
+	"pq_gemm_dec_wk1_m24": {NB: 24, R: 1, U: 2, RA: 3},
 	"pq_gemm_dec_wk1_m32": {NB: 32, R: 1, U: 2, RA: 3},
+	"pq_gemm_dec_wk1_m40": {NB: 40, R: 1, U: 2, RA: 3},
+	"pq_gemm_dec_wk1_m48": {NB: 48, R: 1, U: 1, RA: 3},
+	"pq_gemm_dec_wk1_m56": {NB: 56, R: 1, U: 1, RA: 3},
 	"pq_gemm_dec_wk1_m64": {NB: 64, R: 1, U: 1, RA: 3},
-	"pq_gemm_dec_wkf_m24": {NB: 24, R: 1, U: 2, RA: 3},
-	"pq_gemm_dec_wkf_m40": {NB: 40, R: 1, U: 2, RA: 3},
-	"pq_gemm_dec_wkf_m48": {NB: 48, R: 1, U: 2, RA: 3},
-	"pq_gemm_dec_wkf_m56": {NB: 56, R: 1, U: 1, RA: 3},
-	"pq_gemm_dec_wkg_m40": {NB: 40, R: 1, U: 1, RA: 3},
-	"pq_gemm_dec_wkg_m48": {NB: 48, R: 1, U: 1, RA: 3},
-	"pq_gemm_dec_wk4_m8":  {NB: 8, R: 1, U: 4, RA: 3},
-	"pq_gemm_dec_wk4_m16": {NB: 16, R: 1, U: 4, RA: 3},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
@@ -560,9 +548,8 @@ func DecInBlock(kernel string) bool {
 var decFootprintRegs = map[string]int{
 	"pq_gemm_dec_wg_m8": 60, "pq_gemm_dec_wg_m16": 68, "pq_gemm_dec_wg_m32": 72, "pq_gemm_dec_wg_m64": 120,
 	"pq_gemm_dec_wk_m8": 101, "pq_gemm_dec_wk_m16": 110, "pq_gemm_dec_wk_m32": 124, "pq_gemm_dec_wk_m64": 128,
-	"pq_gemm_dec_wk1_m8": 107, "pq_gemm_dec_wk1_m16": 108, "pq_gemm_dec_wk1_m32": 128, "pq_gemm_dec_wk1_m64": 128,
-	"pq_gemm_dec_wkf_m24": 128, "pq_gemm_dec_wkf_m40": 128, "pq_gemm_dec_wkf_m48": 128, "pq_gemm_dec_wkf_m56": 128,
-	"pq_gemm_dec_wkg_m40": 128, "pq_gemm_dec_wkg_m48": 128, "pq_gemm_dec_wk4_m8": 128, "pq_gemm_dec_wk4_m16": 128,
+	"pq_gemm_dec_wk1_m8": 107, "pq_gemm_dec_wk1_m16": 108, "pq_gemm_dec_wk1_m24": 121, "pq_gemm_dec_wk1_m32": 128,
+	"pq_gemm_dec_wk1_m40": 128, "pq_gemm_dec_wk1_m48": 127, "pq_gemm_dec_wk1_m56": 122, "pq_gemm_dec_wk1_m64": 128,
 }
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
@@ -717,14 +704,6 @@ const TagWK = "wk"
 // warp (pq_gemm_dec_wk1_*).
 const TagWK1 = "wk1"
 
-// Trial tags: wkf (the op width of the rows, M 17..24 and 33..56), wkg
-// (the same at one group a round, M 33..48), wk4 (four groups a round, M <= 16).
-const (
-	TagWKF = "wkf"
-	TagWKG = "wkg"
-	TagWK4 = "wk4"
-)
-
 // DecWKFixedS are the splits the dec suite times the wk kernels at.
 var DecWKFixedS = []int{1, 2, 3, 4}
 
@@ -774,9 +753,6 @@ var OwnLaws = []OwnLaw{
 	{TagKS2, "gemm.DecSplitKS/" + TagKS2, DecSplitKS, DecKSFixedS, DecKSMaxS},
 	{TagWK, "gemm.DecSplitWK/" + TagWK, DecSplitWK, DecWKFixedS, DecWKMaxS},
 	{TagWK1, "gemm.DecSplitWK/" + TagWK1, DecSplitWK, DecWKFixedS, DecWKMaxS},
-	{TagWKF, "gemm.DecSplitWK/" + TagWKF, DecSplitWK, DecWKFixedS, DecWKMaxS},
-	{TagWKG, "gemm.DecSplitWK/" + TagWKG, DecSplitWK, DecWKFixedS, DecWKMaxS},
-	{TagWK4, "gemm.DecSplitWK/" + TagWK4, DecSplitWK, DecWKFixedS, DecWKMaxS},
 }
 
 // OwnLawTags are OwnLaws' tags.
