@@ -658,8 +658,10 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	arch := t.Device().Info().CodeArch()
 	baseK, err := kernels.BaselineFor(Family, DecOp(bits), M, arch)
 	t.Check(err, name)
+	// clusterAt: kernel k launches at S in clusters (DecLaunchOptsOf);
+	// a cluster-split kernel always does so, the others at the law's S.
 	clusterAt := func(k kernels.Kernel, S int) bool {
-		return k.Caps&kernels.Cluster != 0 && DecLaunchOpts(S) != (gpu.LaunchOpts{})
+		return DecLaunchOptsOf(k.Name, S) != (gpu.LaunchOpts{})
 	}
 	for _, S := range Ss {
 		runs = append(runs, run{S, baseK.Name, S == law && clusterAt(baseK, S), false})
@@ -679,12 +681,12 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			if !DecKSFits(k.Name, M, S) {
 				continue // an in-block split is the block's warps: S of them must fit one block
 			}
-			out = append(out, run{S, k.Name, S == law && clusterAt(k, S), false})
+			out = append(out, run{S, k.Name, (S == law || DecClusterRequired(k.Name)) && clusterAt(k, S), false})
 		}
 		for _, S := range ownSs[k.Name] {
 			if !slices.Contains(Ss, S) {
 				own, ok := ownLaw[k.Name]
-				out = append(out, run{S, k.Name, ok && S == own && clusterAt(k, S), false})
+				out = append(out, run{S, k.Name, ((ok && S == own) || DecClusterRequired(k.Name)) && clusterAt(k, S), false})
 			}
 		}
 		return out
@@ -724,7 +726,10 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		kern, grid, block, args, err := DecLaunch(c.shape, M, S, a)
 		t.Check(err, name)
 		tag := fmt.Sprintf("%s S=%d", kern, S)
-		clustered := r.cluster && t.LaunchEx(kern, grid, block, DecShared(kern, M, S), DecLaunchOpts(S), args...)
+		clustered := r.cluster && t.LaunchEx(kern, grid, block, DecShared(kern, M, S), DecLaunchOptsOf(kern, S), args...)
+		if r.cluster && !clustered && DecClusterRequired(kern) {
+			return // launchEx said why; a plain launch of a cluster-split kernel traps
+		}
 		key := ck.With("kernel", kern).With("S", S).With("launch", launchKind(clustered, false))
 		if clustered {
 			clusterLaunches++
@@ -780,7 +785,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			t.Poison(out, 0xFF)
 			t.Poison(ws, 0xFF)
 			if clustered {
-				t.LaunchEx(kern, grid, block, DecShared(kern, M, S), DecLaunchOpts(S), args...)
+				t.LaunchEx(kern, grid, block, DecShared(kern, M, S), DecLaunchOptsOf(kern, S), args...)
 			} else {
 				t.Launch(kern, grid, block, DecShared(kern, M, S), args...)
 			}
@@ -864,7 +869,11 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	for _, k := range DecKernelsBits(bits, M, arch, false) {
 		if k.Role == kernels.Variant && k.Caps&kernels.PDL != 0 && DecWeightLayout(k) != LayoutRow {
 			if S := DecSplitFor(k, M, N, K, t.Device().Info().SMs); S > 1 && DecKSFits(k.Name, M, S) {
-				pairs = append(pairs, pair{k.Name, S, gpu.LaunchOpts{}})
+				opts := gpu.LaunchOpts{}
+				if DecClusterRequired(k.Name) {
+					opts = DecLaunchOptsOf(k.Name, S)
+				}
+				pairs = append(pairs, pair{k.Name, S, opts})
 			}
 		}
 	}
@@ -893,7 +902,13 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 				t.Poison(ws, 0xFF)
 				kern, grid, block, args, err := DecLaunch(c.shape, M, pr.S, a)
 				t.Check(err, name)
-				t.Launch(kern, grid, block, DecShared(kern, M, pr.S), args...)
+				if pr.opts.Cluster != (gpu.Dim3{}) {
+					if !t.LaunchEx(kern, grid, block, DecShared(kern, M, pr.S), gpu.LaunchOpts{Cluster: pr.opts.Cluster}, args...) {
+						break
+					}
+				} else {
+					t.Launch(kern, grid, block, DecShared(kern, M, pr.S), args...)
+				}
 				ref = t.Download(out)
 			}
 			t.Poison(out, 0xFF)
