@@ -296,13 +296,8 @@ func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain b
 		return bench.Variant{}, fmt.Errorf("%s does not declare PDL (no grid_dep_wait): a PDL launch would race with the previous kernel", k.Name)
 	}
 	opts := gpu.LaunchOpts{PDL: pdl}
-	if DecClusterRequired(k.Name) {
-		if plain {
-			return bench.Variant{}, fmt.Errorf("%s splits K across a cluster: it has no plain launch", k.Name)
-		}
-		opts.Cluster = DecLaunchOptsOf(k.Name, S).Cluster
-	} else if _, ok := b.c.Dev.(gpu.ExLauncher); ok && k.Caps&kernels.Cluster != 0 && !plain {
-		opts.Cluster = DecLaunchOptsOf(k.Name, S).Cluster // the cluster reduce (same bits)
+	if _, ok := b.c.Dev.(gpu.ExLauncher); ok && k.Caps&kernels.Cluster != 0 && !plain {
+		opts.Cluster = DecLaunchOpts(S).Cluster // the cluster reduce (same bits)
 	}
 	f, err := b.c.LauncherEx(kern, grid, block, DecShared(kern, M, S), opts, func(c int) []any {
 		_, _, _, args, _ := DecLaunch(s, M, S, DecArgs{W: b.w.At(c), SZ: b.sz.At(c),

@@ -658,10 +658,8 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	arch := t.Device().Info().CodeArch()
 	baseK, err := kernels.BaselineFor(Family, DecOp(bits), M, arch)
 	t.Check(err, name)
-	// clusterAt: kernel k launches at S in clusters (DecLaunchOptsOf);
-	// a cluster-split kernel always does so, the others at the law's S.
 	clusterAt := func(k kernels.Kernel, S int) bool {
-		return DecLaunchOptsOf(k.Name, S) != (gpu.LaunchOpts{})
+		return k.Caps&kernels.Cluster != 0 && DecLaunchOpts(S) != (gpu.LaunchOpts{})
 	}
 	for _, S := range Ss {
 		runs = append(runs, run{S, baseK.Name, S == law && clusterAt(baseK, S), false})
@@ -681,12 +679,12 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			if !DecKSFits(k.Name, M, S) {
 				continue // an in-block split is the block's warps: S of them must fit one block
 			}
-			out = append(out, run{S, k.Name, (S == law || DecClusterRequired(k.Name)) && clusterAt(k, S), false})
+			out = append(out, run{S, k.Name, S == law && clusterAt(k, S), false})
 		}
 		for _, S := range ownSs[k.Name] {
 			if !slices.Contains(Ss, S) {
 				own, ok := ownLaw[k.Name]
-				out = append(out, run{S, k.Name, ((ok && S == own) || DecClusterRequired(k.Name)) && clusterAt(k, S), false})
+				out = append(out, run{S, k.Name, ok && S == own && clusterAt(k, S), false})
 			}
 		}
 		return out
@@ -726,10 +724,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		kern, grid, block, args, err := DecLaunch(c.shape, M, S, a)
 		t.Check(err, name)
 		tag := fmt.Sprintf("%s S=%d", kern, S)
-		clustered := r.cluster && t.LaunchEx(kern, grid, block, DecShared(kern, M, S), DecLaunchOptsOf(kern, S), args...)
-		if r.cluster && !clustered && DecClusterRequired(kern) {
-			return // launchEx said why; a plain launch of a cluster-split kernel traps
-		}
+		clustered := r.cluster && t.LaunchEx(kern, grid, block, DecShared(kern, M, S), DecLaunchOpts(S), args...)
 		key := ck.With("kernel", kern).With("S", S).With("launch", launchKind(clustered, false))
 		if clustered {
 			clusterLaunches++
@@ -785,7 +780,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			t.Poison(out, 0xFF)
 			t.Poison(ws, 0xFF)
 			if clustered {
-				t.LaunchEx(kern, grid, block, DecShared(kern, M, S), DecLaunchOptsOf(kern, S), args...)
+				t.LaunchEx(kern, grid, block, DecShared(kern, M, S), DecLaunchOpts(S), args...)
 			} else {
 				t.Launch(kern, grid, block, DecShared(kern, M, S), args...)
 			}
@@ -869,11 +864,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	for _, k := range DecKernelsBits(bits, M, arch, false) {
 		if k.Role == kernels.Variant && k.Caps&kernels.PDL != 0 && DecWeightLayout(k) != LayoutRow {
 			if S := DecSplitFor(k, M, N, K, t.Device().Info().SMs); S > 1 && DecKSFits(k.Name, M, S) {
-				opts := gpu.LaunchOpts{}
-				if DecClusterRequired(k.Name) {
-					opts = DecLaunchOptsOf(k.Name, S)
-				}
-				pairs = append(pairs, pair{k.Name, S, opts})
+				pairs = append(pairs, pair{k.Name, S, gpu.LaunchOpts{}})
 			}
 		}
 	}
@@ -902,13 +893,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 				t.Poison(ws, 0xFF)
 				kern, grid, block, args, err := DecLaunch(c.shape, M, pr.S, a)
 				t.Check(err, name)
-				if pr.opts.Cluster != (gpu.Dim3{}) {
-					if !t.LaunchEx(kern, grid, block, DecShared(kern, M, pr.S), gpu.LaunchOpts{Cluster: pr.opts.Cluster}, args...) {
-						break
-					}
-				} else {
-					t.Launch(kern, grid, block, DecShared(kern, M, pr.S), args...)
-				}
+				t.Launch(kern, grid, block, DecShared(kern, M, pr.S), args...)
 				ref = t.Download(out)
 			}
 			t.Poison(out, 0xFF)

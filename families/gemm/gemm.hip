@@ -1187,11 +1187,10 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // The reduce's partial tiles go to the activation tiles (every op retired).
 #define DWK_MAXS 4 // warpgroups per block (block 128·S threads; the launch bound, so 128 registers a thread)
 DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
-template <int NB, int R, int U, int RA, int CW = 0>
+template <int NB, int R, int U, int RA>
 DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                         u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
   constexpr int MT = NB / 8, ND = NB / 2;
-  static_assert(CW >= 0 && CW <= DWK_MAXS, "a cluster-split CTA holds 1..DWK_MAXS warpgroups");
   static_assert(RA >= 2 && R >= 1 && U >= 1, "a round's activations are staged RA - 1 rounds ahead");
   static_assert(U == 1 || U == 2 || U == 4, "the staging splits its items by shifts");
   constexpr u32 TILE = NB * 128u, SLOT = U * 1024u, ARS = 2u * NB + 64u; // ARS: floats of one group's asg, rs, scale words
@@ -1202,27 +1201,17 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   const u32 tid = tid_x(), lane = lane_id(), wg = tid >> 7, t128 = tid & 127u, warp = (tid >> 5) & 3u;
   const u32 gid = lane >> 2, tig = lane & 3u;
   const u32 j16 = DEC_WARPS * bid_x() + warp, n0 = 16u * j16, p = partition_of(64u * bid_x(), nend0, nend1);
-  // The CTA's warpgroups (nwg) and their splits: warpgroup wg of cluster
-  // rank `rank` is split rank·nwg + wg of S. A cluster-split launch whose
-  // cluster does not hold S / CW CTAs would compute a wrong sum: trap.
-  const u32 nwg = CW > 0 ? (u32)CW : S;
-  u32 rank = 0u;
-  if constexpr (CW > 0) {
-    rank = cluster_ctarank();
-    if (cluster_nctarank() * (u32)CW != S) __builtin_trap();
-  }
-  const u32 sp = rank * nwg + wg;
-  const u32 gps = (G + S - 1u) / S, gbeg = sp * gps < G ? sp * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
+  const u32 gps = (G + S - 1u) / S, gbeg = wg * gps < G ? wg * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
   const u32 nr = (gend - gbeg + U - 1u) / U; // rounds
   const u8 *ap = act + (u64)p * M * K;
   const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
   const u32 *szb = sz + 64u * bid_x(); // the block's scale words of group 0
   // Regions: activation tiles, asg/rs/scale words, weight rings, mbarriers.
   const u32 at = sbase + wg * RA * U * TILE;
-  float *const ar = (float *)(gbase + nwg * RA * U * TILE) + wg * RA * U * ARS;
-  const u32 wbase = sbase + nwg * RA * U * (TILE + 4u * ARS);
+  float *const ar = (float *)(gbase + S * RA * U * TILE) + wg * RA * U * ARS;
+  const u32 wbase = sbase + S * RA * U * (TILE + 4u * ARS);
   const u32 wr = wbase + (4u * wg + warp) * R * SLOT;
-  const u32 bars = wbase + 4u * nwg * R * SLOT + (4u * wg + warp) * R * 8u;
+  const u32 bars = wbase + 4u * S * R * SLOT + (4u * wg + warp) * R * 8u;
 
   auto issue = [&](u32 r) { // lane 0: round r's weights -> slot r % R
     const u32 slot = wr + (r % R) * SLOT, bar = bars + 8u * (r % R);
@@ -1346,29 +1335,10 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   static_assert(RA * U * NB * 128 >= MT * 4 * 128 * 4, "a warpgroup's partial tile fits its activation tiles");
   block_sync(); // every op and every read of the tiles is done
   float *red = (float *)gbase;
-  constexpr u32 RED = RA * U * TILE / 4u; // floats between two warpgroups' partial tiles
 #pragma unroll
   for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-    for (int j = 0; j < 4; j++) red[wg * RED + (mt * 4 + j) * 128u + t128] = acc[mt][j];
-  if constexpr (CW > 0) {
-    // The cluster's reduce: split sp sums elements e = 128·sp + t128,
-    // + 128·S, ... of the tile (e = (4·mt + j)·128 + t) over splits
-    // 0..S-1 in order (the in-block order, so the bits are wk's at the same
-    // S), reading each split's partial in its CTA's shared memory, and
-    // stores them. The second cluster barrier keeps every CTA's tiles
-    // alive until the last read.
-    cluster_sync();
-    for (u32 e = 128u * sp + t128; e < (u32)MT * 512u; e += 128u * S) {
-      float sum = 0.0f;
-      for (u32 q = 0; q < S; q++) sum += ld_dsmem_f32(&red[(q % nwg) * RED + e], q / nwg);
-      const u32 pl = e >> 7, t = e & 127u, tl = t & 31u;
-      const u32 m = 8u * (pl >> 2) + 2u * (tl & 3u) + (pl & 1u), n = 16u * (DEC_WARPS * bid_x() + (t >> 5)) + (tl >> 2) + 8u * ((pl >> 1) & 1u);
-      if (m < M) out[(u64)m * N + n] = (u16)pack_bf16x2(sum, 0.0f);
-    }
-    cluster_sync();
-    return;
-  }
+    for (int j = 0; j < 4; j++) red[wg * (RA * U * TILE / 4u) + (mt * 4 + j) * 128u + t128] = acc[mt][j];
   block_sync();
   if (wg != 0) return;
   float sum[MT][4];
@@ -1378,7 +1348,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-      for (int j = 0; j < 4; j++) sum[mt][j] += red[w * RED + (mt * 4 + j) * 128u + t128];
+      for (int j = 0; j < 4; j++) sum[mt][j] += red[w * (RA * U * TILE / 4u) + (mt * 4 + j) * 128u + t128];
   }
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
@@ -1677,26 +1647,6 @@ DEC_WK_ENTRY(pq_gemm_dec_wk1_m40, 40, 1, 2, 3)
 DEC_WK_ENTRY(pq_gemm_dec_wk1_m48, 48, 1, 1, 3)
 DEC_WK_ENTRY(pq_gemm_dec_wk1_m56, 56, 1, 1, 3)
 DEC_WK_ENTRY(pq_gemm_dec_wk1_m64, 64, 1, 1, 3)
-// wkc: the wk1 kernels with the split spread over a cluster of CTAs of
-// CW warpgroups each (block 128·CW, grid N/64 x S/CW, cluster 1 x S/CW;
-// DecLaunchOptsOf): a column block takes more than one SM, so narrow N
-// (down: 80 column blocks on 132 SMs) fills the card. The same bits as
-// wk1 at the same S.
-#define DEC_WKC_ENTRY(NAME, NB, R, U, RA, CW)                                                                          \
-  KERNEL LAUNCH_BOUNDS(128 * DWK_MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,           \
-                                             const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 K,   \
-                                             u32 nend0, u32 nend1, u32 S) {                                            \
-    (void)ws, (void)sema; /* the reduce stays in the cluster */                                                      \
-    gemm_dec_wk<NB, R, U, RA, CW>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                              \
-  }
-DEC_WKC_ENTRY(pq_gemm_dec_wkc_m8, 8, 1, 2, 3, 2)
-DEC_WKC_ENTRY(pq_gemm_dec_wkc_m16, 16, 1, 2, 3, 2)
-DEC_WKC_ENTRY(pq_gemm_dec_wkc_m24, 24, 1, 2, 3, 2)
-DEC_WKC_ENTRY(pq_gemm_dec_wkc_m32, 32, 1, 2, 3, 2)
-DEC_WKC_ENTRY(pq_gemm_dec_wkc_m40, 40, 1, 2, 3, 2)
-DEC_WKC_ENTRY(pq_gemm_dec_wkc_m48, 48, 1, 1, 3, 2)
-DEC_WKC_ENTRY(pq_gemm_dec_wkc_m56, 56, 1, 1, 3, 2)
-DEC_WKC_ENTRY(pq_gemm_dec_wkc_m64, 64, 1, 1, 3, 2)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

@@ -102,22 +102,6 @@ func init() {
 			Doc: "pq_gemm_dec_wk1_m8's body, 48 < M <= 56 (m64n56k32), one group a round"},
 		{Name: "pq_gemm_dec_wk1_m64", Op: OpDec, Form: FormDecKS, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wk1_m8's body, 56 < M <= 64 (m64n64k32), one group a round"},
-		{Name: "pq_gemm_dec_wkc_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWKC, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk1_m8's body with the split spread over a cluster: CTAs of two warpgroups (256 threads), S/2 CTAs a column block in a 1 x S/2 cluster, the S partial tiles summed in split order across the cluster's shared memory (each split sums and stores its share of the tile); a column block takes S/2 SMs, so narrow N fills the card; the bits of wk1 at the same S"},
-		{Name: "pq_gemm_dec_wkc_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWKC, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkc_m8's body, 8 < M <= 16 (m64n16k32)"},
-		{Name: "pq_gemm_dec_wkc_m24", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 24, Role: kernels.Variant, Tag: TagWKC, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkc_m8's body, 16 < M <= 24 (m64n24k32)"},
-		{Name: "pq_gemm_dec_wkc_m32", Op: OpDec, Form: FormDecKS, MinM: 25, MaxM: 32, Role: kernels.Variant, Tag: TagWKC, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkc_m8's body, 24 < M <= 32 (m64n32k32)"},
-		{Name: "pq_gemm_dec_wkc_m40", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 40, Role: kernels.Variant, Tag: TagWKC, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkc_m8's body, 32 < M <= 40 (m64n40k32)"},
-		{Name: "pq_gemm_dec_wkc_m48", Op: OpDec, Form: FormDecKS, MinM: 41, MaxM: 48, Role: kernels.Variant, Tag: TagWKC, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkc_m8's body, 40 < M <= 48 (m64n48k32), one group a round"},
-		{Name: "pq_gemm_dec_wkc_m56", Op: OpDec, Form: FormDecKS, MinM: 49, MaxM: 56, Role: kernels.Variant, Tag: TagWKC, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkc_m8's body, 48 < M <= 56 (m64n56k32), one group a round"},
-		{Name: "pq_gemm_dec_wkc_m64", Op: OpDec, Form: FormDecKS, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWKC, Caps: kernels.PDL | kernels.Cluster | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wkc_m8's body, 56 < M <= 64 (m64n64k32), one group a round"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -135,7 +119,7 @@ const (
 	OpPre5 = "pre5" // OpPre on 5-bit weights
 
 	FormDec      = "dec"        // DecLaunch: grid (N/64, S), 128 threads
-	FormDecKS    = "dec-ks"     // DecLaunch: grid N/(16·DecKSTiles), DecKSThreads·S threads (the split inside the block), dynamic shared memory DecShared(kernel, M, S); the cluster-split ones (DecClusterWGs > 0): grid (N/64, S/CW), DecKSThreads·CW threads, clusters of S/CW (DecLaunchOptsOf)
+	FormDecKS    = "dec-ks"     // DecLaunch: grid N/(16·DecKSTiles), DecKSThreads·S threads (the split inside the block), dynamic shared memory DecShared(kernel, M, S)
 	FormPreTiled = "tiled"      // PreLaunch: fragment-tiled activations [P, Mpad, K], row-sum zero-point fold
 	FormPreWGMMA = "wgmma-rows" // PreLaunch: row-major activations [P, M, K], codes taken as q - z, dynamic shared memory
 	FormPreZPE   = "tiled-zpe"  // PreLaunch: tiled activations, fp16 row sums [P, Mpad, Gp] (ZPERowSums), zero point in the epilogue
@@ -206,7 +190,6 @@ const (
 	DecKSMaxS  = 16  // largest split of the in-block split-K kernels (DKS_MAXS: 32·S threads a block)
 	DecKSRing  = 4   // ring slots per warp of the in-block split-K kernels (DKS_R)
 	DecWKMaxS  = 4   // largest split of the wgmma in-block kernels (DWK_MAXS: 128·S threads a block)
-	DecWKCMaxC = 4   // largest cluster of the wkc kernels (S <= DecWKCMaxC·CW)
 	PreBM      = 128 // prefill block tile rows
 	PreBN      = 128 // prefill block tile columns
 	PreThreads = 256
@@ -417,9 +400,6 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 	block = gpu.D1(DecThreads)
 	if DecInBlock(kernel) {
 		grid, block = gpu.D1(N/(16*DecKSTiles(kernel))), gpu.D1(DecKSThreads(kernel)*S)
-		if cw := DecClusterWGs(kernel); cw > 0 {
-			grid, block = gpu.Dim3{X: uint32(N / DecBN), Y: uint32(S / cw), Z: 1}, gpu.D1(DecKSThreads(kernel)*cw)
-		}
 	}
 	args = []any{w, a.SZ, a.Act, a.ASG, a.RS, a.Out, a.WS, a.Sema, uint32(M), uint32(N), uint32(s.K), e0, e1, uint32(S)}
 	if bits == 5 {
@@ -455,7 +435,7 @@ const DecClusterS = 2
 func DecShared(kernel string, M, S int) int {
 	k, _ := kernels.Lookup(kernel)
 	if g, ok := decWKGeom[kernel]; ok {
-		return decBlockSplits(kernel, S)*g.perWG() + 1024
+		return S*g.perWG() + 1024
 	}
 	if k.Form == FormDecKS {
 		return S * DecKSRing * (decKSSlot(DecKSTiles(kernel), (k.MaxM+7)/8, M) + 8)
@@ -507,28 +487,12 @@ var decWGUnsigned = map[string]bool{"pq_gemm_dec_wg_m8": true, "pq_gemm_dec_wg_m
 // threads per split and the largest split.
 var decKSGeomByTag = map[string]struct{ tiles, threads, maxS int }{
 	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWK1: {4, 128, DecWKMaxS},
-	TagWKC: {4, 128, 2 * DecWKCMaxC},
 }
 
 // wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA)
-// or DEC_WKC_ENTRY(NAME, NB, R, U, RA, CW) numbers: op width NB (its M
-// class's rows), R weight slots per warp of U groups each, RA activation
-// slots per warpgroup, and for the cluster-split kernels CW warpgroups a
-// CTA (0: the split is the block's warpgroups).
-type wkGeom struct{ NB, R, U, RA, CW int }
-
-// DecClusterWGs is the warpgroups per CTA of a cluster-split decode kernel
-// (tag wkc: its S splits are S/CW CTAs of one cluster); 0 for any other.
-func DecClusterWGs(kernel string) int { return decWKGeom[kernel].CW }
-
-// decBlockSplits is how many of a launch's S splits one block holds: S
-// for the in-block kernels, CW for the cluster-split ones.
-func decBlockSplits(kernel string, S int) int {
-	if cw := DecClusterWGs(kernel); cw > 0 {
-		return cw
-	}
-	return S
-}
+// numbers: op width NB (its M class's rows), R weight slots per warp of U
+// groups each, RA activation slots per warpgroup.
+type wkGeom struct{ NB, R, U, RA int }
 
 // perWG is one warpgroup's shared bytes in gemm_dec_wk's layout:
 // activation tiles with their asg and rs and the block's 256 scale bytes
@@ -552,14 +516,6 @@ var decWKGeom = map[string]wkGeom{
 	"pq_gemm_dec_wk1_m48": {NB: 48, R: 1, U: 1, RA: 3},
 	"pq_gemm_dec_wk1_m56": {NB: 56, R: 1, U: 1, RA: 3},
 	"pq_gemm_dec_wk1_m64": {NB: 64, R: 1, U: 1, RA: 3},
-	"pq_gemm_dec_wkc_m8":  {NB: 8, R: 1, U: 2, RA: 3, CW: 2},
-	"pq_gemm_dec_wkc_m16": {NB: 16, R: 1, U: 2, RA: 3, CW: 2},
-	"pq_gemm_dec_wkc_m24": {NB: 24, R: 1, U: 2, RA: 3, CW: 2},
-	"pq_gemm_dec_wkc_m32": {NB: 32, R: 1, U: 2, RA: 3, CW: 2},
-	"pq_gemm_dec_wkc_m40": {NB: 40, R: 1, U: 2, RA: 3, CW: 2},
-	"pq_gemm_dec_wkc_m48": {NB: 48, R: 1, U: 1, RA: 3, CW: 2},
-	"pq_gemm_dec_wkc_m56": {NB: 56, R: 1, U: 1, RA: 3, CW: 2},
-	"pq_gemm_dec_wkc_m64": {NB: 64, R: 1, U: 1, RA: 3, CW: 2},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
@@ -575,9 +531,6 @@ func DecKSFits(kernel string, M, S int) bool {
 		return true
 	}
 	k, _ := kernels.Lookup(kernel)
-	if cw := DecClusterWGs(kernel); cw > 0 && S%cw != 0 {
-		return false // a cluster-split launch is whole CTAs of CW splits
-	}
 	return S >= 1 && S <= decKSGeomByTag[k.Tag].maxS && DecShared(kernel, M, S) <= sm90SharedPerBlock
 }
 
@@ -597,8 +550,6 @@ var decFootprintRegs = map[string]int{
 	"pq_gemm_dec_wk_m8": 101, "pq_gemm_dec_wk_m16": 110, "pq_gemm_dec_wk_m32": 124, "pq_gemm_dec_wk_m64": 128,
 	"pq_gemm_dec_wk1_m8": 107, "pq_gemm_dec_wk1_m16": 108, "pq_gemm_dec_wk1_m24": 121, "pq_gemm_dec_wk1_m32": 128,
 	"pq_gemm_dec_wk1_m40": 128, "pq_gemm_dec_wk1_m48": 127, "pq_gemm_dec_wk1_m56": 122, "pq_gemm_dec_wk1_m64": 128,
-	"pq_gemm_dec_wkc_m8": 107, "pq_gemm_dec_wkc_m16": 108, "pq_gemm_dec_wkc_m24": 121, "pq_gemm_dec_wkc_m32": 128,
-	"pq_gemm_dec_wkc_m40": 128, "pq_gemm_dec_wkc_m48": 127, "pq_gemm_dec_wkc_m56": 122, "pq_gemm_dec_wkc_m64": 128,
 }
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
@@ -631,7 +582,7 @@ func decResidentAt(kernel string, M, S int) int {
 	}
 	threads := DecThreads
 	if DecInBlock(kernel) {
-		threads = DecKSThreads(kernel) * decBlockSplits(kernel, S)
+		threads = DecKSThreads(kernel) * S
 	}
 	bySmem := sm90SharedPerSM / (DecShared(kernel, M, S) + sm90SharedPerCTA)
 	perWarp := (regs*32 + sm90RegAllocUnits - 1) / sm90RegAllocUnits * sm90RegAllocUnits
@@ -753,52 +704,6 @@ const TagWK = "wk"
 // warp (pq_gemm_dec_wk1_*).
 const TagWK1 = "wk1"
 
-// TagWKC is the registry tag of the wk1 kernels whose split spans a
-// cluster of CTAs (pq_gemm_dec_wkc_*, DecClusterWGs).
-const TagWKC = "wkc"
-
-// DecWKCFixedS are the splits the dec suite times the wkc kernels at:
-// clusters of 1..DecWKCMaxC CTAs of two warpgroups.
-var DecWKCFixedS = []int{2, 4, 6, 8}
-
-// DecSplitWKC is the split law of the cluster-split kernels (tag wkc): the
-// S of DecWKCFixedS that fits (DecKSFits, S <= G) with the least
-//
-//	ceil(nb·C / SMs) · CW · ceil(G/S)
-//
-// (C = S/CW CTAs a column block, nb = N/64 column blocks): the groups the
-// busiest SM streams when the nb·C CTAs spread evenly over the SMs. On a
-// tie the fewest waves of resident CTAs (decResidentAt), then the largest
-// S (the shortest chain of rounds a warpgroup). The wk1 kernels measured as bound by each SM's
-// share of groups: on the H200 (2026-12-03, S = 4, one block an SM) their
-// times fit a + b·(groups per SM) on all four shapes (qkv, in_proj: 40
-// groups a warpgroup, down 68, gate_up 3 waves of 40: at M = 64 a = 3.5
-// µs, b = 0.39 µs; at M = 1 a = 3.25, b = 0.148), so down (80 column
-// blocks on 132 SMs) leaves 52 SMs idle at any in-block split.
-func DecSplitWKC(kernel string, M, N, K, sms int) int {
-	G := K / refimpl.GroupSize
-	nb := max(N/DecBN, 1)
-	cw := max(DecClusterWGs(kernel), 1)
-	sms = max(sms, 1)
-	best, bestCost, bestWaves := 0, -1, 0
-	for _, s := range DecWKCFixedS {
-		if s > G || !DecKSFits(kernel, M, s) {
-			continue
-		}
-		ctas := nb * (s / cw)
-		cost := (ctas + sms - 1) / sms * cw * ((G + s - 1) / s)
-		slots := max(decResidentAt(kernel, M, s), 1) * sms
-		waves := (ctas + slots - 1) / slots
-		if bestCost < 0 || cost < bestCost || (cost == bestCost && waves <= bestWaves) {
-			best, bestCost, bestWaves = s, cost, waves
-		}
-	}
-	if best == 0 {
-		return cw // G < CW or nothing fits: the one-CTA launch (DecKSFits says whether it fits)
-	}
-	return best
-}
-
 // DecWKFixedS are the splits the dec suite times the wk kernels at.
 var DecWKFixedS = []int{1, 2, 3, 4}
 
@@ -848,7 +753,6 @@ var OwnLaws = []OwnLaw{
 	{TagKS2, "gemm.DecSplitKS/" + TagKS2, DecSplitKS, DecKSFixedS, DecKSMaxS},
 	{TagWK, "gemm.DecSplitWK/" + TagWK, DecSplitWK, DecWKFixedS, DecWKMaxS},
 	{TagWK1, "gemm.DecSplitWK/" + TagWK1, DecSplitWK, DecWKFixedS, DecWKMaxS},
-	{TagWKC, "gemm.DecSplitWKC/" + TagWKC, DecSplitWKC, DecWKCFixedS, 2 * DecWKCMaxC},
 }
 
 // OwnLawTags are OwnLaws' tags.
@@ -880,27 +784,6 @@ func DecLaunchOpts(S int) gpu.LaunchOpts {
 	}
 	return gpu.LaunchOpts{Cluster: gpu.Dim3{X: 1, Y: uint32(S), Z: 1}}
 }
-
-// DecLaunchOptsOf are decode kernel's launch options at split S as the
-// product launches it: a cluster-split kernel (DecClusterWGs) always in
-// clusters of its S/CW CTAs (none for one CTA), a kernel declaring the
-// optional cluster reduce as DecLaunchOpts says, any other plainly.
-func DecLaunchOptsOf(kernel string, S int) gpu.LaunchOpts {
-	if cw := DecClusterWGs(kernel); cw > 0 {
-		if S/cw <= 1 {
-			return gpu.LaunchOpts{}
-		}
-		return gpu.LaunchOpts{Cluster: gpu.Dim3{X: 1, Y: uint32(S / cw), Z: 1}}
-	}
-	if k, ok := kernels.Lookup(kernel); ok && k.Caps&kernels.Cluster != 0 {
-		return DecLaunchOpts(S)
-	}
-	return gpu.LaunchOpts{}
-}
-
-// DecClusterRequired reports whether kernel computes a wrong sum (it
-// traps) unless launched with DecLaunchOptsOf's cluster.
-func DecClusterRequired(kernel string) bool { return DecClusterWGs(kernel) > 0 }
 
 // The prefill launch forms: FormPreTiled (pq_gemm_pre: mma.sync, both
 // targets) reads the fragment-tiled activations (refimpl.TileRows) and

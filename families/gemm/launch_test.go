@@ -502,40 +502,25 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 	// block, its geometry the one decWKGeom (so DecShared) holds, NB its
 	// M class's op width; DecKSFits must take S = DWK_MAXS at every M it
 	// serves and refuse DWK_MAXS + 1, or a launch exceeds the launch bound.
-	// DEC_WKC_ENTRY(name, NB, R, U, RA, CW): a wkc kernel, the same
-	// checks, one weight slot, CTAs of CW warpgroups: DecKSFits takes S =
-	// DecWKCMaxC·CW and refuses any S that is not whole CTAs.
 	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+)\)`).FindAllStringSubmatch(string(src), -1)
-	wkc := regexp.MustCompile(`(?m)^DEC_WKC_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+), (\d+)\)`).FindAllStringSubmatch(string(src), -1)
-	if len(wkc) == 0 {
-		t.Error("no DEC_WKC_ENTRY lines found")
-	}
-	for _, e := range append(wk, wkc...) {
+	for _, e := range wk {
 		var g wkGeom
-		for i, p := range []*int{&g.NB, &g.R, &g.U, &g.RA, &g.CW} {
-			if 2+i < len(e) {
-				*p, _ = strconv.Atoi(e[2+i])
-			}
+		for i, p := range []*int{&g.NB, &g.R, &g.U, &g.RA} {
+			*p, _ = strconv.Atoi(e[2+i])
 		}
 		k, ok := kernels.Lookup(e[1])
-		maxS := DecWKMaxS
-		if g.CW > 0 {
-			maxS = DecWKCMaxC * g.CW
-		}
 		switch {
-		case !ok || k.Form != FormDecKS || (k.Tag != TagWK && k.Tag != TagWK1 && k.Tag != TagWKC) || (g.CW > 0) != (k.Tag == TagWKC):
-			t.Errorf("%s: not a registered %s kernel tagged %s or %s (DEC_WK_ENTRY) or %s (DEC_WKC_ENTRY)", e[1], FormDecKS, TagWK, TagWK1, TagWKC)
-		case (g.R == 1) != (k.Tag == TagWK1 || k.Tag == TagWKC):
-			t.Errorf("%s: tagged %s with %d weight slots: the %s and %s kernels and only they take one", k.Name, k.Tag, g.R, TagWK1, TagWKC)
-		case g.CW > 0 && (DecKSFits(k.Name, k.MinM, g.CW+1) || !DecKSFits(k.Name, k.MaxM, maxS) || DecKSFits(k.Name, k.MinM, maxS+g.CW)):
-			t.Errorf("%s: DecKSFits must take S = %d (clusters of %d CTAs of %d warpgroups) and refuse S = %d and %d", k.Name, maxS, DecWKCMaxC, g.CW, g.CW+1, maxS+g.CW)
+		case !ok || k.Form != FormDecKS || (k.Tag != TagWK && k.Tag != TagWK1):
+			t.Errorf("%s: not a registered %s kernel tagged %s or %s", e[1], FormDecKS, TagWK, TagWK1)
+		case (g.R == 1) != (k.Tag == TagWK1):
+			t.Errorf("%s: tagged %s with %d weight slots: the %s kernels and only they take one", k.Name, k.Tag, g.R, TagWK1)
 		case DecKSTiles(k.Name) != 4 || DecKSThreads(k.Name) != 128:
 			t.Errorf("%s: DecKSTiles %d, DecKSThreads %d, want 4 and 128 (a warpgroup a split)", k.Name, DecKSTiles(k.Name), DecKSThreads(k.Name))
 		case 8*((k.MaxM+7)/8) != g.NB:
 			t.Errorf("%s: MaxM %d needs NB = %d, the entry's NB is %d", k.Name, k.MaxM, 8*((k.MaxM+7)/8), g.NB)
 		case decWKGeom[k.Name] != g:
 			t.Errorf("%s: the entry's geometry %+v, decWKGeom holds %+v", k.Name, g, decWKGeom[k.Name])
-		case g.CW == 0 && (!DecKSFits(k.Name, k.MaxM, DecWKMaxS) || DecKSFits(k.Name, k.MinM, DecWKMaxS+1)):
+		case !DecKSFits(k.Name, k.MaxM, DecWKMaxS) || DecKSFits(k.Name, k.MinM, DecWKMaxS+1):
 			t.Errorf("%s: launch bound %d warpgroups; DecKSFits S = %d %v, S = %d %v (want true, false)",
 				k.Name, DecWKMaxS, DecWKMaxS, DecKSFits(k.Name, k.MaxM, DecWKMaxS), DecWKMaxS+1, DecKSFits(k.Name, k.MinM, DecWKMaxS+1))
 		}
