@@ -1625,9 +1625,9 @@ DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
 // leaves. wk1: one weight slot a warp (the refill overlaps only the
 // round's own conversion and ops), timed against wk's two, with a class
 // every 8 rows: the time grows with the op width NB, not with M (qkv,
-// S = 4: M = 40 at NB = 64 18.32 µs, at NB = 40 15.49; H200, 2026-12-03,
-// results/h200-2026-12-03c). m48 takes one group a round: at two, ptxas
-// spills 68 bytes.
+// S = 4, M = 40 on the H200: at NB = 64 18.39 µs, results/h200-2026-12-03b;
+// at NB = 40 15.53, results/h200-2026-12-04). m48 takes one group a
+// round: at two, ptxas spills 68 bytes.
 #define DEC_WK_ENTRY(NAME, NB, R, U, RA)                                                                               \
   KERNEL LAUNCH_BOUNDS(128 * DWK_MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,           \
                                              const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 K,   \
