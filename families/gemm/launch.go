@@ -594,29 +594,36 @@ func decResidentAt(kernel string, M, S int) int {
 // footprint of their own (the wgmma bodies). A block holds
 // DecResidentBlocks' share of an SM, so a launch of nb column blocks x S
 // splits runs in ceil(nb·S / (resident·SMs)) waves of blocks that each
-// stream ceil(G/S) groups; every split adds a partial tile of M rows to
-// write and reduce. The law takes the S of DecOwnFixedS (at most G/4)
-// with the least
+// stream ceil(G/S) groups; every split adds a partial tile of the
+// kernel's NB rows (its M class's op width, 8·ceil(MaxM/8): the tile the
+// body computes and reduces, whatever M) to write and reduce. The law
+// takes the S of DecOwnFixedS (at most G/4) with the least
 //
-//	waves · ceil(G/S) + (3/32)·M·S
+//	waves · ceil(G/S) + (3/32)·NB·S
 //
 // (the smallest S on a tie), then evens the splits out as DecSplitK does.
 // Waves x groups alone picked S = 5..14, which measured up to 79% slower
-// than the best S (the reduce cost it ignores grows with M·S); the 3/32
-// is fitted on the H200 (2026-12-02: 20 cells, bench2 dec, every wg split
-// of DecOwnFixedS; worst cell within 3.0% of its best split,
-// results/h200-2026-12-02d/dec-wg.json).
+// than the best S (the reduce cost it ignores grows with the tile and S).
+// The 3/32 is fitted on the H200 (2026-12-02: 20 cells at M = 1, 8, 16,
+// 32, 64, every wg split of DecOwnFixedS; worst cell within 3.0% of its
+// best split, results/h200-2026-12-02d/dec-wg.json). Counting M rows
+// instead of NB picked the same there, but S = 3 for S = 2 between the
+// classes (qkv and in_proj, M = 40..56: +10..+12%); with NB the 44 cells of
+// M = 1..64 at every 8 rows score 0.9% time-weighted, worst cell +3.4%
+// (in_proj M = 16; H200, 2026-12-04, results/h200-2026-12-04/dec-wg.json).
 func DecSplitKFootprint(kernel string, M, N, K, sms int) int {
 	G := K / refimpl.GroupSize
 	slots := max(DecResidentBlocks(kernel), 1) * sms
 	nb := N / DecBN
+	k, _ := kernels.Lookup(kernel)
+	rows := 8 * ((max(k.MaxM, M, 1) + 7) / 8) // the class's op width (M if the kernel is unknown)
 	best, bestCost := 1, -1.0
 	for _, s := range DecOwnFixedS {
 		if s > max(1, G/4) {
 			continue
 		}
 		gps := (G + s - 1) / s
-		cost := float64((nb*s+slots-1)/slots*gps) + 3.0/32*float64(M*s)
+		cost := float64((nb*s+slots-1)/slots*gps) + 3.0/32*float64(rows*s)
 		if bestCost < 0 || cost < bestCost-1e-9 {
 			best, bestCost = s, cost
 		}

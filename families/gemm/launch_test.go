@@ -250,16 +250,21 @@ func TestDecSplitKWGWaves(t *testing.T) {
 			}
 		})
 	}
-	// cost = waves · ceil(G/S) + (3/32)·M·S over S in DecOwnFixedS.
+	// cost = waves · ceil(G/S) + (3/32)·NB·S over S in DecOwnFixedS (NB: the M class's rows).
 	for _, c := range []struct {
 		name           string
 		kernel         string
 		M, N, K, wantS int
 	}{
-		// 112 column blocks, 660 slots, G = 40, M = 1: S = 4 is one wave
-		// of 10-group blocks (10.375); S = 8 is two waves of 5 (10.75),
-		// S = 3 one of 14 (14.28).
+		// 112 column blocks, 660 slots, G = 40, M = 1 (the m8 class: 8
+		// rows): S = 4 is one wave of 10-group blocks (10 + 3); S = 8 is
+		// two waves of 5 (10 + 6), S = 3 one of 14 (14 + 2.25).
 		{"qkv/m8", "pq_gemm_dec_wg_m8", 1, 7168, 5120, 4},
+		// M = 40 in the m64 class (64 rows, 396 slots): S = 2 (20 + 12)
+		// ties S = 3 (14 + 18) and wins on the tie. Counting M's 40 rows
+		// picked S = 3 (14 + 11.25), measured 10.8% slower (H200,
+		// 2026-12-04).
+		{"qkv/m64-M40", "pq_gemm_dec_wg_m64", 40, 7168, 5120, 2},
 		// 272 column blocks, M = 8: S = 2 is one wave of 20 groups
 		// (21.5); S = 4 two waves of 10 (23), S = 3 two of 14 (30.25).
 		{"gate_up/m8", "pq_gemm_dec_wg_m8", 8, 17408, 5120, 2},
