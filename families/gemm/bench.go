@@ -27,7 +27,9 @@ import (
 //        the weight stream starts while the previous call finishes), its
 //        plain launch where the law's launch is a cluster ("ws"), the
 //        previous kernel generation ("v1") and the memory-side attribution
-//        ("memonly", M <= 8) at the law's S; then a regret table of the law against the per-cell argmin,
+//        ("memonly", M <= 8) at the law's S; each own-law tag at its law's S and its fixed splits
+//        ("wk1S4"), and, when named, its law's launch under PDL ("wk1pdl"); then a regret table
+//        of the law against the per-cell argmin,
 //        and a cuBLASLt fp8 row at the same (M, N, K) (fp8 weights, 2x the
 //        bytes of int4: the peer a W4A8 decode has to beat on time).
 //   pre  per-token prefill on every shape of --shapes (default TP=2) at M = 2048, 8192, with the
@@ -54,6 +56,7 @@ func init() {
 			tagNames = append(tagNames, decSplitName(l.Tag, s))
 		}
 		ownNames = append(ownNames, tagNames...)
+		ownNames = append(ownNames, decPDLName(l.Tag))
 		laws = append(laws, decLaw(l.Name, "S_law_"+l.Tag, l.Tag, tagNames))
 	}
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: laws,
@@ -546,6 +549,19 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string
 				}
 				vs = append(vs, v)
 			}
+			// Its law's launch under PDL, only when named: outside the
+			// regret table (a launch mode, not a split).
+			if name := decPDLName(k.Tag); c.Named(name) && k.Caps&kernels.PDL != 0 && len(ownSs[k.Tag]) > 0 {
+				v, err := b.decVariant(k, ownSs[k.Tag][0], name, true, false)
+				switch {
+				case errors.Is(err, bench.ErrNoExLaunch):
+					c.Skipf("dec %s M=%d: variant %s: %v", label, M, name, err)
+				case err != nil:
+					return nil, err
+				default:
+					vs = append(vs, v)
+				}
+			}
 			continue
 		}
 		if k.Status == kernels.Experimental && !c.Named(k.Tag) {
@@ -560,6 +576,10 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string
 	}
 	return vs, nil
 }
+
+// decPDLName names an own-law tag's variant at its law's split under
+// programmatic dependent launch: "wk1pdl".
+func decPDLName(tag string) string { return tag + "pdl" }
 
 // decSplitName names a decode variant at split S: the baseline's "S4" (tag
 // ""), an own-law kernel's "wgS4".

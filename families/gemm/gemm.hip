@@ -1187,12 +1187,21 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // The reduce's partial tiles go to the activation tiles (every op retired).
 #define DWK_MAXS 4 // warpgroups per block (block 128·S threads; the launch bound, so 128 registers a thread)
 DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
-template <int NB, int R, int U, int RA>
+// FP (fixed pieces): thread t of the warpgroup stages the 16-byte piece
+// t % 8 of group (t / 8) % U of the rows t / (8U) + (16/U)·j, so only
+// the row moves between its copies (one pointer step each), asg and rs
+// are staged over all 128 threads, and each row pair's asg and rs sit
+// together ([pair][asg even, asg odd, rs even, rs odd]) so the fold reads
+// them with one 16-byte load. Without FP: items by index over the
+// warpgroup, asg and rs by warp 2 in [asg NB][rs NB].
+template <int NB, int R, int U, int RA, bool FP = false>
 DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                         u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
   constexpr int MT = NB / 8, ND = NB / 2;
   static_assert(RA >= 2 && R >= 1 && U >= 1, "a round's activations are staged RA - 1 rounds ahead");
   static_assert(U == 1 || U == 2 || U == 4, "the staging splits its items by shifts");
+  // Float index of row m's asg (which 0) or rs (which 1) in a group's block.
+  auto arx = [](u32 m, u32 which) -> u32 { return FP ? (m >> 1) * 4u + which * 2u + (m & 1u) : which * NB + m; };
   constexpr u32 TILE = NB * 128u, SLOT = U * 1024u, ARS = 2u * NB + 64u; // ARS: floats of one group's asg, rs, scale words
   extern SHARED __attribute__((aligned(1024))) u8 dwk_smem[];
   const u32 sbase = (smem_u32(dwk_smem) + 1023u) & ~1023u;
@@ -1238,13 +1247,42 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
     sts_v4(at + t * TILE + row * 128u + 16u * c, u32x4{0u, 0u, 0u, 0u});
   }
   for (u32 i = t128; i < RA * U * 2u * (NB - M); i += 128u)
-    ar[(i / (2u * (NB - M))) * ARS + ((i / (NB - M)) & 1u) * NB + M + i % (NB - M)] = 0.0f;
+    ar[(i / (2u * (NB - M))) * ARS + arx(M + i % (NB - M), (i / (NB - M)) & 1u)] = 0.0f;
   // Round r -> activation slot r % RA: row m's 16-byte piece c of group
   // u at piece c ^ (m % 8) of its row, asg and rs of rows < M, the scale
   // words, of the live groups u < n. One commit group whether or not the
   // round exists.
+  constexpr u32 RSTEP = 16u / U; // FP: rows between a thread's pieces
+  const u32 pc = t128 & 7u, pu = (t128 >> 3) & (U - 1u), pm = t128 / (8u * U);
   auto stage = [&](u32 r) {
-    if (r < nr) {
+    if (r < nr && FP) {
+      const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
+      if (pu < n) {
+        const u8 *src = ap + (u64)pm * K + (g0 + pu) * GROUP + 16u * pc;
+        const u32 dst = at + (sl * U + pu) * TILE;
+        // The row step, opaque each round: kept constant, its multiples
+        // are hoisted out of the round loop as 64-bit values, and at
+        // NB = 32 (U = 2) those spill.
+        u32 kstep = RSTEP * K;
+        asm volatile("" : "+r"(kstep));
+#pragma unroll
+        for (u32 j = 0; j < ((u32)NB + RSTEP - 1u) / RSTEP; j++) {
+          const u32 m = pm + RSTEP * j; // at U <= 2, m % 8 is pm % 8: one swizzle a thread
+          if (m < M) cp_async16_s(dst + m * 128u + ((pc ^ (m & 7u)) << 4), src, 16u);
+          src += kstep;
+        }
+      }
+      for (u32 j = t128; j < 2u * U * M; j += 128u) {
+        const u32 m = j / (2u * U), which = j & 1u, u = (j >> 1) % U;
+        if (u < n) cp_async4(ar + (sl * U + u) * ARS + arx(m, which), (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);
+      }
+      if (warp == 3u) {
+        for (u32 j = lane; j < 16u * U; j += 32u) {
+          const u32 u = j / 16u, c = j % 16u;
+          if (u < n) cp_async16(ar + (sl * U + u) * ARS + 2u * NB + 4u * c, szb + (u64)(g0 + u) * N + 4u * c, 16u);
+        }
+      }
+    } else if (r < nr) {
       const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
       for (u32 i = t128; i < M * U * 8u; i += 128u) {
         const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
@@ -1254,7 +1292,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
       if (warp == 2u) {
         for (u32 j = lane; j < 2u * U * M; j += 32u) {
           const u32 m = j / (2u * U), which = j & 1u, u = (j >> 1) % U;
-          if (u < n) cp_async4(ar + (sl * U + u) * ARS + which * NB + m, (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);
+          if (u < n) cp_async4(ar + (sl * U + u) * ARS + arx(m, which), (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);
         }
       } else if (warp == 3u) {
         for (u32 j = lane; j < 16u * U; j += 32u) {
@@ -1317,11 +1355,18 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
       const float sc0 = f16_to_f32(z[u].x & 0xFFFFu), sc1 = f16_to_f32(z[u].y & 0xFFFFu);
       const float sc90 = 512.0f * sc0, sc91 = 512.0f * sc1;
       const float zq0 = sc0 * (float)((int)(short)(z[u].x >> 16) + 8), zq1 = sc1 * (float)((int)(short)(z[u].y >> 16) + 8);
-      const float *aa = ar + (sl * U + u) * ARS, *rr = aa + NB;
+      const float *aa = ar + (sl * U + u) * ARS;
 #pragma unroll
       for (int mt = 0; mt < MT; mt++) {
         const u32 m0 = 8u * mt + 2u * tig;
-        const float a0 = aa[m0], a1 = aa[m0 + 1u], r0 = rr[m0], r1 = rr[m0 + 1u];
+        float a0, a1, r0, r1;
+        if constexpr (FP) { // the row pair's asg and rs in one load
+          const u32x4 v = lds_v4(smem_u32(aa + arx(m0, 0u)));
+          a0 = __builtin_bit_cast(float, v.x), a1 = __builtin_bit_cast(float, v.y);
+          r0 = __builtin_bit_cast(float, v.z), r1 = __builtin_bit_cast(float, v.w);
+        } else {
+          a0 = aa[arx(m0, 0u)], a1 = aa[arx(m0 + 1u, 0u)], r0 = aa[arx(m0, 1u)], r1 = aa[arx(m0 + 1u, 1u)];
+        }
         acc[mt][0] = __builtin_fmaf(a0, __builtin_fmaf(-zq0, r0, sc90 * T[u][4 * mt + 0]), acc[mt][0]);
         acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zq0, r1, sc90 * T[u][4 * mt + 1]), acc[mt][1]);
         acc[mt][2] = __builtin_fmaf(a0, __builtin_fmaf(-zq1, r0, sc91 * T[u][4 * mt + 2]), acc[mt][2]);
@@ -1627,26 +1672,30 @@ DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
 // every 8 rows: the time grows with the op width NB, not with M (qkv,
 // S = 4, M = 40 on the H200: at NB = 64 18.39 µs, results/h200-2026-12-03b;
 // at NB = 40 15.53, results/h200-2026-12-04). m48 takes one group a
-// round: at two, ptxas spills 68 bytes.
-#define DEC_WK_ENTRY(NAME, NB, R, U, RA)                                                                               \
+// round: at two, ptxas spills 68 bytes. wk1 stages fixed pieces (FP)
+// from m16 up: 2-12% faster at S = 4 and 7-19% at S = 1 for M = 16..64,
+// but at M = 1 2-7% slower, so m8 keeps the index staging (all four
+// shapes, results/h200-2026-12-04b). m40 under FP takes one group a
+// round: at two, ptxas spills 56 bytes.
+#define DEC_WK_ENTRY(NAME, NB, R, U, RA, FP)                                                                           \
   KERNEL LAUNCH_BOUNDS(128 * DWK_MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,           \
                                              const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 K,   \
                                              u32 nend0, u32 nend1, u32 S) {                                            \
     (void)ws, (void)sema; /* the reduce stays in the block */                                                        \
-    gemm_dec_wk<NB, R, U, RA>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                                  \
+    gemm_dec_wk<NB, R, U, RA, FP>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                                \
   }
-DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 2, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 2, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 2, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 2, 1, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m8, 8, 1, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m16, 16, 1, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m24, 24, 1, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m32, 32, 1, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m40, 40, 1, 2, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m48, 48, 1, 1, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m56, 56, 1, 1, 3)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m64, 64, 1, 1, 3)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 2, 2, 3, false)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 2, 2, 3, false)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 2, 2, 3, false)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 2, 1, 3, false)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m8, 8, 1, 2, 3, false)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m16, 16, 1, 2, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m24, 24, 1, 2, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m32, 32, 1, 2, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m40, 40, 1, 1, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m48, 48, 1, 1, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m56, 56, 1, 1, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m64, 64, 1, 1, 3, true)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

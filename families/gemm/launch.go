@@ -89,19 +89,19 @@ func init() {
 		{Name: "pq_gemm_dec_wk1_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wk_m8 with one weight slot a warp: the refill overlaps only the round's own conversion and ops"},
 		{Name: "pq_gemm_dec_wk1_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk1_m8's body, 8 < M <= 16 (m64n16k32)"},
+			Doc: "pq_gemm_dec_wk1_m8's body, 8 < M <= 16 (m64n16k32); fixed-piece staging (FP): each thread copies one 16-byte piece column of one group for rows 16/U apart, asg and rs over the whole warpgroup, each row pair's asg and rs adjacent so the fold reads them with one 16-byte load"},
 		{Name: "pq_gemm_dec_wk1_m24", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 24, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk1_m8's body, 16 < M <= 24 (m64n24k32)"},
+			Doc: "pq_gemm_dec_wk1_m16's body, 16 < M <= 24 (m64n24k32)"},
 		{Name: "pq_gemm_dec_wk1_m32", Op: OpDec, Form: FormDecKS, MinM: 25, MaxM: 32, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk1_m8's body, 24 < M <= 32 (m64n32k32)"},
+			Doc: "pq_gemm_dec_wk1_m16's body, 24 < M <= 32 (m64n32k32)"},
 		{Name: "pq_gemm_dec_wk1_m40", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 40, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk1_m8's body, 32 < M <= 40 (m64n40k32)"},
+			Doc: "pq_gemm_dec_wk1_m16's body, 32 < M <= 40 (m64n40k32), one group a round (two groups a round spill under FP)"},
 		{Name: "pq_gemm_dec_wk1_m48", Op: OpDec, Form: FormDecKS, MinM: 41, MaxM: 48, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk1_m8's body, 40 < M <= 48 (m64n48k32), one group a round"},
+			Doc: "pq_gemm_dec_wk1_m16's body, 40 < M <= 48 (m64n48k32), one group a round"},
 		{Name: "pq_gemm_dec_wk1_m56", Op: OpDec, Form: FormDecKS, MinM: 49, MaxM: 56, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk1_m8's body, 48 < M <= 56 (m64n56k32), one group a round"},
+			Doc: "pq_gemm_dec_wk1_m16's body, 48 < M <= 56 (m64n56k32), one group a round"},
 		{Name: "pq_gemm_dec_wk1_m64", Op: OpDec, Form: FormDecKS, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wk1_m8's body, 56 < M <= 64 (m64n64k32), one group a round"},
+			Doc: "pq_gemm_dec_wk1_m16's body, 56 < M <= 64 (m64n64k32), one group a round"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -489,10 +489,13 @@ var decKSGeomByTag = map[string]struct{ tiles, threads, maxS int }{
 	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWK1: {4, 128, DecWKMaxS},
 }
 
-// wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA)
+// wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA, FP)
 // numbers: op width NB (its M class's rows), R weight slots per warp of U
 // groups each, RA activation slots per warpgroup.
-type wkGeom struct{ NB, R, U, RA int }
+type wkGeom struct {
+	NB, R, U, RA int
+	FP           bool // fixed-piece staging, asg and rs by row pair (the entry's FP)
+}
 
 // perWG is one warpgroup's shared bytes in gemm_dec_wk's layout:
 // activation tiles with their asg and rs and the block's 256 scale bytes
@@ -509,13 +512,13 @@ var decWKGeom = map[string]wkGeom{
 	"pq_gemm_dec_wk_m32":  {NB: 32, R: 2, U: 2, RA: 3},
 	"pq_gemm_dec_wk_m64":  {NB: 64, R: 2, U: 1, RA: 3},
 	"pq_gemm_dec_wk1_m8":  {NB: 8, R: 1, U: 2, RA: 3},
-	"pq_gemm_dec_wk1_m16": {NB: 16, R: 1, U: 2, RA: 3},
-	"pq_gemm_dec_wk1_m24": {NB: 24, R: 1, U: 2, RA: 3},
-	"pq_gemm_dec_wk1_m32": {NB: 32, R: 1, U: 2, RA: 3},
-	"pq_gemm_dec_wk1_m40": {NB: 40, R: 1, U: 2, RA: 3},
-	"pq_gemm_dec_wk1_m48": {NB: 48, R: 1, U: 1, RA: 3},
-	"pq_gemm_dec_wk1_m56": {NB: 56, R: 1, U: 1, RA: 3},
-	"pq_gemm_dec_wk1_m64": {NB: 64, R: 1, U: 1, RA: 3},
+	"pq_gemm_dec_wk1_m16": {NB: 16, R: 1, U: 2, RA: 3, FP: true},
+	"pq_gemm_dec_wk1_m24": {NB: 24, R: 1, U: 2, RA: 3, FP: true},
+	"pq_gemm_dec_wk1_m32": {NB: 32, R: 1, U: 2, RA: 3, FP: true},
+	"pq_gemm_dec_wk1_m40": {NB: 40, R: 1, U: 1, RA: 3, FP: true},
+	"pq_gemm_dec_wk1_m48": {NB: 48, R: 1, U: 1, RA: 3, FP: true},
+	"pq_gemm_dec_wk1_m56": {NB: 56, R: 1, U: 1, RA: 3, FP: true},
+	"pq_gemm_dec_wk1_m64": {NB: 64, R: 1, U: 1, RA: 3, FP: true},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.

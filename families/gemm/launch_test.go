@@ -503,22 +503,28 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		}
 		seen[e[1]] = true
 	}
-	// DEC_WK_ENTRY(name, NB, R, U, RA): a wk or wk1 kernel, four tiles a
+	// DEC_WK_ENTRY(name, NB, R, U, RA, FP): a wk or wk1 kernel, four tiles a
 	// block, its geometry the one decWKGeom (so DecShared) holds, NB its
 	// M class's op width; DecKSFits must take S = DWK_MAXS at every M it
 	// serves and refuse DWK_MAXS + 1, or a launch exceeds the launch bound.
-	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+)\)`).FindAllStringSubmatch(string(src), -1)
+	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+), (true|false)\)`).FindAllStringSubmatch(string(src), -1)
+	if len(wk) == 0 {
+		t.Error("no DEC_WK_ENTRY lines found")
+	}
 	for _, e := range wk {
 		var g wkGeom
 		for i, p := range []*int{&g.NB, &g.R, &g.U, &g.RA} {
 			*p, _ = strconv.Atoi(e[2+i])
 		}
+		g.FP = e[6] == "true"
 		k, ok := kernels.Lookup(e[1])
 		switch {
 		case !ok || k.Form != FormDecKS || (k.Tag != TagWK && k.Tag != TagWK1):
 			t.Errorf("%s: not a registered %s kernel tagged %s or %s", e[1], FormDecKS, TagWK, TagWK1)
 		case (g.R == 1) != (k.Tag == TagWK1):
 			t.Errorf("%s: tagged %s with %d weight slots: the %s kernels and only they take one", k.Name, k.Tag, g.R, TagWK1)
+		case g.FP && k.Tag != TagWK1:
+			t.Errorf("%s: tagged %s with FP: only %s kernels stage fixed pieces", k.Name, k.Tag, TagWK1)
 		case DecKSTiles(k.Name) != 4 || DecKSThreads(k.Name) != 128:
 			t.Errorf("%s: DecKSTiles %d, DecKSThreads %d, want 4 and 128 (a warpgroup a split)", k.Name, DecKSTiles(k.Name), DecKSThreads(k.Name))
 		case 8*((k.MaxM+7)/8) != g.NB:
