@@ -1673,7 +1673,7 @@ DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
 // S = 4, M = 40 on the H200: at NB = 64 18.39 µs, results/h200-2026-12-03b;
 // at NB = 40 15.53, results/h200-2026-12-04). m48 takes one group a
 // round: at two, ptxas spills 68 bytes. wk1 stages fixed pieces (FP)
-// from m16 up: 2-12% faster at S = 4 and 7-19% at S = 1 for M = 16..64,
+// from m16 up: 1.5-12% faster at S = 4 and 6-19% at S = 1 for M = 16..64,
 // but at M = 1 2-7% slower, so m8 keeps the index staging (all four
 // shapes, results/h200-2026-12-04b). m40 under FP takes one group a
 // round: at two, ptxas spills 56 bytes.

@@ -551,8 +551,8 @@ func DecInBlock(kernel string) bool {
 var decFootprintRegs = map[string]int{
 	"pq_gemm_dec_wg_m8": 60, "pq_gemm_dec_wg_m16": 68, "pq_gemm_dec_wg_m32": 72, "pq_gemm_dec_wg_m64": 120,
 	"pq_gemm_dec_wk_m8": 101, "pq_gemm_dec_wk_m16": 110, "pq_gemm_dec_wk_m32": 124, "pq_gemm_dec_wk_m64": 128,
-	"pq_gemm_dec_wk1_m8": 107, "pq_gemm_dec_wk1_m16": 108, "pq_gemm_dec_wk1_m24": 121, "pq_gemm_dec_wk1_m32": 128,
-	"pq_gemm_dec_wk1_m40": 128, "pq_gemm_dec_wk1_m48": 127, "pq_gemm_dec_wk1_m56": 122, "pq_gemm_dec_wk1_m64": 128,
+	"pq_gemm_dec_wk1_m8": 107, "pq_gemm_dec_wk1_m16": 112, "pq_gemm_dec_wk1_m24": 126, "pq_gemm_dec_wk1_m32": 128,
+	"pq_gemm_dec_wk1_m40": 115, "pq_gemm_dec_wk1_m48": 127, "pq_gemm_dec_wk1_m56": 128, "pq_gemm_dec_wk1_m64": 128,
 }
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
