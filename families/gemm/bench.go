@@ -551,10 +551,14 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string
 			}
 			// Its law's launch under PDL, only when named: outside the
 			// regret table (a launch mode, not a split).
-			if name := decPDLName(k.Tag); c.Named(name) && k.Caps&kernels.PDL != 0 && len(ownSs[k.Tag]) > 0 {
-				v, err := b.decVariant(k, ownSs[k.Tag][0], name, true, false)
+			if name := decPDLName(k.Tag); c.Named(name) && len(ownSs[k.Tag]) > 0 {
+				var v bench.Variant
+				err := fmt.Errorf("%s has no PDL launch (kernels.PDL not in its registry row)", k.Name)
+				if k.Caps&kernels.PDL != 0 {
+					v, err = b.decVariant(k, ownSs[k.Tag][0], name, true, false)
+				}
 				switch {
-				case errors.Is(err, bench.ErrNoExLaunch):
+				case errors.Is(err, bench.ErrNoExLaunch) || k.Caps&kernels.PDL == 0:
 					c.Skipf("dec %s M=%d: variant %s: %v", label, M, name, err)
 				case err != nil:
 					return nil, err

@@ -163,12 +163,28 @@ func TestBenchTimesEveryRegisteredKernel(t *testing.T) {
 				t.Fatalf("%s suite %s: %v", info.Arch, s.Name, err)
 			}
 		}
-		// Experimental kernels run only when --variants names them: a second
-		// pass of the dec suite names the wgmma kernels' split variants.
+		// Experimental kernels and the own-law PDL launches run only when
+		// --variants names them: a second pass of the dec suite names the
+		// wgmma kernels' split variants and every <tag>pdl.
 		if dec, ok := bench.LookupSuite("dec"); ok {
-			c.Variants = slices.DeleteFunc(dec.Variants(), func(v string) bool { return !strings.HasPrefix(v, TagWG+"S") })
+			var pdls []string
+			for _, tag := range OwnLawTags {
+				pdls = append(pdls, decPDLName(tag))
+			}
+			c.Variants = slices.DeleteFunc(dec.Variants(), func(v string) bool { return !strings.HasPrefix(v, TagWG+"S") && !slices.Contains(pdls, v) })
+			n0 := len(c.Records)
 			if err := dec.Run(c); err != nil {
 				t.Fatalf("%s suite dec, experimental variants %v: %v", info.Arch, c.Variants, err)
+			}
+			// Each named PDL variant ran or said why not (one per M class).
+			if info.CodeArch() == kernels.SM90a {
+				for _, name := range pdls {
+					ran := slices.ContainsFunc(c.Records[n0:], func(r results.Record) bool { return r.Variant == name })
+					told := slices.ContainsFunc(c.Skipped, func(m string) bool { return strings.Contains(m, "variant "+name+":") })
+					if !ran && !told {
+						t.Errorf("%s: --variants %s: neither a record nor a skip", info.Arch, name)
+					}
+				}
 			}
 			c.Variants = nil
 		}
