@@ -517,11 +517,8 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string
 		vs = append(vs, v)
 	}
 	if base.Caps&kernels.PDL != 0 {
-		if v, err := b.decVariant(base, law, "pdl", true, false); err == nil {
-			vs = append(vs, v)
-		} else if errors.Is(err, bench.ErrNoExLaunch) {
-			c.Skipf("dec %s M=%d: variant pdl: %v", label, M, err)
-		} else {
+		var err error
+		if vs, err = b.decPDL(vs, label, base, law, "pdl"); err != nil {
 			return nil, err
 		}
 	}
@@ -552,18 +549,9 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string
 			// Its law's launch under PDL, only when named: outside the
 			// regret table (a launch mode, not a split).
 			if name := decPDLName(k.Tag); c.Named(name) && len(ownSs[k.Tag]) > 0 {
-				var v bench.Variant
-				err := fmt.Errorf("%s has no PDL launch (kernels.PDL not in its registry row)", k.Name)
-				if k.Caps&kernels.PDL != 0 {
-					v, err = b.decVariant(k, ownSs[k.Tag][0], name, true, false)
-				}
-				switch {
-				case errors.Is(err, bench.ErrNoExLaunch) || k.Caps&kernels.PDL == 0:
-					c.Skipf("dec %s M=%d: variant %s: %v", label, M, name, err)
-				case err != nil:
+				var err error
+				if vs, err = b.decPDL(vs, label, k, ownSs[k.Tag][0], name); err != nil {
 					return nil, err
-				default:
-					vs = append(vs, v)
 				}
 			}
 			continue
@@ -579,6 +567,25 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string
 		vs = append(vs, v)
 	}
 	return vs, nil
+}
+
+// decPDL appends kernel k at split S under programmatic dependent launch
+// as variant name. A kernel without a PDL launch, or a device without the
+// extended launch, is a skip with its reason, not a silent absence.
+func (b *gemmBufs) decPDL(vs []bench.Variant, label string, k kernels.Kernel, S int, name string) ([]bench.Variant, error) {
+	if k.Caps&kernels.PDL == 0 {
+		b.c.Skipf("dec %s M=%d: variant %s: %s has no PDL launch (kernels.PDL not in its registry row)", label, b.M, name, k.Name)
+		return vs, nil
+	}
+	v, err := b.decVariant(k, S, name, true, false)
+	switch {
+	case errors.Is(err, bench.ErrNoExLaunch):
+		b.c.Skipf("dec %s M=%d: variant %s: %v", label, b.M, name, err)
+		return vs, nil
+	case err != nil:
+		return nil, err
+	}
+	return append(vs, v), nil
 }
 
 // decPDLName names an own-law tag's variant at its law's split under
