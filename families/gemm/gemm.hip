@@ -1255,39 +1255,46 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   constexpr u32 RSTEP = 16u / U; // FP: rows between a thread's pieces
   const u32 pc = t128 & 7u, pu = (t128 >> 3) & (U - 1u), pm = t128 / (8u * U);
   auto stage = [&](u32 r) {
-    if (r < nr) {
+    if (r < nr && FP) {
       const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
-      if constexpr (FP) {
-        if (pu < n) {
-          const u8 *src = ap + (u64)pm * K + (g0 + pu) * GROUP + 16u * pc;
-          const u32 dst = at + (sl * U + pu) * TILE;
-          // The row step, opaque each round: kept constant, its multiples
-          // are hoisted out of the round loop as 64-bit values, and at
-          // NB = 32 (U = 2) those spill.
-          u32 kstep = RSTEP * K;
-          asm volatile("" : "+r"(kstep));
+      if (pu < n) {
+        const u8 *src = ap + (u64)pm * K + (g0 + pu) * GROUP + 16u * pc;
+        const u32 dst = at + (sl * U + pu) * TILE;
+        // The row step, opaque each round: kept constant, its multiples
+        // are hoisted out of the round loop as 64-bit values, and at
+        // NB = 32 (U = 2) those spill.
+        u32 kstep = RSTEP * K;
+        asm volatile("" : "+r"(kstep));
 #pragma unroll
-          for (u32 j = 0; j < ((u32)NB + RSTEP - 1u) / RSTEP; j++) {
-            const u32 m = pm + RSTEP * j; // at U <= 2, m % 8 is pm % 8: one swizzle a thread
-            if (m < M) cp_async16_s(dst + m * 128u + ((pc ^ (m & 7u)) << 4), src, 16u);
-            src += kstep;
-          }
-        }
-      } else {
-        for (u32 i = t128; i < M * U * 8u; i += 128u) {
-          const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
-          if (u < n)
-            cp_async16_s(at + (sl * U + u) * TILE + m * 128u + ((c ^ (m & 7u)) << 4), ap + (u64)m * K + (g0 + u) * GROUP + 16u * c, 16u);
+        for (u32 j = 0; j < ((u32)NB + RSTEP - 1u) / RSTEP; j++) {
+          const u32 m = pm + RSTEP * j; // at U <= 2, m % 8 is pm % 8: one swizzle a thread
+          if (m < M) cp_async16_s(dst + m * 128u + ((pc ^ (m & 7u)) << 4), src, 16u);
+          src += kstep;
         }
       }
-      // asg and rs: over the warpgroup under FP, by warp 2 otherwise.
-      if (FP || warp == 2u) {
-        for (u32 j = FP ? t128 : lane; j < 2u * U * M; j += FP ? 128u : 32u) {
+      for (u32 j = t128; j < 2u * U * M; j += 128u) {
+        const u32 m = j / (2u * U), which = j & 1u, u = (j >> 1) % U;
+        if (u < n) cp_async4(ar + (sl * U + u) * ARS + arx(m, which), (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);
+      }
+      if (warp == 3u) {
+        for (u32 j = lane; j < 16u * U; j += 32u) {
+          const u32 u = j / 16u, c = j % 16u;
+          if (u < n) cp_async16(ar + (sl * U + u) * ARS + 2u * NB + 4u * c, szb + (u64)(g0 + u) * N + 4u * c, 16u);
+        }
+      }
+    } else if (r < nr) {
+      const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
+      for (u32 i = t128; i < M * U * 8u; i += 128u) {
+        const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
+        if (u < n)
+          cp_async16_s(at + (sl * U + u) * TILE + m * 128u + ((c ^ (m & 7u)) << 4), ap + (u64)m * K + (g0 + u) * GROUP + 16u * c, 16u);
+      }
+      if (warp == 2u) {
+        for (u32 j = lane; j < 2u * U * M; j += 32u) {
           const u32 m = j / (2u * U), which = j & 1u, u = (j >> 1) % U;
           if (u < n) cp_async4(ar + (sl * U + u) * ARS + arx(m, which), (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);
         }
-      }
-      if (warp == 3u) {
+      } else if (warp == 3u) {
         for (u32 j = lane; j < 16u * U; j += 32u) {
           const u32 u = j / 16u, c = j % 16u;
           if (u < n) cp_async16(ar + (sl * U + u) * ARS + 2u * NB + 4u * c, szb + (u64)(g0 + u) * N + 4u * c, 16u);
