@@ -1254,55 +1254,60 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   // round exists.
   constexpr u32 RSTEP = 16u / U; // FP: rows between a thread's pieces
   const u32 pc = t128 & 7u, pu = (t128 >> 3) & (U - 1u), pm = t128 / (8u * U);
+  // asg and rs of rows < M (items FIRST, FIRST + STEP, ..), and the
+  // block's scale words (a warp's lanes), of round r's live groups u < n
+  // into activation slot sl. Macros, not lambdas: each call site then
+  // compiles to the code of the loop written out there.
+#define DWK_STAGE_ARS(FIRST, STEP)                                                                                     \
+  for (u32 j = FIRST; j < 2u * U * M; j += STEP) {                                                                     \
+    const u32 m = j / (2u * U), which = j & 1u, u = (j >> 1) % U;                                                      \
+    if (u < n) cp_async4(ar + (sl * U + u) * ARS + arx(m, which), (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);      \
+  }
+#define DWK_STAGE_WORDS()                                                                                              \
+  for (u32 j = lane; j < 16u * U; j += 32u) {                                                                          \
+    const u32 u = j / 16u, c = j % 16u;                                                                                \
+    if (u < n) cp_async16(ar + (sl * U + u) * ARS + 2u * NB + 4u * c, szb + (u64)(g0 + u) * N + 4u * c, 16u);          \
+  }
   auto stage = [&](u32 r) {
-    if (r < nr && FP) {
+    if (r < nr) {
       const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
-      if (pu < n) {
-        const u8 *src = ap + (u64)pm * K + (g0 + pu) * GROUP + 16u * pc;
-        const u32 dst = at + (sl * U + pu) * TILE;
-        // The row step, opaque each round: kept constant, its multiples
-        // are hoisted out of the round loop as 64-bit values, and at
-        // NB = 32 (U = 2) those spill.
-        u32 kstep = RSTEP * K;
-        asm volatile("" : "+r"(kstep));
+      if constexpr (FP) {
+        if (pu < n) {
+          const u8 *src = ap + (u64)pm * K + (g0 + pu) * GROUP + 16u * pc;
+          const u32 dst = at + (sl * U + pu) * TILE;
+          // The row step, opaque each round: kept constant, its multiples
+          // are hoisted out of the round loop as 64-bit values, and at
+          // NB = 32 (U = 2) those spill.
+          u32 kstep = RSTEP * K;
+          asm volatile("" : "+r"(kstep));
 #pragma unroll
-        for (u32 j = 0; j < ((u32)NB + RSTEP - 1u) / RSTEP; j++) {
-          const u32 m = pm + RSTEP * j; // at U <= 2, m % 8 is pm % 8: one swizzle a thread
-          if (m < M) cp_async16_s(dst + m * 128u + ((pc ^ (m & 7u)) << 4), src, 16u);
-          src += kstep;
+          for (u32 j = 0; j < ((u32)NB + RSTEP - 1u) / RSTEP; j++) {
+            const u32 m = pm + RSTEP * j; // at U <= 2, m % 8 is pm % 8: one swizzle a thread
+            if (m < M) cp_async16_s(dst + m * 128u + ((pc ^ (m & 7u)) << 4), src, 16u);
+            src += kstep;
+          }
         }
-      }
-      for (u32 j = t128; j < 2u * U * M; j += 128u) {
-        const u32 m = j / (2u * U), which = j & 1u, u = (j >> 1) % U;
-        if (u < n) cp_async4(ar + (sl * U + u) * ARS + arx(m, which), (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);
-      }
-      if (warp == 3u) {
-        for (u32 j = lane; j < 16u * U; j += 32u) {
-          const u32 u = j / 16u, c = j % 16u;
-          if (u < n) cp_async16(ar + (sl * U + u) * ARS + 2u * NB + 4u * c, szb + (u64)(g0 + u) * N + 4u * c, 16u);
+        DWK_STAGE_ARS(t128, 128u)
+        if (warp == 3u) {
+          DWK_STAGE_WORDS()
         }
-      }
-    } else if (r < nr) {
-      const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
-      for (u32 i = t128; i < M * U * 8u; i += 128u) {
-        const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
-        if (u < n)
-          cp_async16_s(at + (sl * U + u) * TILE + m * 128u + ((c ^ (m & 7u)) << 4), ap + (u64)m * K + (g0 + u) * GROUP + 16u * c, 16u);
-      }
-      if (warp == 2u) {
-        for (u32 j = lane; j < 2u * U * M; j += 32u) {
-          const u32 m = j / (2u * U), which = j & 1u, u = (j >> 1) % U;
-          if (u < n) cp_async4(ar + (sl * U + u) * ARS + arx(m, which), (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);
+      } else {
+        for (u32 i = t128; i < M * U * 8u; i += 128u) {
+          const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
+          if (u < n)
+            cp_async16_s(at + (sl * U + u) * TILE + m * 128u + ((c ^ (m & 7u)) << 4), ap + (u64)m * K + (g0 + u) * GROUP + 16u * c, 16u);
         }
-      } else if (warp == 3u) {
-        for (u32 j = lane; j < 16u * U; j += 32u) {
-          const u32 u = j / 16u, c = j % 16u;
-          if (u < n) cp_async16(ar + (sl * U + u) * ARS + 2u * NB + 4u * c, szb + (u64)(g0 + u) * N + 4u * c, 16u);
+        if (warp == 2u) {
+          DWK_STAGE_ARS(lane, 32u)
+        } else if (warp == 3u) {
+          DWK_STAGE_WORDS()
         }
       }
     }
     cp_async_commit();
   };
+#undef DWK_STAGE_ARS
+#undef DWK_STAGE_WORDS
   for (u32 r = 0; r + 1u < RA; r++) stage(r);
 
   float acc[MT][4];
@@ -1364,7 +1369,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
           const u32x4 v = lds_v4(smem_u32(aa + arx(m0, 0u)));
           a0 = __builtin_bit_cast(float, v.x), a1 = __builtin_bit_cast(float, v.y);
           r0 = __builtin_bit_cast(float, v.z), r1 = __builtin_bit_cast(float, v.w);
-        } else {
+      } else {
           a0 = aa[arx(m0, 0u)], a1 = aa[arx(m0 + 1u, 0u)], r0 = aa[arx(m0, 1u)], r1 = aa[arx(m0 + 1u, 1u)];
         }
         acc[mt][0] = __builtin_fmaf(a0, __builtin_fmaf(-zq0, r0, sc90 * T[u][4 * mt + 0]), acc[mt][0]);
