@@ -478,13 +478,29 @@ type KP struct{ K, P int }
 // ProducerShapes returns the distinct (K, P) pairs of the set's W4A8
 // linears, in file order.
 func (s *Set) ProducerShapes() []KP {
-	var out []KP
+	return distinctKPs(nil, s)
+}
+
+// BuiltinProducerShapes returns the distinct (K, P) pairs of the named
+// built-in sets' W4A8 linears, set by set in file order. It panics on a
+// name Builtin does not know (the names are the caller's constants).
+func BuiltinProducerShapes(names ...string) []KP {
+	sets := make([]*Set, len(names))
+	for i, name := range names {
+		sets[i] = MustBuiltin(name)
+	}
+	return distinctKPs(nil, sets...)
+}
+
+func distinctKPs(out []KP, sets ...*Set) []KP {
 	seen := map[KP]bool{}
-	for _, l := range s.W4A8() {
-		kp := KP{l.K, l.P()}
-		if !seen[kp] {
-			seen[kp] = true
-			out = append(out, kp)
+	for _, s := range sets {
+		for _, l := range s.W4A8() {
+			kp := KP{l.K, l.P()}
+			if !seen[kp] {
+				seen[kp] = true
+				out = append(out, kp)
+			}
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,5 +163,33 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("bad linear accepted: %+v", l)
 			}
 		}
+	})
+}
+
+func TestBuiltinProducerShapes(t *testing.T) {
+	tp1, tp2 := MustBuiltin("qwen38-27b-tp1").ProducerShapes(), MustBuiltin("qwen38-27b-tp2").ProducerShapes()
+	t.Run("one set is its ProducerShapes", func(t *testing.T) {
+		if got := BuiltinProducerShapes("qwen38-27b-tp2"); !slices.Equal(got, tp2) {
+			t.Errorf("got %v, want %v", got, tp2)
+		}
+	})
+	t.Run("sets in order, each pair once", func(t *testing.T) {
+		want := slices.Clone(tp2)
+		for _, kp := range tp1 {
+			if !slices.Contains(want, kp) {
+				want = append(want, kp)
+			}
+		}
+		if got := BuiltinProducerShapes("qwen38-27b-tp2", "qwen38-27b-tp1"); !slices.Equal(got, want) {
+			t.Errorf("got %v, want %v", got, want)
+		}
+	})
+	t.Run("unknown name panics", func(t *testing.T) {
+		defer func() {
+			if recover() == nil {
+				t.Error("no panic for an unknown set")
+			}
+		}()
+		BuiltinProducerShapes("no-such-set")
 	})
 }

@@ -44,19 +44,12 @@ func handProdCases(full bool) []prodCase {
 		tp2 := shapes.MustBuiltin("qwen38-27b-tp2")
 		Ms = append(append(append([]int{}, tp2.Ladder("decode")...), tp2.Ladder("prefill")...), 1023)
 	}
-	seen := map[shapes.KP]bool{}
 	var out []prodCase
 	i := 0
-	for _, name := range sets {
-		for _, kp := range shapes.MustBuiltin(name).ProducerShapes() {
-			if seen[kp] {
-				continue
-			}
-			seen[kp] = true
-			for _, M := range Ms {
-				out = append(out, prodCase{K: kp.K, P: kp.P, M: M, dist: producerDists[(i+i/len(Ms))%len(producerDists)]})
-				i++
-			}
+	for _, kp := range shapes.BuiltinProducerShapes(sets...) {
+		for _, M := range Ms {
+			out = append(out, prodCase{K: kp.K, P: kp.P, M: M, dist: producerDists[(i+i/len(Ms))%len(producerDists)]})
+			i++
 		}
 	}
 	return append(out, prodCase{K: 5120, P: 2, M: 7, dist: "ties"}, prodCase{K: 640, P: 1, M: 17, dist: "ties"})
@@ -66,22 +59,10 @@ func handProdCases(full bool) []prodCase {
 const prodClassMaxM = 2048
 
 // prodClassDomain is every (K, P, M) a producer may be launched with: the
-// deployed (K, P) of every built-in shapes set and producers.OddGShapes,
-// times M = 1..prodClassMaxM.
+// producers' class shapes (producers.ClassShapes) times M = 1..prodClassMaxM.
 func prodClassDomain() []prodCase {
-	var kps []shapes.KP
-	seen := map[shapes.KP]bool{}
-	for _, name := range shapes.Builtins() {
-		for _, kp := range shapes.MustBuiltin(name).ProducerShapes() {
-			if !seen[kp] {
-				seen[kp] = true
-				kps = append(kps, kp)
-			}
-		}
-	}
-	kps = append(kps, producers.OddGShapes...)
 	var out []prodCase
-	for _, kp := range kps {
+	for _, kp := range producers.ClassShapes() {
 		for M := 1; M <= prodClassMaxM; M++ {
 			out = append(out, prodCase{K: kp.K, P: kp.P, M: M})
 		}

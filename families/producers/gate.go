@@ -70,21 +70,14 @@ func handCases(full bool) []producerCase {
 		tp2 := shapes.MustBuiltin("qwen38-27b-tp2")
 		Ms = append(append(append([]int{}, tp2.Ladder("decode")...), tp2.Ladder("prefill")...), 1023, 8191)
 	}
-	seen := map[shapes.KP]bool{}
 	var out []producerCase
 	i := 0
-	for _, name := range sets {
-		for _, kp := range shapes.MustBuiltin(name).ProducerShapes() {
-			if seen[kp] {
-				continue
-			}
-			seen[kp] = true
-			for _, M := range Ms {
-				// The distribution turns with both M and shape, so no M is
-				// always paired with the same one.
-				out = append(out, producerCase{K: kp.K, P: kp.P, M: M, dist: producerDists[(i+i/len(Ms))%len(producerDists)]})
-				i++
-			}
+	for _, kp := range shapes.BuiltinProducerShapes(sets...) {
+		for _, M := range Ms {
+			// The distribution turns with both M and shape, so no M is
+			// always paired with the same one.
+			out = append(out, producerCase{K: kp.K, P: kp.P, M: M, dist: producerDists[(i+i/len(Ms))%len(producerDists)]})
+			i++
 		}
 	}
 	return out
@@ -94,6 +87,12 @@ func handCases(full bool) []producerCase {
 // deployed shape has one) that the class domain includes.
 var OddGShapes = []shapes.KP{{K: 384, P: 3}, {K: 640, P: 1}}
 
+// ClassShapes are the (K, P) of the class domain: the deployed pairs of
+// every built-in shapes set, then OddGShapes.
+func ClassShapes() []shapes.KP {
+	return append(shapes.BuiltinProducerShapes(shapes.Builtins()...), OddGShapes...)
+}
+
 // ClassMaxM is the largest M of the class domain (the prefill ladder's top).
 const ClassMaxM = 8192
 
@@ -101,19 +100,8 @@ const ClassMaxM = 8192
 // deployed (K, P) pairs of every built-in shapes set and OddGShapes, times
 // M = 1..ClassMaxM.
 func ClassDomain() []producerCase {
-	var kps []shapes.KP
-	seen := map[shapes.KP]bool{}
-	for _, name := range shapes.Builtins() {
-		for _, kp := range shapes.MustBuiltin(name).ProducerShapes() {
-			if !seen[kp] {
-				seen[kp] = true
-				kps = append(kps, kp)
-			}
-		}
-	}
-	kps = append(kps, OddGShapes...)
 	var out []producerCase
-	for _, kp := range kps {
+	for _, kp := range ClassShapes() {
 		for M := 1; M <= ClassMaxM; M++ {
 			out = append(out, producerCase{K: kp.K, P: kp.P, M: M})
 		}
