@@ -277,17 +277,27 @@ func (t *T) RequireFilled(what string, b *Buffer, fill byte, rule string) {
 // F32Bytes is v little-endian, as a device buffer holds it.
 func F32Bytes(v []float32) []byte {
 	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
+	PutF32(b, v)
 	return b
 }
 
 // U16Bytes is v little-endian, as a device buffer holds it.
 func U16Bytes(v []uint16) []byte {
 	b := make([]byte, 2*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint16(b[2*i:], x)
-	}
+	PutU16(b, v)
 	return b
+}
+
+// PutF32 writes v little-endian at the start of dst (4 bytes a value).
+func PutF32(dst []byte, v []float32) {
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(x))
+	}
+}
+
+// PutU16 writes v little-endian at the start of dst (2 bytes a value).
+func PutU16(dst []byte, v []uint16) {
+	for i, x := range v {
+		binary.LittleEndian.PutUint16(dst[2*i:], x)
+	}
 }

@@ -323,7 +323,7 @@ func producerPoint(c *bench.Ctx, label string, s gemm.GemmShape, M int) error {
 		footprint += int64(bench.CopyStride(n))
 	}
 	copies := bench.CopiesFor(footprint, c.Dev.Info().LLCBytes)
-	bx, err := alloc(c, copies, u16Bytes(x), u16Bytes(neg))
+	bx, err := alloc(c, copies, gates.U16Bytes(x), gates.U16Bytes(neg))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/internal/par"
 	"github.com/parharness/parharness/refimpl"
 )
@@ -67,14 +68,14 @@ func buildI8Mirror(rr *refimpl.RotRecords, x []uint16, M int) *i8Want {
 		rr.RotateF32Into(v, x[m0*K:(m0+n)*K], n, p)
 		gq := refimpl.QuantizeActGroupInt8(v, n, K)
 		copy(w.groupCodes[row*K:], gq.Codes)
-		putF32(w.groupScales[4*row*G:], gq.GroupScale)
+		gates.PutF32(w.groupScales[4*row*G:], gq.GroupScale)
 		putI32(w.groupRSums[4*row*G:], gq.RowSums)
 		h, f := refimpl.RoundRowsBF16(v)
-		putU16(w.xr[2*row*K:], h)
-		putF32(w.gamax[4*row*G:], refimpl.GroupAmax(f, n, K))
+		gates.PutU16(w.xr[2*row*K:], h)
+		gates.PutF32(w.gamax[4*row*G:], refimpl.GroupAmax(f, n, K))
 		tq := refimpl.QuantizeActTokenInt8(f, n, K)
 		copy(w.tokRow[row*K:], tq.Codes)
-		putF32(w.tokScales[4*row:], tq.TokenScale)
+		gates.PutF32(w.tokScales[4*row:], tq.TokenScale)
 		putI32(w.tokRSums[4*row*G:], tq.RowSums)
 		tiled := w.tokTiled[p*Mpad*K : (p+1)*Mpad*K]
 		for i := 0; i < n; i++ {
@@ -86,29 +87,11 @@ func buildI8Mirror(rr *refimpl.RotRecords, x []uint16, M int) *i8Want {
 	return w
 }
 
-func putF32(dst []byte, v []float32) {
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(x))
-	}
-}
-
 // putI32 writes row sums (exact integers held in float32) as int32.
 func putI32(dst []byte, v []float32) {
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(dst[4*i:], uint32(int32(x)))
 	}
-}
-
-func putU16(dst []byte, v []uint16) {
-	for i, x := range v {
-		binary.LittleEndian.PutUint16(dst[2*i:], x)
-	}
-}
-
-func u16Bytes(v []uint16) []byte {
-	b := make([]byte, 2*len(v))
-	putU16(b, v)
-	return b
 }
 
 // Activation distributions of the producer cases.

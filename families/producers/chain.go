@@ -1,6 +1,7 @@
 package producers
 
 import (
+	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/internal/par"
 	"github.com/parharness/parharness/refimpl"
 )
@@ -39,14 +40,14 @@ func (w *ChainWant) PutRows(M, K, p, m0, n int, v []float32, withGroup bool) (h 
 	if withGroup {
 		q := refimpl.QuantizeActGroup(v, n, K)
 		copy(w.GroupCodes[row*K:], q.Codes)
-		putF32(w.GroupScales[4*row*G:], q.GroupScale)
-		putF32(w.GroupRSums[4*row*G:], q.RowSums)
+		gates.PutF32(w.GroupScales[4*row*G:], q.GroupScale)
+		gates.PutF32(w.GroupRSums[4*row*G:], q.RowSums)
 	}
 	h, f = refimpl.RoundRowsBF16(v)
 	q := refimpl.QuantizeActToken(f, n, K)
 	copy(w.TokCodesRow[row*K:], q.Codes)
-	putF32(w.TokScales[4*row:], q.TokenScale)
-	putF32(w.TokRSums[4*row*G:], q.RowSums)
+	gates.PutF32(w.TokScales[4*row:], q.TokenScale)
+	gates.PutF32(w.TokRSums[4*row*G:], q.RowSums)
 	Mpad := refimpl.PadRows(M)
 	tiled := w.TokCodesTiled[p*Mpad*K : (p+1)*Mpad*K]
 	for i := 0; i < n; i++ {

@@ -87,7 +87,7 @@ func (e *emulator) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 			}
 			scales, rsums = append(scales, q.TokenScale...), append(rsums, q.RowSums...)
 		}
-		out = emulated{codes: codes, scale: f32Bytes(scales), rsum: f32Bytes(rsums)}
+		out = emulated{codes: codes, scale: gates.F32Bytes(scales), rsum: gates.F32Bytes(rsums)}
 		dst = emulated{codes: mem(ptr(outAt), len(codes)), scale: mem(ptr(outAt+1), 4*len(scales)), rsum: mem(ptr(outAt+2), 4*len(rsums))}
 	case OpPassA:
 		var rotate func(x []uint16, M, p int) []float32
@@ -112,7 +112,7 @@ func (e *emulator) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 			h, f := refimpl.RoundRowsBF16(rotate(x, M, p))
 			rows, amax = append(rows, h...), append(amax, refimpl.GroupAmax(f, M, K)...)
 		}
-		out = emulated{xr: u16Bytes(rows), gamax: f32Bytes(amax)}
+		out = emulated{xr: gates.U16Bytes(rows), gamax: gates.F32Bytes(amax)}
 		dst = emulated{xr: mem(xr, 2*len(rows)), gamax: mem(gamax, 4*len(amax))}
 	case OpPassC:
 		M, K = arg(5), arg(6)
@@ -132,7 +132,7 @@ func (e *emulator) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 			}
 			scales, rsums = append(scales, q.TokenScale...), append(rsums, q.RowSums...)
 		}
-		out = emulated{codes: codes, scale: f32Bytes(scales), rsum: f32Bytes(rsums)}
+		out = emulated{codes: codes, scale: gates.F32Bytes(scales), rsum: gates.F32Bytes(rsums)}
 		dst = emulated{codes: mem(ptr(2), len(codes)), scale: mem(ptr(3), 4*len(scales)), rsum: mem(ptr(4), 4*len(rsums))}
 	default:
 		return fmt.Errorf("emulator: op %q", k.Op)

@@ -1,10 +1,10 @@
 package producers
 
 import (
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 
+	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/internal/par"
 	"github.com/parharness/parharness/refimpl"
 )
@@ -96,8 +96,8 @@ func (w *producerWant) putRows(c producerCase, p, m0, n int, v []float32, withGr
 	K, M, G := c.K, c.M, c.K/refimpl.GroupSize
 	row := p*M + m0 // partition-major row index
 	h, f := w.PutRows(M, K, p, m0, n, v, withGroup)
-	putU16(w.xr[2*row*K:], h)
-	putF32(w.gamax[4*row*G:], refimpl.GroupAmax(f, n, K))
+	gates.PutU16(w.xr[2*row*K:], h)
+	gates.PutF32(w.gamax[4*row*G:], refimpl.GroupAmax(f, n, K))
 }
 
 // buildMirror computes what the producers must write for one case (the
@@ -157,58 +157,32 @@ func (sm *serialMirror) want() producerWant {
 			codes = append(codes, q.Codes...)
 			gs, gr = append(gs, q.GroupScale...), append(gr, q.RowSums...)
 		}
-		xr = append(xr, u16Bytes(sm.xr[p])...)
-		gamax = append(gamax, f32Bytes(sm.gamax[p])...)
+		xr = append(xr, gates.U16Bytes(sm.xr[p])...)
+		gamax = append(gamax, gates.F32Bytes(sm.gamax[p])...)
 		tokCodes, tiled = append(tokCodes, sm.tokQ[p].Codes...), append(tiled, sm.tiled[p]...)
 		ts, tr = append(ts, sm.tokQ[p].TokenScale...), append(tr, sm.tokQ[p].RowSums...)
 	}
 	if sm.withGroupOp {
 		copy(w.GroupCodes, codes)
-		copy(w.GroupScales, f32Bytes(gs))
-		copy(w.GroupRSums, f32Bytes(gr))
+		copy(w.GroupScales, gates.F32Bytes(gs))
+		copy(w.GroupRSums, gates.F32Bytes(gr))
 	}
 	copy(w.xr, xr)
 	copy(w.gamax, gamax)
 	copy(w.TokCodesRow, tokCodes)
 	copy(w.TokCodesTiled, tiled)
-	copy(w.TokScales, f32Bytes(ts))
-	copy(w.TokRSums, f32Bytes(tr))
+	copy(w.TokScales, gates.F32Bytes(ts))
+	copy(w.TokRSums, gates.F32Bytes(tr))
 	return w
 }
 
-func f32Bytes(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	putF32(b, v)
-	return b
-}
-
-func u16Bytes(v []uint16) []byte {
-	b := make([]byte, 2*len(v))
-	putU16(b, v)
-	return b
-}
-
-// putF32 and putU16 write values little endian, as a device buffer holds
-// them.
-func putF32(dst []byte, v []float32) {
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(x))
-	}
-}
-
-func putU16(dst []byte, v []uint16) {
-	for i, x := range v {
-		binary.LittleEndian.PutUint16(dst[2*i:], x)
-	}
-}
-
-// parallelU16Bytes is u16Bytes on every CPU (a case's activations).
+// parallelU16Bytes is gates.U16Bytes on every CPU (a case's activations).
 func parallelU16Bytes(v []uint16) []byte {
 	b := make([]byte, 2*len(v))
 	const span = 1 << 20
 	par.For((len(v)+span-1)/span, func(i int) {
 		lo, hi := i*span, min((i+1)*span, len(v))
-		putU16(b[2*lo:2*hi], v[lo:hi])
+		gates.PutU16(b[2*lo:2*hi], v[lo:hi])
 	})
 	return b
 }
