@@ -15,36 +15,16 @@ func TestSuitesCoverEveryLaunchClass(t *testing.T) {
 	for _, full := range []bool{false, true} {
 		name := map[bool]string{false: "quick", true: "full"}[full]
 		t.Run(name, func(t *testing.T) {
-			seen := map[string]bool{}
-			for _, c := range ClassDomain() {
-				for _, cl := range CaseClasses(c, full) {
-					seen[cl] = true
-				}
-			}
-			var reach []string
-			for cl := range seen {
-				reach = append(reach, cl)
-			}
-			var have [][]string
-			for _, c := range Cases(full) {
-				have = append(have, CaseClasses(c, full))
-			}
+			reach := coverage.Reachable(ClassDomain(), func(c Case) []string { return CaseClasses(c, full) })
+			have := coverage.Of(Cases(full), func(c Case) []string { return CaseClasses(c, full) })
 			if miss := coverage.Missing(reach, have); len(miss) > 0 {
 				t.Fatalf("%d of %d launch classes have no %s case, e.g. %q", len(miss), len(reach), name, miss[0])
 			}
 			// By name: multi-warp decode blocks, tiled padding, odd G, P > 1,
 			// and every mode in both producer forms.
-			for _, want := range []string{"ew_rotq_group threads=256", "padded=true", "oddG=true", "P=>1",
-				"ew_rotq_group threads=32 rpw=1 chunks=many partial=false gated-norm", "ew_rotq_token rows=many padded=true silu-mul", "ew_op_bf16 chunks=many partial=true sigmoid-gate"} {
-				found := false
-				for _, cs := range have {
-					for _, cl := range cs {
-						found = found || strings.Contains(cl, want)
-					}
-				}
-				if !found {
-					t.Errorf("no %s case has a launch class containing %q", name, want)
-				}
+			for _, want := range coverage.Unnamed(have, "ew_rotq_group threads=256", "padded=true", "oddG=true", "P=>1",
+				"ew_rotq_group threads=32 rpw=1 chunks=many partial=false gated-norm", "ew_rotq_token rows=many padded=true silu-mul", "ew_op_bf16 chunks=many partial=true sigmoid-gate") {
+				t.Errorf("no %s case has a launch class containing %q", name, want)
 			}
 			t.Logf("%s: %d cases reach all %d classes", name, len(have), len(reach))
 		})

@@ -135,24 +135,12 @@ func TestSuitesCoverEveryLaunchClass(t *testing.T) {
 	for _, full := range []bool{false, true} {
 		for _, sms := range []int{H200SMs, 64} {
 			t.Run(fmt.Sprintf("full=%t/sms=%d", full, sms), func(t *testing.T) {
-				seen := map[string]bool{}
-				for _, c := range dom {
-					for _, cl := range gemmCaseClasses(c, full, sms) {
-						seen[cl] = true
-					}
-				}
-				var reach []string
-				for cl := range seen {
-					reach = append(reach, cl)
-				}
+				reach := coverage.Reachable(dom, func(c gemmCase) []string { return gemmCaseClasses(c, full, sms) })
 				cases, err := gemmCases(full, sms)
 				if err != nil {
 					t.Fatal(err)
 				}
-				var have [][]string
-				for _, c := range cases {
-					have = append(have, gemmCaseClasses(c, full, sms))
-				}
+				have := coverage.Of(cases, func(c gemmCase) []string { return gemmCaseClasses(c, full, sms) })
 				if miss := coverage.Missing(reach, have); len(miss) > 0 {
 					t.Fatalf("%d of %d launch classes have no case, e.g. %q", len(miss), len(reach), miss[0])
 				}

@@ -2,7 +2,6 @@ package i8
 
 import (
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/parharness/parharness/families/gemm"
@@ -18,33 +17,13 @@ func TestSuitesCoverEveryLaunchClass(t *testing.T) {
 	for _, full := range []bool{false, true} {
 		name := map[bool]string{false: "quick", true: "full"}[full]
 		t.Run("producers/"+name, func(t *testing.T) {
-			seen := map[string]bool{}
-			for _, c := range prodClassDomain() {
-				for _, cl := range prodCaseClasses(c, full) {
-					seen[cl] = true
-				}
-			}
-			var reach []string
-			for cl := range seen {
-				reach = append(reach, cl)
-			}
-			var have [][]string
-			for _, c := range prodCases(full) {
-				have = append(have, prodCaseClasses(c, full))
-			}
+			reach := coverage.Reachable(prodClassDomain(), func(c prodCase) []string { return prodCaseClasses(c, full) })
+			have := coverage.Of(prodCases(full), func(c prodCase) []string { return prodCaseClasses(c, full) })
 			if miss := coverage.Missing(reach, have); len(miss) > 0 {
 				t.Fatalf("%d of %d classes have no case, e.g. %q", len(miss), len(reach), miss[0])
 			}
-			for _, want := range []string{"pq_i8_group threads=256", "partial=true", "oddG=true", "padded=true", "pq_i8_token"} {
-				found := false
-				for _, cs := range have {
-					for _, cl := range cs {
-						found = found || strings.Contains(cl, want)
-					}
-				}
-				if !found {
-					t.Errorf("no case has a class containing %q", want)
-				}
+			for _, want := range coverage.Unnamed(have, "pq_i8_group threads=256", "partial=true", "oddG=true", "padded=true", "pq_i8_token") {
+				t.Errorf("no case has a class containing %q", want)
 			}
 		})
 		t.Run("gemm/"+name, func(t *testing.T) {
@@ -53,16 +32,7 @@ func TestSuitesCoverEveryLaunchClass(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				seen := map[string]bool{}
-				for _, c := range dom {
-					for _, cl := range gemmCaseClasses(c, sms) {
-						seen[cl] = true
-					}
-				}
-				var reach []string
-				for cl := range seen {
-					reach = append(reach, cl)
-				}
+				reach := coverage.Reachable(dom, func(c gemmCase) []string { return gemmCaseClasses(c, sms) })
 				cases, err := gemmCases(full, sms)
 				if err != nil {
 					t.Fatal(err)

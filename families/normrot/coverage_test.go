@@ -15,33 +15,13 @@ func TestSuitesCoverEveryLaunchClass(t *testing.T) {
 	for _, full := range []bool{false, true} {
 		name := map[bool]string{false: "quick", true: "full"}[full]
 		t.Run(name, func(t *testing.T) {
-			seen := map[string]bool{}
-			for _, c := range ClassDomain() {
-				for _, cl := range CaseClasses(c, full) {
-					seen[cl] = true
-				}
-			}
-			var reach []string
-			for cl := range seen {
-				reach = append(reach, cl)
-			}
-			var have [][]string
-			for _, c := range gateCases(full) {
-				have = append(have, CaseClasses(c, full))
-			}
+			reach := coverage.Reachable(ClassDomain(), func(c normCase) []string { return CaseClasses(c, full) })
+			have := coverage.Of(gateCases(full), func(c normCase) []string { return CaseClasses(c, full) })
 			if miss := coverage.Missing(reach, have); len(miss) > 0 {
 				t.Fatalf("%d of %d launch classes have no %s case, e.g. %q", len(miss), len(reach), name, miss[0])
 			}
-			for _, want := range []string{"pq_addnorm_rotq_group blocks/row=one", "idle=true", "oddG=true", "padded=true", TokenKernel(32) + " strides=one"} {
-				found := false
-				for _, cs := range have {
-					for _, cl := range cs {
-						found = found || strings.Contains(cl, want)
-					}
-				}
-				if !found {
-					t.Errorf("no %s case has a launch class containing %q", name, want)
-				}
+			for _, want := range coverage.Unnamed(have, "pq_addnorm_rotq_group blocks/row=one", "idle=true", "oddG=true", "padded=true", TokenKernel(32)+" strides=one") {
+				t.Errorf("no %s case has a launch class containing %q", name, want)
 			}
 			t.Logf("%s: %d cases reach all %d classes", name, len(have), len(reach))
 		})

@@ -18,35 +18,15 @@ func TestSuitesCoverEveryLaunchClass(t *testing.T) {
 	for _, full := range []bool{false, true} {
 		name := map[bool]string{false: "quick", true: "full"}[full]
 		t.Run(name, func(t *testing.T) {
-			seen := map[string]bool{}
-			for _, c := range ClassDomain() {
-				for _, cl := range CaseClasses(c, full) {
-					seen[cl] = true
-				}
-			}
-			var reach []string
-			for cl := range seen {
-				reach = append(reach, cl)
-			}
-			var have [][]string
-			for _, c := range producerCases(full) {
-				have = append(have, CaseClasses(c, full))
-			}
+			reach := coverage.Reachable(ClassDomain(), func(c producerCase) []string { return CaseClasses(c, full) })
+			have := coverage.Of(producerCases(full), func(c producerCase) []string { return CaseClasses(c, full) })
 			if miss := coverage.Missing(reach, have); len(miss) > 0 {
 				t.Fatalf("%d of %d launch classes have no %s case, e.g. %q", len(miss), len(reach), name, miss[0])
 			}
 			// The known escape, by name: multi-warp decode-band blocks, a
 			// partial last chunk, and odd G all run.
-			for _, want := range []string{"pq_rotq_group threads=256", "partial=true", "oddG=true"} {
-				found := false
-				for _, cs := range have {
-					for _, cl := range cs {
-						found = found || strings.Contains(cl, want)
-					}
-				}
-				if !found {
-					t.Errorf("no %s case has a launch class containing %q", name, want)
-				}
+			for _, want := range coverage.Unnamed(have, "pq_rotq_group threads=256", "partial=true", "oddG=true") {
+				t.Errorf("no %s case has a launch class containing %q", name, want)
 			}
 			t.Logf("%s: %d cases reach all %d classes", name, len(have), len(reach))
 		})

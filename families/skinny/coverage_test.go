@@ -17,24 +17,12 @@ func TestSuitesCoverEveryLaunchClass(t *testing.T) {
 	}
 	for _, full := range []bool{false, true} {
 		t.Run(fmt.Sprintf("full=%t", full), func(t *testing.T) {
-			seen := map[string]bool{}
-			for _, c := range classDomain(shs) {
-				for _, cl := range caseClasses(c, full) {
-					seen[cl] = true
-				}
-			}
-			var reach []string
-			for cl := range seen {
-				reach = append(reach, cl)
-			}
+			reach := coverage.Reachable(classDomain(shs), func(c gateCase) []string { return caseClasses(c, full) })
 			cases, err := gateCases(full)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var have [][]string
-			for _, c := range cases {
-				have = append(have, caseClasses(c, full))
-			}
+			have := coverage.Of(cases, func(c gateCase) []string { return caseClasses(c, full) })
 			if miss := coverage.Missing(reach, have); len(miss) > 0 {
 				t.Fatalf("%d of %d launch classes have no case, e.g. %q", len(miss), len(reach), miss[0])
 			}

@@ -9,6 +9,7 @@ package coverage
 import (
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Classes is the set of class names one case exercises.
@@ -107,6 +108,51 @@ func Union(lists ...[]string) []string {
 				seen[c] = true
 				out = append(out, c)
 			}
+		}
+	}
+	return out
+}
+
+// Reachable is every class some case of domain reaches, sorted: the
+// classes a suite must cover, enumerated from the launch functions
+// independently of how the suite's cases are chosen.
+func Reachable[T any](domain []T, classes func(T) []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range domain {
+		for _, cl := range classes(c) {
+			if !seen[cl] {
+				seen[cl] = true
+				out = append(out, cl)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Of is each case's classes, in case order (the have of Missing).
+func Of[T any](cases []T, classes func(T) []string) [][]string {
+	out := make([][]string, len(cases))
+	for i, c := range cases {
+		out[i] = classes(c)
+	}
+	return out
+}
+
+// Unnamed returns the substrings of names that no class in have contains:
+// the classes a test requires by name (a known escape) that no case runs.
+func Unnamed(have [][]string, names ...string) []string {
+	var out []string
+	for _, n := range names {
+		found := false
+		for _, cs := range have {
+			for _, cl := range cs {
+				found = found || strings.Contains(cl, n)
+			}
+		}
+		if !found {
+			out = append(out, n)
 		}
 	}
 	return out

@@ -46,3 +46,32 @@ func TestExtendAndUnion(t *testing.T) {
 		t.Errorf("Union: %v", u)
 	}
 }
+
+// Reachable is the sorted union over a domain; Of keeps case order;
+// Unnamed reports each required name no class contains, and only those.
+func TestReachableOfUnnamed(t *testing.T) {
+	dom := [][]string{{"k threads=32", "oddG=true"}, {"k threads=256"}, {"oddG=true"}}
+	id := func(x []string) []string { return x }
+	t.Run("Reachable", func(t *testing.T) {
+		if got := Reachable(dom, id); !slices.Equal(got, []string{"k threads=256", "k threads=32", "oddG=true"}) {
+			t.Errorf("got %v", got)
+		}
+	})
+	have := Of(dom[:1], id)
+	t.Run("Of", func(t *testing.T) {
+		if len(have) != 1 || !slices.Equal(have[0], dom[0]) {
+			t.Errorf("got %v", have)
+		}
+	})
+	t.Run("Unnamed", func(t *testing.T) {
+		if got := Unnamed(have, "threads=32", "threads=256", "oddG", "padded"); !slices.Equal(got, []string{"threads=256", "padded"}) {
+			t.Errorf("got %v", got)
+		}
+		if got := Unnamed(have); got != nil {
+			t.Errorf("no names: %v", got)
+		}
+	})
+	if got := Missing(Reachable(dom, id), have); !slices.Equal(got, []string{"k threads=256"}) {
+		t.Errorf("Missing: %v", got)
+	}
+}
