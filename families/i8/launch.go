@@ -174,20 +174,12 @@ func ProducerClasses(kernel string, M, K, P int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	many := func(n uint32) string {
-		if n == 1 {
-			return "one"
-		}
-		return "many"
-	}
-	common := fmt.Sprintf("oddM=%t oddG=%t P=%s", M%2 == 1, (K/refimpl.GroupSize)%2 == 1, map[bool]string{true: "1", false: ">1"}[P == 1])
 	switch k.Form {
 	case FormRecords:
 		rpw := producers.RowsPerWarp(M)
-		rows := int(block.X) / 32 * rpw
-		return []string{fmt.Sprintf("%s threads=%d rpw=%d chunks=%s partial=%t %s", kernel, block.X, rpw, many(grid.Z), M%rows != 0, common)}, nil
+		return []string{producers.GroupWiseClass(kernel, grid, block, M, K, P, rpw, int(block.X)/32*rpw)}, nil
 	case FormRowWise, FormFused:
-		return []string{fmt.Sprintf("%s threads=%d rows=%s padded=%t %s", kernel, block.X, many(grid.X), refimpl.PadRows(M) != M, common)}, nil
+		return []string{producers.RowWiseClass(kernel, grid, block, M, K, P)}, nil
 	}
 	return nil, fmt.Errorf("i8.ProducerClasses: kernel %s: form %q has no classes", kernel, k.Form)
 }

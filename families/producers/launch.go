@@ -196,13 +196,6 @@ func LaunchClasses(kernel string, M, K, P int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	many := func(n uint32) string {
-		if n == 1 {
-			return "one"
-		}
-		return "many"
-	}
-	common := fmt.Sprintf("oddM=%t oddG=%t P=%s", M%2 == 1, (K/Group)%2 == 1, map[bool]string{true: "1", false: ">1"}[P == 1])
 	switch k.Form {
 	case FormRecords, FormShuffle, FormLaneRow:
 		rows := 64 // lanes = rows
@@ -211,11 +204,38 @@ func LaunchClasses(kernel string, M, K, P int) ([]string, error) {
 			rpw = RowsPerWarp(M)
 			rows = int(block.X) / 32 * rpw
 		}
-		return []string{fmt.Sprintf("%s threads=%d rpw=%d chunks=%s partial=%t %s", kernel, block.X, rpw, many(grid.Z), M%rows != 0, common)}, nil
+		return []string{GroupWiseClass(kernel, grid, block, M, K, P, rpw, rows)}, nil
 	case FormRowWise, FormFused:
-		return []string{fmt.Sprintf("%s threads=%d rows=%s padded=%t %s", kernel, block.X, many(grid.X), refimpl.PadRows(M) != M, common)}, nil
+		return []string{RowWiseClass(kernel, grid, block, M, K, P)}, nil
 	}
 	return nil, fmt.Errorf("LaunchClasses: kernel %s: form %q has no classes", kernel, k.Form)
+}
+
+// GroupWiseClass is the class of a group-wise producer launch (grid.Z row
+// chunks of rows rows, rpw rows a warp): threads per block, rpw, one
+// chunk or many and whether the last is partial, then geometryTail.
+func GroupWiseClass(kernel string, grid, block gpu.Dim3, M, K, P, rpw, rows int) string {
+	return fmt.Sprintf("%s threads=%d rpw=%d chunks=%s partial=%t %s", kernel, block.X, rpw, oneOrMany(grid.Z), M%rows != 0, geometryTail(M, K, P))
+}
+
+// RowWiseClass is the class of a row-wise producer launch (grid.X row
+// blocks): threads per block, one row block or many and whether the tiled
+// layout pads rows, then geometryTail.
+func RowWiseClass(kernel string, grid, block gpu.Dim3, M, K, P int) string {
+	return fmt.Sprintf("%s threads=%d rows=%s padded=%t %s", kernel, block.X, oneOrMany(grid.X), refimpl.PadRows(M) != M, geometryTail(M, K, P))
+}
+
+// geometryTail is what every producer class ends with: odd M, odd G, one
+// partition or several.
+func geometryTail(M, K, P int) string {
+	return fmt.Sprintf("oddM=%t oddG=%t P=%s", M%2 == 1, (K/Group)%2 == 1, map[bool]string{true: "1", false: ">1"}[P == 1])
+}
+
+func oneOrMany(n uint32) string {
+	if n == 1 {
+		return "one"
+	}
+	return "many"
 }
 
 // GroupProducer is the law choosing the per-group producer for M rows on
