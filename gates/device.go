@@ -301,3 +301,30 @@ func PutU16(dst []byte, v []uint16) {
 		binary.LittleEndian.PutUint16(dst[2*i:], x)
 	}
 }
+
+// F32s reads b (a device buffer's bytes) as little-endian float32 values.
+func F32s(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// U32s reads b as little-endian uint32 values.
+func U32s(b []byte) []uint32 {
+	v := make([]uint32, len(b)/4)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return v
+}
+
+// U16s reads b as little-endian uint16 values.
+func U16s(b []byte) []uint16 {
+	v := make([]uint16, len(b)/2)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return v
+}

@@ -1,6 +1,8 @@
 package gates
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,4 +93,38 @@ func TestInputRecheckedPastTheFirstChunk(t *testing.T) {
 	if res.Status != Fail || !strings.Contains(res.Reason, "input buffer in was written at byte offset 41") {
 		t.Errorf("status %s: %s", res.Status, res.Reason)
 	}
+}
+
+// The encoders and decoders are inverses, little-endian, and the Put
+// forms write at the start of dst only.
+func TestLittleEndianCodecs(t *testing.T) {
+	f := []float32{0, -0.0, 1.5, float32(math.Inf(-1)), math.Float32frombits(0x7FC00001), math.SmallestNonzeroFloat32}
+	t.Run("f32", func(t *testing.T) {
+		b := F32Bytes(f)
+		if b[8] != 0x00 || b[11] != 0x3F || b[10] != 0xC0 { // 1.5 = 0x3FC00000
+			t.Errorf("1.5 as % x, want 00 00 c0 3f", b[8:12])
+		}
+		for i, x := range F32s(b) {
+			if math.Float32bits(x) != math.Float32bits(f[i]) {
+				t.Errorf("value %d: %#x, want %#x", i, math.Float32bits(x), math.Float32bits(f[i]))
+			}
+		}
+	})
+	t.Run("u16 and u32", func(t *testing.T) {
+		u := []uint16{0x0102, 0xFFFE}
+		if b := U16Bytes(u); b[0] != 0x02 || b[1] != 0x01 || !slices.Equal(U16s(b), u) {
+			t.Errorf("U16Bytes % x, back %v", b, U16s(b))
+		}
+		if got := U32s([]byte{1, 2, 3, 4, 9}); !slices.Equal(got, []uint32{0x04030201}) {
+			t.Errorf("U32s: %#x (a trailing partial value is dropped)", got)
+		}
+	})
+	t.Run("put", func(t *testing.T) {
+		dst := []byte{9, 9, 9, 9, 9, 9}
+		PutU16(dst, []uint16{0xABCD})
+		PutF32(dst[2:], []float32{1})
+		if !slices.Equal(dst, []byte{0xCD, 0xAB, 0, 0, 0x80, 0x3F}) {
+			t.Errorf("dst % x", dst)
+		}
+	})
 }

@@ -33,22 +33,6 @@ type emulator struct {
 // emulated is what one launch writes (nil: an output it does not write).
 type emulated struct{ rows, codes, scale, rsum []byte }
 
-func u16s(b []byte) []uint16 {
-	v := make([]uint16, len(b)/2)
-	for i := range v {
-		v[i] = binary.LittleEndian.Uint16(b[2*i:])
-	}
-	return v
-}
-
-func f32s(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
-
 // emulateOp is ew_op_bf16's rows, warp by warp and lane by lane.
 func emulateOp(mode Mode, a, b, w []uint16, M, K, D int, eps float32) []uint16 {
 	out := make([]uint16, M*K)
@@ -138,7 +122,7 @@ func (e *emulator) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 	}
 	records := func(i, P, K int) *refimpl.RotRecords {
 		G := K / 128
-		rr := &refimpl.RotRecords{P: P, K: K, Krot: 8, Idx: make([]uint32, P*8*G*32), CS: f32s(mem(ptr(i+1), 16*P*8*G*32)), ChS: f32s(mem(ptr(i+2), 4*P*K))}
+		rr := &refimpl.RotRecords{P: P, K: K, Krot: 8, Idx: make([]uint32, P*8*G*32), CS: gates.F32s(mem(ptr(i+1), 16*P*8*G*32)), ChS: gates.F32s(mem(ptr(i+2), 4*P*K))}
 		raw := mem(ptr(i), 4*len(rr.Idx))
 		for j := range rr.Idx {
 			rr.Idx[j] = binary.LittleEndian.Uint32(raw[4*j:])
@@ -151,26 +135,26 @@ func (e *emulator) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 	case "ew_op_bf16":
 		M, K, mode, D := arg(4), arg(5), Mode(arg(6)), arg(7)
 		eps := l.Args[8].(float32)
-		a := u16s(mem(ptr(0), 2*M*mode.InputCols(K)))
+		a := gates.U16s(mem(ptr(0), 2*M*mode.InputCols(K)))
 		var b, w []uint16
 		if mode != SiluMul {
-			b = u16s(mem(ptr(1), 2*M*K))
+			b = gates.U16s(mem(ptr(1), 2*M*K))
 		}
 		if mode == GatedNorm {
-			w = u16s(mem(ptr(2), 2*D))
+			w = gates.U16s(mem(ptr(2), 2*D))
 		}
 		out.rows = gates.U16Bytes(emulateOp(mode, a, b, w, M, K, D, eps))
 		dst[0] = ptr(3)
 	case "ew_rotq_group", "ew_rotq_token":
 		M, K, mode, D, P := arg(9), arg(10), Mode(arg(12)), arg(13), int(l.Grid.Y)
 		eps := l.Args[14].(float32)
-		a := u16s(mem(ptr(0), 2*M*mode.InputCols(K)))
+		a := gates.U16s(mem(ptr(0), 2*M*mode.InputCols(K)))
 		var b, w []uint16
 		if mode != SiluMul {
-			b = u16s(mem(ptr(1), 2*M*K))
+			b = gates.U16s(mem(ptr(1), 2*M*K))
 		}
 		if mode == GatedNorm {
-			w = u16s(mem(ptr(2), 2*D))
+			w = gates.U16s(mem(ptr(2), 2*D))
 		}
 		x := emulateOp(mode, a, b, w, M, K, D, eps)
 		codes, scale, rsum := quantize(records(3, P, K), x, M, K, P, l.Kernel == "ew_rotq_group", l.Kernel == "ew_rotq_token" && arg(11) == 1)
@@ -178,7 +162,7 @@ func (e *emulator) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 		dst[1], dst[2], dst[3] = ptr(6), ptr(7), ptr(8)
 	case "pq_rotq_group", "pq_rotq_token":
 		M, K, P := arg(7), arg(8), int(l.Grid.Y)
-		x := u16s(mem(ptr(0), 2*M*K))
+		x := gates.U16s(mem(ptr(0), 2*M*K))
 		codes, scale, rsum := quantize(records(1, P, K), x, M, K, P, l.Kernel == "pq_rotq_group", l.Kernel == "pq_rotq_token" && arg(9) == 1)
 		out.codes, out.scale, out.rsum = codes, gates.F32Bytes(scale), gates.F32Bytes(rsum)
 		dst[1], dst[2], dst[3] = ptr(4), ptr(5), ptr(6)

@@ -1,9 +1,7 @@
 package producers
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 
@@ -61,14 +59,14 @@ func (e *emulator) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 			M, K = arg(8), arg(9)
 			G := K / refimpl.GroupSize
 			sr := &refimpl.ShuffleRecords{P: P, K: K, Krot: refimpl.DefaultKrot,
-				Ctrl:  readU32(mem(ptr(1), 4*P*G*refimpl.DefaultKrot*32)),
-				CS:    readF32(mem(ptr(2), 16*P*G*refimpl.DefaultKrot*32)),
-				Final: readU32(mem(ptr(3), 4*P*G*32)), ChS: readF32(mem(ptr(4), 4*P*K))}
+				Ctrl:  gates.U32s(mem(ptr(1), 4*P*G*refimpl.DefaultKrot*32)),
+				CS:    gates.F32s(mem(ptr(2), 16*P*G*refimpl.DefaultKrot*32)),
+				Final: gates.U32s(mem(ptr(3), 4*P*G*32)), ChS: gates.F32s(mem(ptr(4), 4*P*K))}
 			rotate, outAt = sr.RotateWarp, 5
 		} else {
 			rotate = readRecords(mem, ptr(1), ptr(2), ptr(3), P, K).RotateF32
 		}
-		x := readU16(mem(ptr(0), 2*M*K))
+		x := gates.U16s(mem(ptr(0), 2*M*K))
 		var codes []byte
 		var scales, rsums []float32
 		for p := 0; p < P; p++ {
@@ -97,15 +95,15 @@ func (e *emulator) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 			M, K = arg(7), arg(8)
 			G := K / refimpl.GroupSize
 			sr := &refimpl.ShuffleRecords{P: P, K: K, Krot: refimpl.DefaultKrot,
-				Ctrl:  readU32(mem(ptr(1), 4*P*G*refimpl.DefaultKrot*32)),
-				CS:    readF32(mem(ptr(2), 16*P*G*refimpl.DefaultKrot*32)),
-				Final: readU32(mem(ptr(3), 4*P*G*32)), ChS: readF32(mem(ptr(4), 4*P*K))}
+				Ctrl:  gates.U32s(mem(ptr(1), 4*P*G*refimpl.DefaultKrot*32)),
+				CS:    gates.F32s(mem(ptr(2), 16*P*G*refimpl.DefaultKrot*32)),
+				Final: gates.U32s(mem(ptr(3), 4*P*G*32)), ChS: gates.F32s(mem(ptr(4), 4*P*K))}
 			rotate, xr, gamax = sr.RotateWarp, ptr(5), ptr(6)
 		default:
 			M, K = arg(6), arg(7)
 			rotate, xr, gamax = readRecords(mem, ptr(1), ptr(2), ptr(3), P, K).RotateF32, ptr(4), ptr(5)
 		}
-		x := readU16(mem(ptr(0), 2*M*K))
+		x := gates.U16s(mem(ptr(0), 2*M*K))
 		var rows []uint16
 		var amax []float32
 		for p := 0; p < P; p++ {
@@ -116,7 +114,7 @@ func (e *emulator) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 		dst = emulated{xr: mem(xr, 2*len(rows)), gamax: mem(gamax, 4*len(amax))}
 	case OpPassC:
 		M, K = arg(5), arg(6)
-		rows := readU16(mem(ptr(0), 2*P*M*K))
+		rows := gates.U16s(mem(ptr(0), 2*P*M*K))
 		var codes []byte
 		var scales, rsums []float32
 		for p := 0; p < P; p++ {
@@ -152,31 +150,7 @@ func (e *emulator) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 func readRecords(mem func(gpu.Ptr, int) []byte, idx, cs, chs gpu.Ptr, P, K int) *refimpl.RotRecords {
 	n := P * refimpl.DefaultKrot * (K / refimpl.GroupSize) * 32
 	return &refimpl.RotRecords{P: P, K: K, Krot: refimpl.DefaultKrot,
-		Idx: readU32(mem(idx, 4*n)), CS: readF32(mem(cs, 16*n)), ChS: readF32(mem(chs, 4*P*K))}
-}
-
-func readU16(b []byte) []uint16 {
-	v := make([]uint16, len(b)/2)
-	for i := range v {
-		v[i] = binary.LittleEndian.Uint16(b[2*i:])
-	}
-	return v
-}
-
-func readU32(b []byte) []uint32 {
-	v := make([]uint32, len(b)/4)
-	for i := range v {
-		v[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return v
-}
-
-func readF32(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
+		Idx: gates.U32s(mem(idx, 4*n)), CS: gates.F32s(mem(cs, 16*n)), ChS: gates.F32s(mem(chs, 4*P*K))}
 }
 
 // emulatedCases are small cases that still cover the gate's paths: P = 1..3,

@@ -58,7 +58,7 @@ func (r *replayDevice) exec(d *fakegpu.Device, l fakegpu.Launch) error {
 		c := producerCase{K: K, P: P, M: M}
 		runtime.LockOSThread() // the thread's CPU time is the mirror's alone
 		cpu0 := threadCPU()
-		r.x, r.memo = ptr(0), buildSerialMirror(readRecords(mem, ptr(1), ptr(2), ptr(3), P, K), readU16(mem(ptr(0), 2*M*K)), c, M <= GroupMaxM).want()
+		r.x, r.memo = ptr(0), buildSerialMirror(readRecords(mem, ptr(1), ptr(2), ptr(3), P, K), gates.U16s(mem(ptr(0), 2*M*K)), c, M <= GroupMaxM).want()
 		r.cpu += threadCPU() - cpu0
 		runtime.UnlockOSThread()
 		r.wall += time.Since(start)
