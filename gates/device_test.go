@@ -98,7 +98,7 @@ func TestInputRecheckedPastTheFirstChunk(t *testing.T) {
 // The encoders and decoders are inverses, little-endian, and the Put
 // forms write at the start of dst only.
 func TestLittleEndianCodecs(t *testing.T) {
-	f := []float32{0, -0.0, 1.5, float32(math.Inf(-1)), math.Float32frombits(0x7FC00001), math.SmallestNonzeroFloat32}
+	f := []float32{0, float32(math.Copysign(0, -1)), 1.5, float32(math.Inf(-1)), math.Float32frombits(0x7FC00001), math.SmallestNonzeroFloat32}
 	t.Run("f32", func(t *testing.T) {
 		b := F32Bytes(f)
 		if b[8] != 0x00 || b[11] != 0x3F || b[10] != 0xC0 { // 1.5 = 0x3FC00000
