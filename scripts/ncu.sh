@@ -7,7 +7,10 @@
 # graph-timed figures; compare reasons, not µs. The card's clocks are not
 # ours to change: ncu runs with --clock-control none (its default locks
 # them to base).
-# NCU_METRICS=a,b adds metrics; NCU_COUNT=n profiles n launches. KERNEL_REGEX
+# NCU_METRICS=a,b adds metrics; NCU_SECTIONS=a,b adds ncu sections (for
+# example InstructionStats,SourceCounters); NCU_INSTANCES=1 prints instanced
+# metrics per instance (NCU_METRICS=sass__inst_executed_per_opcode then
+# gives the instruction mix by opcode); NCU_COUNT=n profiles n launches. KERNEL_REGEX
 # is a regex: 'pq_gemm_pre' also matches pq_gemm_pre_wg (and is launched
 # first); anchor it ('^pq_gemm_pre$') to profile one kernel. bench2 needs
 # --reps 4 or more.
@@ -34,6 +37,14 @@ metrics+=",sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_activ
 metrics+=",sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"
 metrics+=",l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_alu.sum"
 metrics+=${NCU_METRICS:+,$NCU_METRICS}
+extra=()
+IFS=, read -r -a sections <<<"${NCU_SECTIONS:-}"
+for s in "${sections[@]}"; do
+	[ -n "$s" ] && extra+=(--section "$s")
+done
+if [ "${NCU_INSTANCES:-0}" = 1 ]; then
+	extra+=(--print-metric-instances values)
+fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 exec ncu --clock-control none --target-processes all -k "regex:${re}" --launch-count "$count" --metrics "$metrics" \
-	"$here/bin/parharness" "$@"
+	${extra[@]+"${extra[@]}"} "$here/bin/parharness" "$@"
