@@ -478,7 +478,7 @@ type KP struct{ K, P int }
 // ProducerShapes returns the distinct (K, P) pairs of the set's W4A8
 // linears, in file order.
 func (s *Set) ProducerShapes() []KP {
-	return distinctKPs(nil, s)
+	return distinctKPs(s)
 }
 
 // BuiltinProducerShapes returns the distinct (K, P) pairs of the named
@@ -489,10 +489,11 @@ func BuiltinProducerShapes(names ...string) []KP {
 	for i, name := range names {
 		sets[i] = MustBuiltin(name)
 	}
-	return distinctKPs(nil, sets...)
+	return distinctKPs(sets...)
 }
 
-func distinctKPs(out []KP, sets ...*Set) []KP {
+func distinctKPs(sets ...*Set) []KP {
+	var out []KP
 	seen := map[KP]bool{}
 	for _, s := range sets {
 		for _, l := range s.W4A8() {

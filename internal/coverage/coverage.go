@@ -117,16 +117,7 @@ func Union(lists ...[]string) []string {
 // classes a suite must cover, enumerated from the launch functions
 // independently of how the suite's cases are chosen.
 func Reachable[T any](domain []T, classes func(T) []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, c := range domain {
-		for _, cl := range classes(c) {
-			if !seen[cl] {
-				seen[cl] = true
-				out = append(out, cl)
-			}
-		}
-	}
+	out := Union(Of(domain, classes)...)
 	slices.Sort(out)
 	return out
 }
