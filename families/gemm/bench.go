@@ -548,7 +548,11 @@ func (b *gemmBufs) decVariants(label string, law int, Ss []int, ownSs map[string
 			}
 			// Its law's launch under PDL, only when named: outside the
 			// regret table (a launch mode, not a split).
-			if name := decPDLName(k.Tag); c.Named(name) && len(ownSs[k.Tag]) > 0 {
+			if name := decPDLName(k.Tag); c.Named(name) {
+				if len(ownSs[k.Tag]) == 0 {
+					c.Skipf("dec %s M=%d: variant %s: %s's law gives no split at this point", label, M, name, k.Tag)
+					continue
+				}
 				var err error
 				if vs, err = b.decPDL(vs, label, k, ownSs[k.Tag][0], name); err != nil {
 					return nil, err
