@@ -1254,20 +1254,18 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   // round exists.
   constexpr u32 RSTEP = 16u / U; // FP: rows between a thread's pieces
   const u32 pc = t128 & 7u, pu = (t128 >> 3) & (U - 1u), pm = t128 / (8u * U);
-  // asg and rs of rows < M (items FIRST, FIRST + STEP, ..), and the
-  // block's scale words (a warp's lanes), of round r's live groups u < n
-  // into activation slot sl. Macros, not lambdas: each call site then
-  // compiles to the code of the loop written out there.
-#define DWK_STAGE_ARS(FIRST, STEP)                                                                                     \
-  for (u32 j = FIRST; j < 2u * U * M; j += STEP) {                                                                     \
-    const u32 m = j / (2u * U), which = j & 1u, u = (j >> 1) % U;                                                      \
-    if (u < n) cp_async4(ar + (sl * U + u) * ARS + arx(m, which), (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);      \
-  }
-#define DWK_STAGE_WORDS()                                                                                              \
-  for (u32 j = lane; j < 16u * U; j += 32u) {                                                                          \
-    const u32 u = j / 16u, c = j % 16u;                                                                                \
-    if (u < n) cp_async16(ar + (sl * U + u) * ARS + 2u * NB + 4u * c, szb + (u64)(g0 + u) * N + 4u * c, 16u);          \
-  }
+  // FP: a round's asg and rs are 2·U·M <= 128 floats, so thread t128 owns at
+  // most one of them (item t128 of the index order: row am, asg or rs by aw,
+  // group au of the round) and warp 3's lane < 16·U one 16-byte piece of the
+  // scale words (group wu, piece wc). Their addresses are fixed here; a
+  // round only adds its groups.
+  static_assert(!FP || 2 * U * NB <= 128, "FP stages at most one asg/rs float a thread and round");
+  static_assert(!FP || 16 * U <= 32, "FP stages at most one scale-word piece a lane and round");
+  const u32 am = t128 / (2u * U), aw = t128 & 1u, au = (t128 >> 1) % U, wu = lane / 16u, wc = lane % 16u;
+  const bool alive = am < M, wlive = warp == 3u && lane < 16u * U;
+  const float *const asrc = (aw ? rsp : asp) + (u64)am * G + gbeg + au;
+  const u32 *const wsrc = szb + (u64)(gbeg + wu) * N + 4u * wc;
+  const u32 adst = smem_u32(ar) + 4u * (au * ARS + arx(am, aw)), wdst = smem_u32(ar) + 4u * (wu * ARS + 2u * NB + 4u * wc);
   auto stage = [&](u32 r) {
     if (r < nr) {
       const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
@@ -1287,27 +1285,29 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
             src += kstep;
           }
         }
-        DWK_STAGE_ARS(t128, 128u)
-        if (warp == 3u) {
-          DWK_STAGE_WORDS()
-        }
+        if (alive && au < n) cp_async4_s(adst + 4u * sl * U * ARS, asrc + U * r, 4u);
+        if (wlive && wu < n) cp_async16_s(wdst + 4u * sl * U * ARS, wsrc + (u64)(U * r) * N, 16u);
       } else {
         for (u32 i = t128; i < M * U * 8u; i += 128u) {
           const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
           if (u < n)
             cp_async16_s(at + (sl * U + u) * TILE + m * 128u + ((c ^ (m & 7u)) << 4), ap + (u64)m * K + (g0 + u) * GROUP + 16u * c, 16u);
         }
-        if (warp == 2u) {
-          DWK_STAGE_ARS(lane, 32u)
-        } else if (warp == 3u) {
-          DWK_STAGE_WORDS()
+        if (warp == 2u) { // asg and rs of rows < M, one float an item
+          for (u32 j = lane; j < 2u * U * M; j += 32u) {
+            const u32 m = j / (2u * U), which = j & 1u, u = (j >> 1) % U;
+            if (u < n) cp_async4(ar + (sl * U + u) * ARS + arx(m, which), (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);
+          }
+        } else if (warp == 3u) { // the block's scale words, 16 bytes an item
+          for (u32 j = lane; j < 16u * U; j += 32u) {
+            const u32 u = j / 16u, c = j % 16u;
+            if (u < n) cp_async16(ar + (sl * U + u) * ARS + 2u * NB + 4u * c, szb + (u64)(g0 + u) * N + 4u * c, 16u);
+          }
         }
       }
     }
     cp_async_commit();
   };
-#undef DWK_STAGE_ARS
-#undef DWK_STAGE_WORDS
   for (u32 r = 0; r + 1u < RA; r++) stage(r);
 
   float acc[MT][4];

@@ -94,6 +94,10 @@ DEVICE u32 lds_u32(u32 saddr) {
 DEVICE void cp_async16_s(u32 dst, const void *src, u32 n) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
 }
+// cp.async of 4 bytes to a shared address already in the shared window.
+DEVICE void cp_async4_s(u32 dst, const void *src, u32 n) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
+}
 
 // The weight words of rows gid (w0) and gid+8 (w1) of one k32 step as the
 // e4m3 A operand of codes minus their zero point, c − z (−15..15: exact in
