@@ -237,7 +237,7 @@ func newGemmBufsCopies(c *bench.Ctx, label string, s GemmShape, M int, prefill, 
 		}
 	}
 	if !prefill {
-		b.wsBytes = max(256, DecWorkspaceBytes(M, N, maxS))
+		b.wsBytes = max(256, DecWorkspaceBytes(M, N, maxS), decSKWorkspaceMax(M, N, s.K, c.Dev.Info().SMs))
 		if b.ws, err = c.Alloc(int64(b.wsBytes)); err != nil {
 			return nil, err
 		}
@@ -249,6 +249,20 @@ func newGemmBufsCopies(c *bench.Ctx, label string, s GemmShape, M int, prefill, 
 		}
 	}
 	return b, nil
+}
+
+// decSKWorkspaceMax is the largest ws a stream-K decode kernel serving M
+// needs at any split on a device of sms SMs (0 where none serves M).
+func decSKWorkspaceMax(M, N, K, sms int) int {
+	n := 0
+	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, Full: true}) {
+		if DecStreamK(k.Name) && k.ServesM(M) {
+			for S := 1; S <= DecWKMaxS; S++ {
+				n = max(n, DecSKWorkspaceBytes(k.Name, M, N, K, S, sms))
+			}
+		}
+	}
+	return n
 }
 
 // midCopy is the checked middle buffer set, which holds the negated
@@ -288,7 +302,8 @@ func (b *gemmBufs) check(name string, rr gemmRef) *bench.Check {
 // in a decode step); plain forces a plain launch (ws reduce).
 func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain bool) (bench.Variant, error) {
 	s, M := b.s, b.M
-	kern, grid, block, _, err := DecLaunch(s, M, S, DecArgs{Kernel: k.Name, Bits: b.bits, Planes: 1, WRow: 1})
+	sms := b.c.Dev.Info().SMs
+	kern, grid, block, _, err := DecLaunch(s, M, S, DecArgs{Kernel: k.Name, Bits: b.bits, Planes: 1, WRow: 1, SMs: sms})
 	if err != nil {
 		return bench.Variant{}, err
 	}
@@ -304,14 +319,14 @@ func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain b
 	}
 	f, err := b.c.LauncherEx(kern, grid, block, DecShared(kern, M, S), opts, func(c int) []any {
 		_, _, _, args, _ := DecLaunch(s, M, S, DecArgs{W: b.w.At(c), SZ: b.sz.At(c),
-			Act: b.act.At(c), ASG: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), WS: b.ws, Sema: b.sema, Kernel: k.Name, Bits: b.bits, Planes: b.planesAt(c), WRow: b.wrowAt(c)})
+			Act: b.act.At(c), ASG: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), WS: b.ws, Sema: b.sema, Kernel: k.Name, Bits: b.bits, Planes: b.planesAt(c), WRow: b.wrowAt(c), SMs: sms})
 		return args
 	})
 	v := bench.Variant{Name: name, Enqueue: f}
 	if k.Role == kernels.Attribution {
 		v.Unchecked = "attribution kernel (" + k.Name + "): part of the baseline's work, no GEMM output to compare"
 	} else {
-		v.Check = b.check(name, refFor(b.ref, k).withSplits(S))
+		v.Check = b.check(name, refFor(b.ref, k).withSplits(DecSumTerms(k.Name, M, s.N(), s.K, S, sms)))
 	}
 	return v, err
 }

@@ -568,7 +568,8 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	check := func(kern, variant string, key gates.Case, S int) {
 		k, _ := kernels.Lookup(kern)
 		got := t.Download(out)
-		worst = max(worst, checkGEMMOut(t, name+" "+variant, key, got, M, N, refFor(rr, k).withSplits(S)))
+		terms := DecSumTerms(kern, M, N, K, S, t.Device().Info().SMs)
+		worst = max(worst, checkGEMMOut(t, name+" "+variant, key, got, M, N, refFor(rr, k).withSplits(terms)))
 	}
 	if c.prefill {
 		// Every prefill kernel the device has, each on a freshly poisoned
@@ -640,10 +641,22 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	for _, s := range Ss {
 		maxS = max(maxS, s)
 	}
-	ws := t.Buffer("ws", max(4, DecWorkspaceBytes(M, N, maxS)))
+	// ws for the largest split, and for every stream-K kernel at each
+	// split it runs (its ws is per block, not per split).
+	wsBytes := DecWorkspaceBytes(M, N, maxS)
+	for _, k := range DecKernelsBits(bits, M, t.Device().Info().CodeArch(), true) {
+		if DecStreamK(k.Name) {
+			for S := 1; S <= DecWKMaxS; S++ {
+				for _, sms := range append([]int{t.Device().Info().SMs}, gateSKSMs...) {
+					wsBytes = max(wsBytes, DecSKWorkspaceBytes(k.Name, M, N, K, S, sms))
+				}
+			}
+		}
+	}
+	ws := t.Buffer("ws", max(4, wsBytes))
 	sema := t.Buffer("sema", DecSemaBytes(N))
 	t.Init(sema, make([]byte, DecSemaBytes(N)))                                                                                                                             // the counters' required start (and end) state
-	base := DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr(), Bits: bits, Planes: planes} // every decode launch's buffers; copies vary Out, Act, RS, Kernel
+	base := DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr(), Bits: bits, Planes: planes, SMs: t.Device().Info().SMs} // every decode launch's buffers; copies vary Out, Act, RS, Kernel
 	// The law's S launches as the product does (DecLaunchOpts: a
 	// cluster launch where S = DecClusterS), the other S values plainly
 	// (split-K through ws and sema); then the previous generation at the
@@ -653,6 +666,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		kern    string
 		cluster bool
 		sameAs  bool // bit-identical to the baseline's output at (S, cluster) (the row-layout kernels)
+		sms     int  // stream-K: the SM count its grid is sized for (0: the device's)
 	}
 	var runs []run
 	arch := t.Device().Info().CodeArch()
@@ -662,7 +676,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		return k.Caps&kernels.Cluster != 0 && DecLaunchOpts(S) != (gpu.LaunchOpts{})
 	}
 	for _, S := range Ss {
-		runs = append(runs, run{S, baseK.Name, S == law && clusterAt(baseK, S), false})
+		runs = append(runs, run{S, baseK.Name, S == law && clusterAt(baseK, S), false, 0})
 	}
 	// Every registered variant serving M at every S the baseline runs,
 	// launched as the baseline is (a cluster at the law's S where it
@@ -679,12 +693,21 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			if !DecKSFits(k.Name, M, S) {
 				continue // an in-block split is the block's warps: S of them must fit one block
 			}
-			out = append(out, run{S, k.Name, S == law && clusterAt(k, S), false})
+			out = append(out, run{S, k.Name, S == law && clusterAt(k, S), false, 0})
 		}
 		for _, S := range ownSs[k.Name] {
 			if !slices.Contains(Ss, S) {
 				own, ok := ownLaw[k.Name]
-				out = append(out, run{S, k.Name, ok && S == own && clusterAt(k, S), false})
+				out = append(out, run{S, k.Name, ok && S == own && clusterAt(k, S), false, 0})
+			}
+		}
+		// Stream-K: the same splits on grids sized for other SM counts, so
+		// the parts fall on other tile and block boundaries.
+		if DecStreamK(k.Name) {
+			for _, r := range slices.Clone(out) {
+				for _, sms := range gateSKSMs {
+					out = append(out, run{r.S, k.Name, false, false, sms})
+				}
 			}
 		}
 		return out
@@ -696,7 +719,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		case k.Status == kernels.Experimental: // the same splits, run last (full suite only)
 			experimental = append(experimental, splitRuns(k)...)
 		case DecWeightLayout(k) == LayoutRow:
-			runs = append(runs, gateRowLayoutRuns(k, Ss, law, G, clusterAt, func(S int, cl bool) run { return run{S, k.Name, cl, true} })...)
+			runs = append(runs, gateRowLayoutRuns(k, Ss, law, G, clusterAt, func(S int, cl bool) run { return run{S, k.Name, cl, true, 0} })...)
 		default:
 			runs = append(runs, splitRuns(k)...)
 		}
@@ -721,6 +744,9 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		t.Poison(ws, 0xFF)
 		a := base
 		a.Kernel = r.kern
+		if r.sms > 0 {
+			a.SMs = r.sms
+		}
 		kern, grid, block, args, err := DecLaunch(c.shape, M, S, a)
 		t.Check(err, name)
 		tag := fmt.Sprintf("%s S=%d", kern, S)
@@ -733,16 +759,24 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		} else {
 			t.Launch(kern, grid, block, DecShared(kern, M, S), args...) // (also where the backend has no cluster launch)
 			w := t.Download(ws)
-			if DecInBlock(kern) {
+			extent := DecWorkspaceBytes(M, N, S)
+			switch shared := DecSKSharedTiles(kern, M, N, K, S, a.sms()); {
+			case DecStreamK(kern):
+				extent = DecSKWorkspaceBytes(kern, M, N, K, S, a.sms())
+				tag += fmt.Sprintf(" grid %d", grid.X)
+				if untouched := bytes.Count(w, []byte{0xFF}) == len(w); untouched != (shared == 0) {
+					t.Failf("%s %s: ws untouched %v, but %d of the %d column tiles are shared between blocks (each must go through ws, and only they)", name, tag, untouched, shared, N/DecBN)
+				}
+			case DecInBlock(kern):
 				t.RequireFilled(name+" "+tag, ws, 0xFF, "the in-block split-K reduce never writes ws")
-			} else if S > 1 && bytes.Count(w, []byte{0xFF}) == len(w) {
+			case S > 1 && bytes.Count(w, []byte{0xFF}) == len(w):
 				t.Failf("%s %s: the plain split-K launch left ws untouched: its reduce did not go through ws", name, tag)
 			}
 			// ws is sized for the largest S of the case: the launch's own
 			// extent ends earlier, and a write past it (one element is
 			// enough) would be inside the allocation, unseen by canaries.
-			if err := wsPastExtent(w, M, N, S); err != nil {
-				t.Failf("%s %s: %v", name, tag, err)
+			if i := gates.FirstWritten(w, extent); i >= 0 {
+				t.Failf("%s %s: ws byte %d, past the %d bytes of its partials, was written", name, tag, i, extent)
 			}
 		}
 		if S == law {
@@ -911,7 +945,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			got1, got2 := t.Download(out), t.Download(out2)
 			key := ck.With("kernel", kern).With("S", pr.S).With("launch", launchKind(pr.opts != (gpu.LaunchOpts{}), true))
 			pk, _ := kernels.Lookup(kern)
-			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (first)", key, got1, M, N, refFor(rr, pk).withSplits(pr.S)))
+			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (first)", key, got1, M, N, refFor(rr, pk).withSplits(DecSumTerms(pk.Name, M, N, K, pr.S, t.Device().Info().SMs))))
 			bad, first := 0, ""
 			for i := 0; i < M*N; i++ {
 				b1 := uint16(got1[2*i]) | uint16(got1[2*i+1])<<8
@@ -1024,6 +1058,12 @@ func launchKind(cluster, pdlPair bool) string {
 // gemmReference computes the fp64 reference (same codes and scales) with its
 // magnitude, and the reference from the unquantized activations, on the
 // case's subset.
+// gateSKSMs are the SM counts the decode gate also sizes the stream-K
+// grids for (beside the device's): a prime count, so the block and part
+// boundaries fall off the tiles' in other places, and a small one, where
+// the parts are longest.
+var gateSKSMs = []int{37, 3}
+
 // wsPastExtent checks a poisoned (0xFF) workspace after a plain launch at
 // split S: nothing past its S partials [S, M, N] fp32 may be written.
 func wsPastExtent(ws []byte, M, N, S int) error {

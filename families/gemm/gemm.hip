@@ -1187,6 +1187,67 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // The reduce's partial tiles go to the activation tiles (every op retired).
 #define DWK_MAXS 4 // warpgroups per block (block 128·S threads; the launch bound, so 128 registers a thread)
 DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
+// The stream-K epilogue of gemm_dec_wk (SK). Every warpgroup's last
+// partial tile is in red + w·rstride, and a part that crossed into a
+// second tile left its first tile's partial in flush + w·PART (each in
+// the accumulator's order, [MT·4][128 threads]). Block b's tiles t0 =
+// u0/G .. t1 = (u1 − 1)/G go to its warpgroups in turn (tile t0 + i to
+// warpgroup i mod S); a tile's in-block sum adds its warpgroups' partials
+// in warpgroup order. A tile wholly inside the block's units is stored;
+// one shared with other blocks goes to the block's ws slot (2b for its
+// first tile, 2b + 1 for its last), released by a count in sema[t], and
+// the warpgroup that completes the count sums the slots of the tile's
+// blocks in block order (the bits do not depend on which block is last),
+// stores bf16 and resets the counter for the next launch.
+template <int MT>
+DEVICE void dec_sk_reduce(const float *red, u32 rstride, const float *flush, u32 *s_last, float *ws, u32 *sema, u16 *out,
+                          u32 M, u32 N, u32 G, u32 T, u32 B, u32 u0, u32 u1, u32 S, u32 wg, u32 t128, u32 warp, u32 gid,
+                          u32 tig) {
+  constexpr u32 PART = MT * 4u * 128u;
+  const u32 L = u1 - u0, t0 = u0 / G, t1 = (u1 - 1u) / G, b = bid_x();
+  auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); }; // the block holding unit u
+  for (u32 t = t0 + wg; t <= t1; t += S) {
+    float sum[MT][4] = {};
+    for (u32 w = 0; w < S; w++) {
+      const u32 qa = u0 + w * L / S, qb = u0 + (w + 1u) * L / S, ta = qa / G;
+      if (qa == qb) continue;
+      const bool cross = qb > (ta + 1u) * G;
+      const float *src = ta == t ? (cross ? flush + w * PART : red + w * rstride) : (cross && ta + 1u == t ? red + w * rstride : nullptr);
+      if (src == nullptr) continue;
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) sum[mt][j] += src[(mt * 4 + j) * 128u + t128];
+    }
+    const u32 n0 = 16u * (DEC_WARPS * t + warp);
+    if (t * G < u0 || (t + 1u) * G > u1) { // shared with other blocks
+      float *slot = ws + (u64)(2u * b + (t == t0 ? 0u : 1u)) * PART;
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) slot[(mt * 4 + j) * 128u + t128] = sum[mt][j];
+      const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
+      fence_gpu();
+      wg_bar_sync(1u + wg);
+      if (t128 == 0) s_last[wg] = atomic_add_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
+      wg_bar_sync(1u + wg);
+      if (!s_last[wg]) continue;
+      fence_gpu();
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
+      for (u32 c = bf; c <= bl; c++) {
+        const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+          for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
+      }
+      if (t128 == 0) st_u32_gpu(sema + t, 0u);
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
+  }
+}
 // FP (fixed pieces): thread t of the warpgroup stages the 16-byte piece
 // t % 8 of group (t / 8) % U of the rows t / (8U) + (16/U)·j, so only
 // the row moves between its copies (one pointer step each), asg and rs
@@ -1194,9 +1255,9 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 // together ([pair][asg even, asg odd, rs even, rs odd]) so the fold reads
 // them with one 16-byte load. Without FP: items by index over the
 // warpgroup, asg and rs by warp 2 in [asg NB][rs NB].
-template <int NB, int R, int U, int RA, bool FP = false>
+template <int NB, int R, int U, int RA, bool FP = false, bool SK = false>
 DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
-                        u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
+                        float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
   constexpr int MT = NB / 8, ND = NB / 2;
   static_assert(RA >= 2 && R >= 1 && U >= 1, "a round's activations are staged RA - 1 rounds ahead");
   static_assert(U == 1 || U == 2 || U == 4, "the staging splits its items by shifts");
@@ -1209,25 +1270,51 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   const u32 G = K / GROUP;
   const u32 tid = tid_x(), lane = lane_id(), wg = tid >> 7, t128 = tid & 127u, warp = (tid >> 5) & 3u;
   const u32 gid = lane >> 2, tig = lane & 3u;
-  const u32 j16 = DEC_WARPS * bid_x() + warp, n0 = 16u * j16, p = partition_of(64u * bid_x(), nend0, nend1);
-  const u32 gps = (G + S - 1u) / S, gbeg = wg * gps < G ? wg * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
-  const u32 nr = (gend - gbeg + U - 1u) / U; // rounds
-  const u8 *ap = act + (u64)p * M * K;
-  const float *asp = asg + (u64)p * M * G, *rsp = rsum + (u64)p * M * G;
-  const u32 *szb = sz + 64u * bid_x(); // the block's scale words of group 0
-  // Regions: activation tiles, asg/rs/scale words, weight rings, mbarriers.
+  // The warpgroup's work, in units of (64-column tile, group): segment 0
+  // is the groups [ga, ga + len0) of tile tw, segment 1 (stream-K only)
+  // the groups [0, len1) of tile tw + 1. In-block split: tile bx, groups
+  // [gbeg, gend) of split wg. Stream-K (SK): the T = (N/64)·G units in
+  // tile-major order, block b the units [bT/B, (b+1)T/B) (B = the grid),
+  // its warpgroup w the w-th of S equal parts of them; the launch keeps a
+  // part at most G units (DecSKBlocks), so it spans at most two tiles.
+  const u32 T = (N / 64u) * G, B = SK ? gdim_x() : 1u;
+  const u32 u0 = SK ? (u32)((u64)bid_x() * T / B) : 0u, u1 = SK ? (u32)((u64)(bid_x() + 1u) * T / B) : 0u;
+  u32 tw, ga, len0, len1 = 0u;
+  if constexpr (SK) {
+    const u32 L = u1 - u0, qa = u0 + wg * L / S, qb = u0 + (wg + 1u) * L / S;
+    tw = qa / G, ga = qa - tw * G;
+    const u32 e0 = qb < (tw + 1u) * G ? qb : (tw + 1u) * G;
+    len0 = e0 - qa, len1 = qb - e0;
+    if (len1 > G) __builtin_trap(); // a part over three tiles: the launch broke DecSKBlocks' bound
+  } else {
+    const u32 gps = (G + S - 1u) / S, gbeg = wg * gps < G ? wg * gps : G, gend = gbeg + gps < G ? gbeg + gps : G;
+    tw = bid_x(), ga = gbeg, len0 = gend - gbeg;
+  }
+  const u32 nr0 = (len0 + U - 1u) / U, nr = nr0 + (len1 + U - 1u) / U; // rounds: segment 0's, all
+  // Round r's tile, first group and live groups (n <= U).
+  struct Round { u32 tile, g0, n; };
+  auto round_of = [&](u32 r) -> Round {
+    const bool s1 = SK && r >= nr0;
+    const u32 g0 = s1 ? U * (r - nr0) : ga + U * r, ge = s1 ? len1 : ga + len0;
+    return Round{tw + (s1 ? 1u : 0u), g0, ge - g0 < U ? ge - g0 : U};
+  };
+  // Regions: activation tiles, asg/rs/scale words, weight rings, mbarriers;
+  // SK: segment 0's partial tiles [S][MT·4][128] and S broadcast words.
   const u32 at = sbase + wg * RA * U * TILE;
   float *const ar = (float *)(gbase + S * RA * U * TILE) + wg * RA * U * ARS;
   const u32 wbase = sbase + S * RA * U * (TILE + 4u * ARS);
   const u32 wr = wbase + (4u * wg + warp) * R * SLOT;
   const u32 bars = wbase + 4u * S * R * SLOT + (4u * wg + warp) * R * 8u;
+  constexpr u32 PART = MT * 4u * 128u; // floats of a warpgroup's partial tile
+  float *const flush = (float *)(gbase + (wbase - sbase) + 4u * S * R * (SLOT + 8u));
+  u32 *const s_last = (u32 *)(flush + S * PART);
 
   auto issue = [&](u32 r) { // lane 0: round r's weights -> slot r % R
     const u32 slot = wr + (r % R) * SLOT, bar = bars + 8u * (r % R);
-    const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U;
+    const Round q = round_of(r);
     fence_proxy_async(); // the warp's reads of the slot come before the copy's writes
-    mbar_arrive_expect_tx(bar, n * 1024u);
-    bulk_g2s(slot, wq + ((u64)j16 * G + g0) * 1024u, n * 1024u, bar);
+    mbar_arrive_expect_tx(bar, q.n * 1024u);
+    bulk_g2s(slot, wq + ((u64)(DEC_WARPS * q.tile + warp) * G + q.g0) * 1024u, q.n * 1024u, bar);
   };
   if (lane == 0) {
     for (u32 k = 0; k < (u32)R; k++) mbar_init(bars + 8u * k, 1u);
@@ -1263,15 +1350,22 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   static_assert(!FP || 16 * U <= 32, "FP stages at most one scale-word piece a lane and round");
   const u32 am = t128 / (2u * U), aw = t128 & 1u, au = (t128 >> 1) % U, wu = lane / 16u, wc = lane % 16u;
   const bool alive = am < M, wlive = warp == 3u && lane < 16u * U;
-  const float *const asrc = (aw ? rsp : asp) + (u64)am * G + gbeg + au;
-  const u32 *const wsrc = szb + (u64)(gbeg + wu) * N + 4u * wc;
+  // Segment 0's partition p0 and the moves to segment 1's (tile tw + 1):
+  // activation bytes dx, asg/rs floats da (0 without SK).
+  const u32 p0 = partition_of(64u * tw, nend0, nend1), p1 = SK ? partition_of(64u * (tw + 1u), nend0, nend1) : p0;
+  const u32 dx = (p1 - p0) * M * K, da = (p1 - p0) * M * G;
+  const u8 *const ap = act + (u64)p0 * M * K;
+  const float *const asrc = (aw ? rsum : asg) + (u64)p0 * M * G + (u64)am * G + au;
+  const u32 *const wsrc = sz + (u64)wu * N + 4u * wc + 64u * tw;
   const u32 adst = smem_u32(ar) + 4u * (au * ARS + arx(am, aw)), wdst = smem_u32(ar) + 4u * (wu * ARS + 2u * NB + 4u * wc);
   auto stage = [&](u32 r) {
     if (r < nr) {
-      const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U, sl = r % RA;
+      const Round q = round_of(r);
+      const bool s1 = q.tile != tw;
+      const u32 g0 = q.g0, n = q.n, sl = r % RA, sx = s1 ? dx : 0u, sa = s1 ? da : 0u, sw = s1 ? 64u : 0u;
       if constexpr (FP) {
         if (pu < n) {
-          const u8 *src = ap + (u64)pm * K + (g0 + pu) * GROUP + 16u * pc;
+          const u8 *src = ap + sx + (u64)pm * K + (g0 + pu) * GROUP + 16u * pc;
           const u32 dst = at + (sl * U + pu) * TILE;
           // The row step, opaque each round: kept constant, its multiples
           // are hoisted out of the round loop as 64-bit values, and at
@@ -1285,13 +1379,15 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
             src += kstep;
           }
         }
-        if (alive && au < n) cp_async4_s(adst + 4u * sl * U * ARS, asrc + U * r, 4u);
-        if (wlive && wu < n) cp_async16_s(wdst + 4u * sl * U * ARS, wsrc + (u64)(U * r) * N, 16u);
+        if (alive && au < n) cp_async4_s(adst + 4u * sl * U * ARS, asrc + sa + g0, 4u);
+        if (wlive && wu < n) cp_async16_s(wdst + 4u * sl * U * ARS, wsrc + sw + (u64)g0 * N, 16u);
       } else {
+        const float *asp = asg + (u64)p0 * M * G + sa, *rsp = rsum + (u64)p0 * M * G + sa;
+        const u32 *szb = sz + 64u * q.tile; // the tile's scale words of group 0
         for (u32 i = t128; i < M * U * 8u; i += 128u) {
           const u32 m = i / (U * 8u), u = (i / 8u) % U, c = i % 8u;
           if (u < n)
-            cp_async16_s(at + (sl * U + u) * TILE + m * 128u + ((c ^ (m & 7u)) << 4), ap + (u64)m * K + (g0 + u) * GROUP + 16u * c, 16u);
+            cp_async16_s(at + (sl * U + u) * TILE + m * 128u + ((c ^ (m & 7u)) << 4), ap + sx + (u64)m * K + (g0 + u) * GROUP + 16u * c, 16u);
         }
         if (warp == 2u) { // asg and rs of rows < M, one float an item
           for (u32 j = lane; j < 2u * U * M; j += 32u) {
@@ -1319,7 +1415,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
     wg_bar_sync(1u + wg);        // every thread's, and round r - 1's ops retired
     stage(r + RA - 1u);      // into round r - 1's slot
     const u32 slot = wr + (r % R) * SLOT, sl = r % RA;
-    const u32 g0 = gbeg + U * r, n = gend - g0 < U ? gend - g0 : U;
+    const u32 n = round_of(r).n;
     mbar_wait(bars + 8u * (r % R), (r / R) & 1u);
     warp_sync_all(); // every wgmma is .aligned: the warp reconverges after the wait loop
     u32x4 w[U][2];
@@ -1378,6 +1474,14 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
         acc[mt][3] = __builtin_fmaf(a1, __builtin_fmaf(-zq1, r1, sc91 * T[u][4 * mt + 3]), acc[mt][3]);
       }
     }
+    if constexpr (SK) {
+      if (r + 1u == nr0 && nr0 < nr) { // segment 0 done: its partial tile aside, a fresh one for tile tw + 1
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+          for (int j = 0; j < 4; j++) flush[wg * PART + (mt * 4 + j) * 128u + t128] = acc[mt][j], acc[mt][j] = 0.0f;
+      }
+    }
   }
   cp_async_wait<0>(); // the empty tail groups
   // The reduce: warpgroup w's partial tile at [w][(mt 4 + j)][t128] over the
@@ -1390,6 +1494,11 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #pragma unroll
     for (int j = 0; j < 4; j++) red[wg * (RA * U * TILE / 4u) + (mt * 4 + j) * 128u + t128] = acc[mt][j];
   block_sync();
+  if constexpr (SK) {
+    dec_sk_reduce<MT>(red, RA * U * TILE / 4u, flush, s_last, ws, sema, out, M, N, G, T, B, u0, u1, S, wg, t128, warp,
+                      gid, tig);
+    return;
+  }
   if (wg != 0) return;
   float sum[MT][4];
 #pragma unroll
@@ -1400,6 +1509,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #pragma unroll
       for (int j = 0; j < 4; j++) sum[mt][j] += red[w * (RA * U * TILE / 4u) + (mt * 4 + j) * 128u + t128];
   }
+  const u32 n0 = 16u * (DEC_WARPS * bid_x() + warp);
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
 }
@@ -1682,25 +1792,32 @@ DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
 // but at M = 1 2-7% slower, so m8 keeps the index staging (all four
 // shapes, results/h200-2026-12-04b). m40 under FP takes one group a
 // round: at two, ptxas spills 56 bytes.
-#define DEC_WK_ENTRY(NAME, NB, R, U, RA, FP)                                                                           \
+#define DEC_WK_ENTRY(NAME, NB, R, U, RA, FP, SK)                                                                       \
   KERNEL LAUNCH_BOUNDS(128 * DWK_MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,           \
                                              const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 K,   \
                                              u32 nend0, u32 nend1, u32 S) {                                            \
-    (void)ws, (void)sema; /* the reduce stays in the block */                                                        \
-    gemm_dec_wk<NB, R, U, RA, FP>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1, S);                                \
+    gemm_dec_wk<NB, R, U, RA, FP, SK>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1, S);                 \
   }
-DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 2, 2, 3, false)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 2, 2, 3, false)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 2, 2, 3, false)
-DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 2, 1, 3, false)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m8, 8, 1, 2, 3, false)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m16, 16, 1, 2, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m24, 24, 1, 2, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m32, 32, 1, 2, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m40, 40, 1, 1, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m48, 48, 1, 1, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m56, 56, 1, 1, 3, true)
-DEC_WK_ENTRY(pq_gemm_dec_wk1_m64, 64, 1, 1, 3, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m8, 8, 2, 2, 3, false, false)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m16, 16, 2, 2, 3, false, false)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m32, 32, 2, 2, 3, false, false)
+DEC_WK_ENTRY(pq_gemm_dec_wk_m64, 64, 2, 1, 3, false, false)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m8, 8, 1, 2, 3, false, false)
+DEC_WK_ENTRY(pq_gemm_dec_wks_m8, 8, 1, 2, 3, false, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m16, 16, 1, 2, 3, true, false)
+DEC_WK_ENTRY(pq_gemm_dec_wks_m16, 16, 1, 2, 3, true, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m24, 24, 1, 2, 3, true, false)
+DEC_WK_ENTRY(pq_gemm_dec_wks_m24, 24, 1, 2, 3, true, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m32, 32, 1, 2, 3, true, false)
+DEC_WK_ENTRY(pq_gemm_dec_wks_m32, 32, 1, 2, 3, true, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m40, 40, 1, 1, 3, true, false)
+DEC_WK_ENTRY(pq_gemm_dec_wks_m40, 40, 1, 1, 3, true, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m48, 48, 1, 1, 3, true, false)
+DEC_WK_ENTRY(pq_gemm_dec_wks_m48, 48, 1, 1, 3, true, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m56, 56, 1, 1, 3, true, false)
+DEC_WK_ENTRY(pq_gemm_dec_wks_m56, 56, 1, 1, 3, true, true)
+DEC_WK_ENTRY(pq_gemm_dec_wk1_m64, 64, 1, 1, 3, true, false)
+DEC_WK_ENTRY(pq_gemm_dec_wks_m64, 64, 1, 1, 3, true, true)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

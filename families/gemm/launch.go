@@ -102,6 +102,22 @@ func init() {
 			Doc: "pq_gemm_dec_wk1_m16's body, 48 < M <= 56 (m64n56k32), one group a round"},
 		{Name: "pq_gemm_dec_wk1_m64", Op: OpDec, Form: FormDecKS, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWK1, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wk1_m16's body, 56 < M <= 64 (m64n64k32), one group a round"},
+		{Name: "pq_gemm_dec_wks_m8", Op: OpDec, Form: FormDecSK, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWKS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wk1_m8's body (a warpgroup streams a part of the work) in stream-K order: the (64-column tile, group) units in tile-major order split evenly over the grid's blocks and then over each block's S warpgroups, so every SM streams the same bytes whatever N/64 is; a part crossing a tile boundary keeps its first tile's partial in shared memory; tiles inside a block are summed there in warpgroup order, tiles shared between blocks through ws slots and a counter per tile, the last block summing them in block order (deterministic)"},
+		{Name: "pq_gemm_dec_wks_m16", Op: OpDec, Form: FormDecSK, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWKS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wks_m8's stream-K split over pq_gemm_dec_wk1_m16's body, 8 < M <= 16"},
+		{Name: "pq_gemm_dec_wks_m24", Op: OpDec, Form: FormDecSK, MinM: 17, MaxM: 24, Role: kernels.Variant, Tag: TagWKS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wks_m8's stream-K split over pq_gemm_dec_wk1_m24's body, 16 < M <= 24"},
+		{Name: "pq_gemm_dec_wks_m32", Op: OpDec, Form: FormDecSK, MinM: 25, MaxM: 32, Role: kernels.Variant, Tag: TagWKS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wks_m8's stream-K split over pq_gemm_dec_wk1_m32's body, 24 < M <= 32"},
+		{Name: "pq_gemm_dec_wks_m40", Op: OpDec, Form: FormDecSK, MinM: 33, MaxM: 40, Role: kernels.Variant, Tag: TagWKS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wks_m8's stream-K split over pq_gemm_dec_wk1_m40's body, 32 < M <= 40"},
+		{Name: "pq_gemm_dec_wks_m48", Op: OpDec, Form: FormDecSK, MinM: 41, MaxM: 48, Role: kernels.Variant, Tag: TagWKS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wks_m8's stream-K split over pq_gemm_dec_wk1_m48's body, 40 < M <= 48"},
+		{Name: "pq_gemm_dec_wks_m56", Op: OpDec, Form: FormDecSK, MinM: 49, MaxM: 56, Role: kernels.Variant, Tag: TagWKS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wks_m8's stream-K split over pq_gemm_dec_wk1_m56's body, 48 < M <= 56"},
+		{Name: "pq_gemm_dec_wks_m64", Op: OpDec, Form: FormDecSK, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWKS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wks_m8's stream-K split over pq_gemm_dec_wk1_m64's body, 56 < M <= 64"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -120,6 +136,7 @@ const (
 
 	FormDec      = "dec"        // DecLaunch: grid (N/64, S), 128 threads
 	FormDecKS    = "dec-ks"     // DecLaunch: grid N/(16·DecKSTiles), DecKSThreads·S threads (the split inside the block), dynamic shared memory DecShared(kernel, M, S)
+	FormDecSK    = "dec-sk"     // DecLaunch: grid DecSKBlocks (stream-K: every SM), 128·S threads, dynamic shared memory DecShared(kernel, M, S), ws DecSKWorkspaceBytes
 	FormPreTiled = "tiled"      // PreLaunch: fragment-tiled activations [P, Mpad, K], row-sum zero-point fold
 	FormPreWGMMA = "wgmma-rows" // PreLaunch: row-major activations [P, M, K], codes taken as q - z, dynamic shared memory
 	FormPreZPE   = "tiled-zpe"  // PreLaunch: tiled activations, fp16 row sums [P, Mpad, Gp] (ZPERowSums), zero point in the epilogue
@@ -333,6 +350,14 @@ type DecArgs struct {
 	Bits         int     // weight width: 0 or 4 (W4A8), 5 (W5A8: W holds RepackW5's words, Planes its planes)
 	Planes       gpu.Ptr // 5-bit plane stream (Bits 5 only)
 	WRow         gpu.Ptr // row-layout codes (refimpl.RepackRow), passed in W's place to LayoutRow kernels; scale words stay SZ
+	SMs          int     // the device's SMs: the stream-K kernels' grid (DecSKBlocks; 0: H200SMs)
+}
+
+func (a DecArgs) sms() int {
+	if a.SMs > 0 {
+		return a.SMs
+	}
+	return H200SMs
 }
 
 // DecWorkspaceBytes is the split-K workspace a decode launch needs.
@@ -378,8 +403,8 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 		kernel = base.Name
 	} else {
 		k, ok := kernels.Lookup(a.Kernel)
-		if !ok || k.Family != Family || k.Op != op || (k.Form != FormDec && k.Form != FormDecKS) || !k.ServesM(M) {
-			err = fmt.Errorf("gemm: kernel %s is not a registered %d-bit decode kernel (op %s, form %s or %s) serving M=%d", a.Kernel, bits, op, FormDec, FormDecKS, M)
+		if !ok || k.Family != Family || k.Op != op || (k.Form != FormDec && !splitsInBlock(k)) || !k.ServesM(M) {
+			err = fmt.Errorf("gemm: kernel %s is not a registered %d-bit decode kernel (op %s, form %s, %s or %s) serving M=%d", a.Kernel, bits, op, FormDec, FormDecKS, FormDecSK, M)
 			return
 		}
 		if !DecKSFits(k.Name, M, S) {
@@ -400,6 +425,9 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 	block = gpu.D1(DecThreads)
 	if DecInBlock(kernel) {
 		grid, block = gpu.D1(N/(16*DecKSTiles(kernel))), gpu.D1(DecKSThreads(kernel)*S)
+	}
+	if DecStreamK(kernel) {
+		grid, block = gpu.D1(DecSKBlocks(kernel, M, N, s.K, S, a.sms())), gpu.D1(DecKSThreads(kernel)*S)
 	}
 	args = []any{w, a.SZ, a.Act, a.ASG, a.RS, a.Out, a.WS, a.Sema, uint32(M), uint32(N), uint32(s.K), e0, e1, uint32(S)}
 	if bits == 5 {
@@ -435,6 +463,9 @@ const DecClusterS = 2
 func DecShared(kernel string, M, S int) int {
 	k, _ := kernels.Lookup(kernel)
 	if g, ok := decWKGeom[kernel]; ok {
+		if g.SK { // each warpgroup's first-tile partial and broadcast word
+			return S*(g.perWG()+4*g.NB*64) + 16 + 1024
+		}
 		return S*g.perWG() + 1024
 	}
 	if k.Form == FormDecKS {
@@ -453,7 +484,7 @@ func decKSSlot(NT, MT, M int) int { return 1088*NT + 64*MT + decKSRow*M }
 // DEC_WK_ENTRY lines.
 func DecKSTiles(kernel string) int {
 	k, _ := kernels.Lookup(kernel)
-	if k.Form != FormDecKS {
+	if !splitsInBlock(k) {
 		return 0
 	}
 	return decKSGeomByTag[k.Tag].tiles
@@ -463,7 +494,7 @@ func DecKSTiles(kernel string) int {
 // (a warp for gemm_dec_ks, a warpgroup for gemm_dec_wk); 0 for any other.
 func DecKSThreads(kernel string) int {
 	k, _ := kernels.Lookup(kernel)
-	if k.Form != FormDecKS {
+	if !splitsInBlock(k) {
 		return 0
 	}
 	return decKSGeomByTag[k.Tag].threads
@@ -486,7 +517,7 @@ var decWGUnsigned = map[string]bool{"pq_gemm_dec_wg_m8": true, "pq_gemm_dec_wg_m
 // decKSGeomByTag is each in-block split-K tag's block: 16-column tiles,
 // threads per split and the largest split.
 var decKSGeomByTag = map[string]struct{ tiles, threads, maxS int }{
-	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWK1: {4, 128, DecWKMaxS},
+	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWK1: {4, 128, DecWKMaxS}, TagWKS: {4, 128, DecWKMaxS},
 }
 
 // wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA, FP)
@@ -495,6 +526,7 @@ var decKSGeomByTag = map[string]struct{ tiles, threads, maxS int }{
 type wkGeom struct {
 	NB, R, U, RA int
 	FP           bool // fixed-piece staging, asg and rs by row pair (the entry's FP)
+	SK           bool // stream-K split (the entry's SK; FormDecSK)
 }
 
 // perWG is one warpgroup's shared bytes in gemm_dec_wk's layout:
@@ -519,6 +551,14 @@ var decWKGeom = map[string]wkGeom{
 	"pq_gemm_dec_wk1_m48": {NB: 48, R: 1, U: 1, RA: 3, FP: true},
 	"pq_gemm_dec_wk1_m56": {NB: 56, R: 1, U: 1, RA: 3, FP: true},
 	"pq_gemm_dec_wk1_m64": {NB: 64, R: 1, U: 1, RA: 3, FP: true},
+	"pq_gemm_dec_wks_m8":  {NB: 8, R: 1, U: 2, RA: 3, SK: true},
+	"pq_gemm_dec_wks_m16": {NB: 16, R: 1, U: 2, RA: 3, FP: true, SK: true},
+	"pq_gemm_dec_wks_m24": {NB: 24, R: 1, U: 2, RA: 3, FP: true, SK: true},
+	"pq_gemm_dec_wks_m32": {NB: 32, R: 1, U: 2, RA: 3, FP: true, SK: true},
+	"pq_gemm_dec_wks_m40": {NB: 40, R: 1, U: 1, RA: 3, FP: true, SK: true},
+	"pq_gemm_dec_wks_m48": {NB: 48, R: 1, U: 1, RA: 3, FP: true, SK: true},
+	"pq_gemm_dec_wks_m56": {NB: 56, R: 1, U: 1, RA: 3, FP: true, SK: true},
+	"pq_gemm_dec_wks_m64": {NB: 64, R: 1, U: 1, RA: 3, FP: true, SK: true},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
@@ -530,10 +570,10 @@ const decKSRow = 144
 // launch bounds) whose rings fit one block's shared memory; every other
 // decode kernel splits across blocks (true).
 func DecKSFits(kernel string, M, S int) bool {
-	if !DecInBlock(kernel) {
+	k, _ := kernels.Lookup(kernel)
+	if !splitsInBlock(k) {
 		return true
 	}
-	k, _ := kernels.Lookup(kernel)
 	return S >= 1 && S <= decKSGeomByTag[k.Tag].maxS && DecShared(kernel, M, S) <= sm90SharedPerBlock
 }
 
@@ -542,6 +582,71 @@ func DecKSFits(kernel string, M, S int) bool {
 func DecInBlock(kernel string) bool {
 	k, _ := kernels.Lookup(kernel)
 	return k.Form == FormDecKS
+}
+
+// splitsInBlock reports whether k's block holds S splits side by side
+// (FormDecKS, and the stream-K FormDecSK's S warpgroups a block).
+func splitsInBlock(k kernels.Kernel) bool { return k.Form == FormDecKS || k.Form == FormDecSK }
+
+// DecStreamK reports whether kernel splits the work stream-K (FormDecSK):
+// a grid of DecSKBlocks blocks whatever N is, tiles shared between blocks
+// summed through DecSKWorkspaceBytes of ws and a counter per 64 columns.
+func DecStreamK(kernel string) bool {
+	k, _ := kernels.Lookup(kernel)
+	return k.Form == FormDecSK
+}
+
+// DecSKBlocks is the grid of a stream-K launch at split S: every SM
+// holds as many blocks as fit (decResidentAt), but at most one block per
+// S units of work (so no warpgroup is idle on a small GEMM), and enough
+// blocks that a warpgroup's part is at most G units (gemm_dec_wk's bound:
+// a part spans at most two tiles; the kernel traps past it).
+func DecSKBlocks(kernel string, M, N, K, S, sms int) int {
+	G := K / refimpl.GroupSize
+	T := (N / DecBN) * G
+	b := min(max(decResidentAt(kernel, M, S), 1)*max(sms, 1), max(1, T/S))
+	for b < T && (T+b-1)/b > S*G {
+		b++
+	}
+	return b
+}
+
+// DecSKWorkspaceBytes is the ws of a stream-K launch: two partial tiles
+// (the block's first and last, in the accumulator order: its M class's NB
+// rows x 64 columns of fp32) for every block.
+func DecSKWorkspaceBytes(kernel string, M, N, K, S, sms int) int {
+	return 2 * DecSKBlocks(kernel, M, N, K, S, sms) * 4 * decWKGeom[kernel].NB * DecBN
+}
+
+// DecSKSharedTiles is how many 64-column tiles of a stream-K launch are
+// summed across blocks (through ws): 0 means ws stays untouched.
+func DecSKSharedTiles(kernel string, M, N, K, S, sms int) int {
+	G := K / refimpl.GroupSize
+	T := (N / DecBN) * G
+	B := DecSKBlocks(kernel, M, N, K, S, sms)
+	blk := func(u int) int { return ((u+1)*B - 1) / T }
+	n := 0
+	for t := 0; t < N/DecBN; t++ {
+		if blk(t*G) != blk((t+1)*G-1) {
+			n++
+		}
+	}
+	return n
+}
+
+// DecSumTerms bounds the partial sums a decode launch adds into one output
+// (the reference's error bound counts them): S for the split-K kernels;
+// for stream-K a tile's warpgroups in each block (at most S + 1: the parts
+// of a block cover a tile's units once) over the blocks that share it.
+func DecSumTerms(kernel string, M, N, K, S, sms int) int {
+	if !DecStreamK(kernel) {
+		return S
+	}
+	G := K / refimpl.GroupSize
+	T := (N / DecBN) * G
+	B := DecSKBlocks(kernel, M, N, K, S, sms)
+	perBlock := max(T/B, 1)
+	return (S + 1) * ((G+perBlock-1)/perBlock + 1)
 }
 
 // decFootprintRegs are the registers per thread of the decode kernels that
@@ -553,6 +658,8 @@ var decFootprintRegs = map[string]int{
 	"pq_gemm_dec_wk_m8": 101, "pq_gemm_dec_wk_m16": 110, "pq_gemm_dec_wk_m32": 124, "pq_gemm_dec_wk_m64": 128,
 	"pq_gemm_dec_wk1_m8": 107, "pq_gemm_dec_wk1_m16": 112, "pq_gemm_dec_wk1_m24": 126, "pq_gemm_dec_wk1_m32": 128,
 	"pq_gemm_dec_wk1_m40": 115, "pq_gemm_dec_wk1_m48": 127, "pq_gemm_dec_wk1_m56": 128, "pq_gemm_dec_wk1_m64": 128,
+	"pq_gemm_dec_wks_m8": 128, "pq_gemm_dec_wks_m16": 128, "pq_gemm_dec_wks_m24": 128, "pq_gemm_dec_wks_m32": 128,
+	"pq_gemm_dec_wks_m40": 128, "pq_gemm_dec_wks_m48": 128, "pq_gemm_dec_wks_m56": 128, "pq_gemm_dec_wks_m64": 128,
 }
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
@@ -584,7 +691,7 @@ func decResidentAt(kernel string, M, S int) int {
 		return 0
 	}
 	threads := DecThreads
-	if DecInBlock(kernel) {
+	if k, _ := kernels.Lookup(kernel); splitsInBlock(k) {
 		threads = DecKSThreads(kernel) * S
 	}
 	bySmem := sm90SharedPerSM / (DecShared(kernel, M, S) + sm90SharedPerCTA)
@@ -714,6 +821,23 @@ const TagWK = "wk"
 // warp (pq_gemm_dec_wk1_*).
 const TagWK1 = "wk1"
 
+// TagWKS is the registry tag of the wk1 bodies split stream-K
+// (FormDecSK, pq_gemm_dec_wks_*).
+const TagWKS = "wks"
+
+// DecSplitWKS is the split law of the stream-K kernels (tag wks): the
+// largest S of 1..DecWKMaxS that fits one block (DecKSFits). Every S
+// keeps every SM streaming (DecSKBlocks); a larger S sums more of each
+// tile inside the block, so fewer partial tiles go through ws.
+func DecSplitWKS(kernel string, M, N, K, sms int) int {
+	for s := min(DecWKMaxS, K/refimpl.GroupSize); s > 1; s-- {
+		if DecKSFits(kernel, M, s) {
+			return s
+		}
+	}
+	return 1
+}
+
 // DecWKFixedS are the splits the dec suite times the wk kernels at.
 var DecWKFixedS = []int{1, 2, 3, 4}
 
@@ -763,6 +887,7 @@ var OwnLaws = []OwnLaw{
 	{TagKS2, "gemm.DecSplitKS/" + TagKS2, DecSplitKS, DecKSFixedS, DecKSMaxS},
 	{TagWK, "gemm.DecSplitWK/" + TagWK, DecSplitWK, DecWKFixedS, DecWKMaxS},
 	{TagWK1, "gemm.DecSplitWK/" + TagWK1, DecSplitWK, DecWKFixedS, DecWKMaxS},
+	{TagWKS, "gemm.DecSplitWKS/" + TagWKS, DecSplitWKS, DecWKFixedS, DecWKMaxS},
 }
 
 // OwnLawTags are OwnLaws' tags.

@@ -503,11 +503,12 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		}
 		seen[e[1]] = true
 	}
-	// DEC_WK_ENTRY(name, NB, R, U, RA, FP): a wk or wk1 kernel, four tiles a
-	// block, its geometry the one decWKGeom (so DecShared) holds, NB its
-	// M class's op width; DecKSFits must take S = DWK_MAXS at every M it
-	// serves and refuse DWK_MAXS + 1, or a launch exceeds the launch bound.
-	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+), (true|false)\)`).FindAllStringSubmatch(string(src), -1)
+	// DEC_WK_ENTRY(name, NB, R, U, RA, FP, SK): a wk, wk1 or wks kernel,
+	// four tiles a block, its geometry the one decWKGeom (so DecShared)
+	// holds, NB its M class's op width; DecKSFits must take S = DWK_MAXS at
+	// every M it serves and refuse DWK_MAXS + 1, or a launch exceeds the
+	// launch bound. SK (stream-K) kernels and only they are FormDecSK.
+	wk := regexp.MustCompile(`(?m)^DEC_WK_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+), (true|false), (true|false)\)`).FindAllStringSubmatch(string(src), -1)
 	if len(wk) == 0 {
 		t.Error("no DEC_WK_ENTRY lines found")
 	}
@@ -516,15 +517,18 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		for i, p := range []*int{&g.NB, &g.R, &g.U, &g.RA} {
 			*p, _ = strconv.Atoi(e[2+i])
 		}
-		g.FP = e[6] == "true"
+		g.FP, g.SK = e[6] == "true", e[7] == "true"
 		k, ok := kernels.Lookup(e[1])
+		oneSlot := k.Tag == TagWK1 || k.Tag == TagWKS
 		switch {
-		case !ok || k.Form != FormDecKS || (k.Tag != TagWK && k.Tag != TagWK1):
-			t.Errorf("%s: not a registered %s kernel tagged %s or %s", e[1], FormDecKS, TagWK, TagWK1)
-		case (g.R == 1) != (k.Tag == TagWK1):
-			t.Errorf("%s: tagged %s with %d weight slots: the %s kernels and only they take one", k.Name, k.Tag, g.R, TagWK1)
-		case g.FP && k.Tag != TagWK1:
-			t.Errorf("%s: tagged %s with FP: only %s kernels stage fixed pieces", k.Name, k.Tag, TagWK1)
+		case !ok || (k.Tag != TagWK && k.Tag != TagWK1 && k.Tag != TagWKS):
+			t.Errorf("%s: not a registered kernel tagged %s, %s or %s", e[1], TagWK, TagWK1, TagWKS)
+		case g.SK != (k.Form == FormDecSK) || g.SK != (k.Tag == TagWKS) || (!g.SK && k.Form != FormDecKS):
+			t.Errorf("%s: SK %v, form %s, tag %s: the %s kernels and only they split stream-K (%s), the others in the block (%s)", k.Name, g.SK, k.Form, k.Tag, TagWKS, FormDecSK, FormDecKS)
+		case (g.R == 1) != oneSlot:
+			t.Errorf("%s: tagged %s with %d weight slots: the %s and %s kernels and only they take one", k.Name, k.Tag, g.R, TagWK1, TagWKS)
+		case g.FP && !oneSlot:
+			t.Errorf("%s: tagged %s with FP: only %s and %s kernels stage fixed pieces", k.Name, k.Tag, TagWK1, TagWKS)
 		case DecKSTiles(k.Name) != 4 || DecKSThreads(k.Name) != 128:
 			t.Errorf("%s: DecKSTiles %d, DecKSThreads %d, want 4 and 128 (a warpgroup a split)", k.Name, DecKSTiles(k.Name), DecKSThreads(k.Name))
 		case 8*((k.MaxM+7)/8) != g.NB:
@@ -538,8 +542,8 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		seen[e[1]] = true
 	}
 	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, Full: true}) {
-		if k.Form == FormDecKS && !seen[k.Name] {
-			t.Errorf("%s: registered with form %s, no DEC_KS_ENTRY or DEC_WK_ENTRY in gemm.hip", k.Name, FormDecKS)
+		if splitsInBlock(k) && !seen[k.Name] {
+			t.Errorf("%s: registered with form %s, no DEC_KS_ENTRY or DEC_WK_ENTRY in gemm.hip", k.Name, k.Form)
 		}
 	}
 	if len(entries) == 0 || len(wk) == 0 {
