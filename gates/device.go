@@ -127,6 +127,18 @@ func (t *T) Launch(kernel string, grid, block gpu.Dim3, sharedBytes int, args ..
 	t.CheckCanaries(kernel)
 }
 
+// BlocksPerSM is how many blocks of kernel (threads a block, dynShared
+// bytes of dynamic shared memory) one SM holds at once, by the driver; 0
+// where the backend does not say.
+func (t *T) BlocksPerSM(kernel string, threads, dynShared int) int {
+	if t.env.Kernels == nil {
+		t.Skipf("no kernel loader (no build directory)")
+	}
+	n, err := t.env.Kernels.MaxActiveBlocks(kernel, threads, dynShared)
+	t.Check(err, "occupancy of "+kernel)
+	return n
+}
+
 // CheckedFunction is a kernel's entry point after its launch arguments
 // were checked against the parameters its code object declares
 // (kernels.Loader.Checked); any mismatch fails the gate before a launch.

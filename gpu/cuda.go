@@ -69,6 +69,9 @@ var (
 	// CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
 	// (CUDA 12.0+; optional: only the PDL launch needs it)
 	cuLaunchKernelEx func(cfg *cuLaunchConfig, f uintptr, params unsafe.Pointer, extra unsafe.Pointer) cuResult
+	// CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize)
+	// (optional: only Occupier needs it)
+	cuOccupancyMaxActiveBlocksPerMultiprocessor func(n *int32, f uintptr, blockSize int32, dynShared uint64) cuResult
 	// CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 	cuStreamCreate func(s *uintptr, flags uint32) cuResult
 	// CUresult cuStreamDestroy_v2(CUstream hStream)
@@ -129,6 +132,7 @@ var cudaSymbols = []symbol{
 	{"cuMemsetD8_v2", &cuMemsetD8, false},
 	{"cuLaunchKernel", &cuLaunchKernel, false},
 	{"cuLaunchKernelEx", &cuLaunchKernelEx, true},
+	{"cuOccupancyMaxActiveBlocksPerMultiprocessor", &cuOccupancyMaxActiveBlocksPerMultiprocessor, true},
 	{"cuStreamCreate", &cuStreamCreate, false},
 	{"cuStreamDestroy_v2", &cuStreamDestroy, false},
 	{"cuStreamSynchronize", &cuStreamSynchronize, false},
@@ -399,6 +403,24 @@ func (m *cudaModule) Function(name string) (Function, error) {
 func (m *cudaModule) Unload() error { return cuErr("cuModuleUnload", cuModuleUnload(m.h)) }
 
 func (f *cudaFunction) Name() string { return f.name }
+
+// MaxActiveBlocks is the driver's count of f's blocks of blockThreads
+// threads and dynShared bytes of dynamic shared memory that one SM holds
+// at once (every per-SM limit: registers, shared memory, threads,
+// barriers, blocks).
+func (f *cudaFunction) MaxActiveBlocks(blockThreads, dynShared int) (int, error) {
+	if cuOccupancyMaxActiveBlocksPerMultiprocessor == nil {
+		return 0, fmt.Errorf("kernel %s: this driver has no cuOccupancyMaxActiveBlocksPerMultiprocessor", f.name)
+	}
+	if err := f.allowShared(dynShared); err != nil {
+		return 0, err
+	}
+	var n int32
+	if err := cuErr("cuOccupancyMaxActiveBlocksPerMultiprocessor", cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f.h, int32(blockThreads), uint64(dynShared))); err != nil {
+		return 0, fmt.Errorf("kernel %s, %d threads, %d bytes of dynamic shared memory: %w", f.name, blockThreads, dynShared, err)
+	}
+	return int(n), nil
+}
 
 func (f *cudaFunction) Attrs() (FuncAttrs, error) {
 	get := func(a int32) (int, error) {

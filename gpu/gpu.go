@@ -81,6 +81,12 @@ type FuncAttrs struct {
 	MaxThreads  int `json:"max_threads"`
 }
 
+// Occupier is a Function whose backend reports how many of its blocks
+// one SM holds at once (the driver's occupancy calculation).
+type Occupier interface {
+	MaxActiveBlocks(blockThreads, dynShared int) (int, error)
+}
+
 // Module is a loaded code object.
 type Module interface {
 	Function(name string) (Function, error)

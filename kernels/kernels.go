@@ -371,6 +371,21 @@ func lookupModule(name string) string {
 }
 
 // Function returns the loaded entry point of a registered kernel.
+// MaxActiveBlocks is how many blocks of kernel name (threads a block,
+// dynShared bytes of dynamic shared memory) one SM of the device holds at
+// once, by the driver; 0 where the backend does not say (gpu.Occupier).
+func (l *Loader) MaxActiveBlocks(name string, threads, dynShared int) (int, error) {
+	f, err := l.Function(name)
+	if err != nil {
+		return 0, err
+	}
+	o, ok := f.(gpu.Occupier)
+	if !ok {
+		return 0, nil
+	}
+	return o.MaxActiveBlocks(threads, dynShared)
+}
+
 func (l *Loader) Function(name string) (gpu.Function, error) {
 	if f, ok := l.funcs[name]; ok {
 		return f, nil

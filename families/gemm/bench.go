@@ -237,7 +237,7 @@ func newGemmBufsCopies(c *bench.Ctx, label string, s GemmShape, M int, prefill, 
 		}
 	}
 	if !prefill {
-		b.wsBytes = max(256, DecWorkspaceBytes(M, N, maxS), decSKWorkspaceMax(M, N, s.K, c.Dev.Info().SMs))
+		b.wsBytes = max(256, DecWorkspaceBytes(M, N, maxS), decSKWorkspaceMax(c, M, N, s.K))
 		if b.ws, err = c.Alloc(int64(b.wsBytes)); err != nil {
 			return nil, err
 		}
@@ -252,15 +252,31 @@ func newGemmBufsCopies(c *bench.Ctx, label string, s GemmShape, M int, prefill, 
 }
 
 // decSKWorkspaceMax is the largest ws a stream-K decode kernel serving M
-// needs at any split on a device of sms SMs (0 where none serves M).
-func decSKWorkspaceMax(M, N, K, sms int) int {
+// needs at any split that fits on c's device (0 where none serves M).
+func decSKWorkspaceMax(c *bench.Ctx, M, N, K int) int {
 	n := 0
 	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, Full: true}) {
-		if DecStreamK(k.Name) && k.ServesM(M) {
+		if DecStreamK(k.Name) && k.ServesM(M) && k.ForArch(c.Dev.Info().CodeArch()) {
 			for S := 1; S <= DecWKMaxS; S++ {
-				n = max(n, DecSKWorkspaceBytes(k.Name, M, N, K, S, sms))
+				if DecKSFits(k.Name, M, S) {
+					n = max(n, DecSKWorkspaceBytes(k.Name, M, N, K, S, DecSKSlots(k.Name, M, S, c.Dev.Info().SMs, decSKPerSM(c, k.Name, M, S))))
+				}
 			}
 		}
+	}
+	return n
+}
+
+// decSKPerSM is the driver's count of a stream-K kernel's blocks an SM
+// holds at M rows and split S (DecArgs.PerSM); 0 where the backend does
+// not say or kernel is not stream-K (DecSKSlots then estimates).
+func decSKPerSM(c *bench.Ctx, kernel string, M, S int) int {
+	if c.Kernels == nil || !DecStreamK(kernel) {
+		return 0
+	}
+	n, err := c.Kernels.MaxActiveBlocks(kernel, DecKSThreads(kernel)*S, DecShared(kernel, M, S))
+	if err != nil {
+		return 0
 	}
 	return n
 }
@@ -302,8 +318,8 @@ func (b *gemmBufs) check(name string, rr gemmRef) *bench.Check {
 // in a decode step); plain forces a plain launch (ws reduce).
 func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain bool) (bench.Variant, error) {
 	s, M := b.s, b.M
-	sms := b.c.Dev.Info().SMs
-	kern, grid, block, _, err := DecLaunch(s, M, S, DecArgs{Kernel: k.Name, Bits: b.bits, Planes: 1, WRow: 1, SMs: sms})
+	sms, spm := b.c.Dev.Info().SMs, decSKPerSM(b.c, k.Name, M, S)
+	kern, grid, block, _, err := DecLaunch(s, M, S, DecArgs{Kernel: k.Name, Bits: b.bits, Planes: 1, WRow: 1, SMs: sms, PerSM: spm})
 	if err != nil {
 		return bench.Variant{}, err
 	}
@@ -319,14 +335,14 @@ func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain b
 	}
 	f, err := b.c.LauncherEx(kern, grid, block, DecShared(kern, M, S), opts, func(c int) []any {
 		_, _, _, args, _ := DecLaunch(s, M, S, DecArgs{W: b.w.At(c), SZ: b.sz.At(c),
-			Act: b.act.At(c), ASG: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), WS: b.ws, Sema: b.sema, Kernel: k.Name, Bits: b.bits, Planes: b.planesAt(c), WRow: b.wrowAt(c), SMs: sms})
+			Act: b.act.At(c), ASG: b.sc.At(c), RS: b.rs.At(c), Out: b.out.At(c), WS: b.ws, Sema: b.sema, Kernel: k.Name, Bits: b.bits, Planes: b.planesAt(c), WRow: b.wrowAt(c), SMs: sms, PerSM: spm})
 		return args
 	})
 	v := bench.Variant{Name: name, Enqueue: f}
 	if k.Role == kernels.Attribution {
 		v.Unchecked = "attribution kernel (" + k.Name + "): part of the baseline's work, no GEMM output to compare"
 	} else {
-		v.Check = b.check(name, refFor(b.ref, k).withSplits(DecSumTerms(k.Name, M, s.N(), s.K, S, sms)))
+		v.Check = b.check(name, refFor(b.ref, k).withSplits(DecSumTerms(k.Name, M, s.N(), s.K, S, DecSKSlots(k.Name, M, S, sms, spm))))
 	}
 	return v, err
 }

@@ -565,11 +565,26 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	t.Upload(brs, gates.F32Bytes(rsums))
 
 	worst := 0.0
-	check := func(kern, variant string, key gates.Case, S int) {
+	// check compares out with the reference of a launch that adds terms
+	// partial sums into each output (DecSumTerms).
+	check := func(kern, variant string, key gates.Case, terms int) {
 		k, _ := kernels.Lookup(kern)
 		got := t.Download(out)
-		terms := DecSumTerms(kern, M, N, K, S, t.Device().Info().SMs)
 		worst = max(worst, checkGEMMOut(t, name+" "+variant, key, got, M, N, refFor(rr, k).withSplits(terms)))
+	}
+	// perSM is the driver's count of a stream-K kernel's blocks an SM holds
+	// at split S (DecArgs.PerSM: the grid is one block a slot); where it
+	// differs from decResidentAt's estimate, the law's tables (printed
+	// without a device) are off, which the log says.
+	perSM := func(kern string, S int) int {
+		if !DecStreamK(kern) {
+			return 0
+		}
+		n := t.BlocksPerSM(kern, DecKSThreads(kern)*S, DecShared(kern, M, S))
+		if est := decResidentAt(kern, M, S); n > 0 && n != est {
+			t.Logf("%s at M=%d S=%d: the driver holds %d blocks an SM, decResidentAt estimates %d", kern, M, S, n, est)
+		}
+		return n
 	}
 	if c.prefill {
 		// Every prefill kernel the device has, each on a freshly poisoned
@@ -647,8 +662,12 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	for _, k := range DecKernelsBits(bits, M, t.Device().Info().CodeArch(), true) {
 		if DecStreamK(k.Name) {
 			for S := 1; S <= DecWKMaxS; S++ {
+				if !DecKSFits(k.Name, M, S) || S > G {
+					continue
+				}
+				n := perSM(k.Name, S)
 				for _, sms := range append([]int{t.Device().Info().SMs}, gateSKSMs...) {
-					wsBytes = max(wsBytes, DecSKWorkspaceBytes(k.Name, M, N, K, S, sms))
+					wsBytes = max(wsBytes, DecSKWorkspaceBytes(k.Name, M, N, K, S, DecSKSlots(k.Name, M, S, sms, n)))
 				}
 			}
 		}
@@ -747,6 +766,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		if r.sms > 0 {
 			a.SMs = r.sms
 		}
+		a.PerSM = perSM(r.kern, S)
 		kern, grid, block, args, err := DecLaunch(c.shape, M, S, a)
 		t.Check(err, name)
 		tag := fmt.Sprintf("%s S=%d", kern, S)
@@ -760,9 +780,9 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			t.Launch(kern, grid, block, DecShared(kern, M, S), args...) // (also where the backend has no cluster launch)
 			w := t.Download(ws)
 			extent := DecWorkspaceBytes(M, N, S)
-			switch shared := DecSKSharedTiles(kern, M, N, K, S, a.sms()); {
+			switch shared := DecSKSharedTiles(kern, M, N, K, S, a.skSlots(kern, M, S)); {
 			case DecStreamK(kern):
-				extent = DecSKWorkspaceBytes(kern, M, N, K, S, a.sms())
+				extent = DecSKWorkspaceBytes(kern, M, N, K, S, a.skSlots(kern, M, S))
 				tag += fmt.Sprintf(" grid %d", grid.X)
 				if untouched := bytes.Count(w, []byte{0xFF}) == len(w); untouched != (shared == 0) {
 					t.Failf("%s %s: ws untouched %v, but %d of the %d column tiles are shared between blocks (each must go through ws, and only they)", name, tag, untouched, shared, N/DecBN)
@@ -782,7 +802,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		if S == law {
 			tag += " (law)"
 		}
-		check(kern, tag, key, S)
+		check(kern, tag, key, DecSumTerms(kern, M, N, K, S, a.skSlots(kern, M, S)))
 		if r.sameAs {
 			// The baseline's bits at this launch, or at the other reduce path
 			// of the same S (the gate proves the two equal for the baseline).
@@ -919,6 +939,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		for _, pr := range pairs {
 			a := base
 			a.Kernel = pr.kern
+			a.PerSM = perSM(pr.kern, pr.S)
 			ref := plain
 			if b, ok := bitsAt[launchKey{pr.S, false}]; ok && pr.kern == "" && pr.S != law {
 				ref = b // the plain S launch, checked in the loop above
@@ -945,7 +966,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			got1, got2 := t.Download(out), t.Download(out2)
 			key := ck.With("kernel", kern).With("S", pr.S).With("launch", launchKind(pr.opts != (gpu.LaunchOpts{}), true))
 			pk, _ := kernels.Lookup(kern)
-			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (first)", key, got1, M, N, refFor(rr, pk).withSplits(DecSumTerms(pk.Name, M, N, K, pr.S, t.Device().Info().SMs))))
+			worst = max(worst, checkGEMMOut(t, name+" "+tag+" (first)", key, got1, M, N, refFor(rr, pk).withSplits(DecSumTerms(pk.Name, M, N, K, pr.S, a.skSlots(pk.Name, M, pr.S)))))
 			bad, first := 0, ""
 			for i := 0; i < M*N; i++ {
 				b1 := uint16(got1[2*i]) | uint16(got1[2*i+1])<<8

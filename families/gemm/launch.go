@@ -351,6 +351,7 @@ type DecArgs struct {
 	Planes       gpu.Ptr // 5-bit plane stream (Bits 5 only)
 	WRow         gpu.Ptr // row-layout codes (refimpl.RepackRow), passed in W's place to LayoutRow kernels; scale words stay SZ
 	SMs          int     // the device's SMs: the stream-K kernels' grid (DecSKBlocks; 0: H200SMs)
+	PerSM        int     // stream-K: the driver's count of the launch's blocks an SM holds (gpu.Occupier; 0: decResidentAt's estimate)
 }
 
 func (a DecArgs) sms() int {
@@ -359,6 +360,9 @@ func (a DecArgs) sms() int {
 	}
 	return H200SMs
 }
+
+// skSlots is DecSKSlots for a stream-K launch of kernel with these args.
+func (a DecArgs) skSlots(kernel string, M, S int) int { return DecSKSlots(kernel, M, S, a.sms(), a.PerSM) }
 
 // DecWorkspaceBytes is the split-K workspace a decode launch needs.
 func DecWorkspaceBytes(M, N, S int) int {
@@ -427,7 +431,7 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 		grid, block = gpu.D1(N/(16*DecKSTiles(kernel))), gpu.D1(DecKSThreads(kernel)*S)
 	}
 	if DecStreamK(kernel) {
-		grid, block = gpu.D1(DecSKBlocks(kernel, M, N, s.K, S, a.sms())), gpu.D1(DecKSThreads(kernel)*S)
+		grid, block = gpu.D1(DecSKBlocks(kernel, M, N, s.K, S, a.skSlots(kernel, M, S))), gpu.D1(DecKSThreads(kernel)*S)
 	}
 	args = []any{w, a.SZ, a.Act, a.ASG, a.RS, a.Out, a.WS, a.Sema, uint32(M), uint32(N), uint32(s.K), e0, e1, uint32(S)}
 	if bits == 5 {
@@ -596,15 +600,27 @@ func DecStreamK(kernel string) bool {
 	return k.Form == FormDecSK
 }
 
-// DecSKBlocks is the grid of a stream-K launch at split S: every SM
-// holds as many blocks as fit (decResidentAt), but at most one block per
-// S units of work (so no warpgroup is idle on a small GEMM), and enough
-// blocks that a warpgroup's part is at most G units (gemm_dec_wk's bound:
-// a part spans at most two tiles; the kernel traps past it).
-func DecSKBlocks(kernel string, M, N, K, S, sms int) int {
+// DecSKSlots is how many blocks of a stream-K launch of kernel at M rows
+// and split S the device holds at once: sms SMs of perSM blocks each (the
+// driver's count, gpu.Occupier), or of decResidentAt's estimate where
+// perSM is 0.
+func DecSKSlots(kernel string, M, S, sms, perSM int) int {
+	if perSM <= 0 {
+		perSM = decResidentAt(kernel, M, S)
+	}
+	return max(perSM, 1) * max(sms, 1)
+}
+
+// DecSKBlocks is the grid of a stream-K launch at split S on a device
+// that holds slots of its blocks at once (DecSKSlots): one block a slot,
+// so all run in one wave, but at most one block per S units of work (no
+// warpgroup idle on a small GEMM), and enough blocks that a warpgroup's
+// part is at most G units (gemm_dec_wk's bound: a part spans at most two
+// tiles; the kernel traps past it).
+func DecSKBlocks(kernel string, M, N, K, S, slots int) int {
 	G := K / refimpl.GroupSize
 	T := (N / DecBN) * G
-	b := min(max(decResidentAt(kernel, M, S), 1)*max(sms, 1), max(1, T/S))
+	b := min(max(slots, 1), max(1, T/S))
 	for b < T && (T+b-1)/b > S*G {
 		b++
 	}
@@ -614,16 +630,16 @@ func DecSKBlocks(kernel string, M, N, K, S, sms int) int {
 // DecSKWorkspaceBytes is the ws of a stream-K launch: two partial tiles
 // (the block's first and last, in the accumulator order: its M class's NB
 // rows x 64 columns of fp32) for every block.
-func DecSKWorkspaceBytes(kernel string, M, N, K, S, sms int) int {
-	return 2 * DecSKBlocks(kernel, M, N, K, S, sms) * 4 * decWKGeom[kernel].NB * DecBN
+func DecSKWorkspaceBytes(kernel string, M, N, K, S, slots int) int {
+	return 2 * DecSKBlocks(kernel, M, N, K, S, slots) * 4 * decWKGeom[kernel].NB * DecBN
 }
 
 // DecSKSharedTiles is how many 64-column tiles of a stream-K launch are
 // summed across blocks (through ws): 0 means ws stays untouched.
-func DecSKSharedTiles(kernel string, M, N, K, S, sms int) int {
+func DecSKSharedTiles(kernel string, M, N, K, S, slots int) int {
 	G := K / refimpl.GroupSize
 	T := (N / DecBN) * G
-	B := DecSKBlocks(kernel, M, N, K, S, sms)
+	B := DecSKBlocks(kernel, M, N, K, S, slots)
 	blk := func(u int) int { return ((u+1)*B - 1) / T }
 	n := 0
 	for t := 0; t < N/DecBN; t++ {
@@ -638,13 +654,13 @@ func DecSKSharedTiles(kernel string, M, N, K, S, sms int) int {
 // (the reference's error bound counts them): S for the split-K kernels;
 // for stream-K a tile's warpgroups in each block (at most S + 1: the parts
 // of a block cover a tile's units once) over the blocks that share it.
-func DecSumTerms(kernel string, M, N, K, S, sms int) int {
+func DecSumTerms(kernel string, M, N, K, S, slots int) int {
 	if !DecStreamK(kernel) {
 		return S
 	}
 	G := K / refimpl.GroupSize
 	T := (N / DecBN) * G
-	B := DecSKBlocks(kernel, M, N, K, S, sms)
+	B := DecSKBlocks(kernel, M, N, K, S, slots)
 	perBlock := max(T/B, 1)
 	return (S + 1) * ((G+perBlock-1)/perBlock + 1)
 }
