@@ -82,10 +82,11 @@ func TestLoadLibAnyOf(t *testing.T) {
 
 // The CUDA driver's table binds package variables: each its own, and
 // optional only those one feature alone needs (cuLaunchKernelEx, CUDA
-// 12.0+, for LaunchEx; the PCI bus id calls for OpenDevice and Info).
+// 12.0+, for LaunchEx; the PCI bus id calls for OpenDevice and Info; the
+// occupancy call for Occupier).
 func TestCUDASymbolTable(t *testing.T) {
 	checkSymbolEntries(t, "CUDA", cudaSymbols)
-	optional := map[string]bool{"cuLaunchKernelEx": true, "cuDeviceGetByPCIBusId": true, "cuDeviceGetPCIBusId": true}
+	optional := map[string]bool{"cuLaunchKernelEx": true, "cuDeviceGetByPCIBusId": true, "cuDeviceGetPCIBusId": true, "cuOccupancyMaxActiveBlocksPerMultiprocessor": true}
 	for _, s := range cudaSymbols {
 		if s.optional != optional[s.name] {
 			t.Errorf("%s: optional = %v", s.name, s.optional)

@@ -674,7 +674,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	}
 	ws := t.Buffer("ws", max(4, wsBytes))
 	sema := t.Buffer("sema", DecSemaBytes(N))
-	t.Init(sema, make([]byte, DecSemaBytes(N)))                                                                                                                             // the counters' required start (and end) state
+	t.Init(sema, make([]byte, DecSemaBytes(N)))                                                                                                                                                         // the counters' required start (and end) state
 	base := DecArgs{W: bw.Ptr(), SZ: bsz.Ptr(), Act: bact.Ptr(), ASG: bsc.Ptr(), RS: brs.Ptr(), Out: out.Ptr(), WS: ws.Ptr(), Sema: sema.Ptr(), Bits: bits, Planes: planes, SMs: t.Device().Info().SMs} // every decode launch's buffers; copies vary Out, Act, RS, Kernel
 	// The law's S launches as the product does (DecLaunchOpts: a
 	// cluster launch where S = DecClusterS), the other S values plainly

@@ -1146,7 +1146,10 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // memory in warpgroup order (deterministic) by warpgroup 0, which stores
 // bf16: no ws, no counters, no fence (the cross-block tail cost the other
 // bodies 1.2-1.55 µs a launch on the H200, results/h200-2026-12-02e).
-// Grid N/64 x 1.
+// Grid N/64 x 1. SK (stream-K) instead gives each warpgroup a part of the
+// (tile, group) units that may end in the next tile (two segments, the
+// first one's partial set aside in shared memory) and reduces through
+// dec_sk_reduce.
 //
 // A warpgroup walks its groups in rounds of U. Weights: each warp a ring
 // of R slots of U groups (its tile's U KiB, contiguous) by one bulk copy
@@ -1355,8 +1358,8 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   const u32 p0 = partition_of(64u * tw, nend0, nend1), p1 = SK ? partition_of(64u * (tw + 1u), nend0, nend1) : p0;
   const u32 dx = (p1 - p0) * M * K, da = (p1 - p0) * M * G;
   const u8 *const ap = act + (u64)p0 * M * K;
-  const float *const asrc = (aw ? rsum : asg) + (u64)p0 * M * G + (u64)am * G + au;
-  const u32 *const wsrc = sz + (u64)wu * N + 4u * wc + 64u * tw;
+  const u32 aoff = (p0 * M + am) * G + au, woff = wu * N + 4u * wc + 64u * tw; // 32-bit: fewer live registers
+  const float *const abase = aw ? rsum : asg;
   const u32 adst = smem_u32(ar) + 4u * (au * ARS + arx(am, aw)), wdst = smem_u32(ar) + 4u * (wu * ARS + 2u * NB + 4u * wc);
   auto stage = [&](u32 r) {
     if (r < nr) {
@@ -1379,8 +1382,8 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
             src += kstep;
           }
         }
-        if (alive && au < n) cp_async4_s(adst + 4u * sl * U * ARS, asrc + sa + g0, 4u);
-        if (wlive && wu < n) cp_async16_s(wdst + 4u * sl * U * ARS, wsrc + sw + (u64)g0 * N, 16u);
+        if (alive && au < n) cp_async4_s(adst + 4u * sl * U * ARS, abase + (aoff + sa + g0), 4u);
+        if (wlive && wu < n) cp_async16_s(wdst + 4u * sl * U * ARS, sz + (woff + sw + g0 * N), 16u);
       } else {
         const float *asp = asg + (u64)p0 * M * G + sa, *rsp = rsum + (u64)p0 * M * G + sa;
         const u32 *szb = sz + 64u * q.tile; // the tile's scale words of group 0
@@ -1791,7 +1794,10 @@ DEC_KS_ENTRY(pq_gemm_dec_ks2_m16, 2, 2)
 // from m16 up: 1.5-12% faster at S = 4 and 6-19% at S = 1 for M = 16..64,
 // but at M = 1 2-7% slower, so m8 keeps the index staging (all four
 // shapes, results/h200-2026-12-04b). m40 under FP takes one group a
-// round: at two, ptxas spills 56 bytes.
+// round: at two, ptxas spills 56 bytes. wks (SK): the wk1 bodies split
+// stream-K, grid DecSKBlocks (one block a slot of the device, whatever
+// N/64 is); on the H100 faster than wk1's law only on gate_up at M = 64
+// (-6%), slower elsewhere (results/h100-2026-12-06, call 5).
 #define DEC_WK_ENTRY(NAME, NB, R, U, RA, FP, SK)                                                                       \
   KERNEL LAUNCH_BOUNDS(128 * DWK_MAXS) void NAME(const u8 *wq, const u32 *sz, const u8 *act, const float *asg,           \
                                              const float *rsum, u16 *out, float *ws, u32 *sema, u32 M, u32 N, u32 K,   \

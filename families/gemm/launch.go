@@ -362,7 +362,9 @@ func (a DecArgs) sms() int {
 }
 
 // skSlots is DecSKSlots for a stream-K launch of kernel with these args.
-func (a DecArgs) skSlots(kernel string, M, S int) int { return DecSKSlots(kernel, M, S, a.sms(), a.PerSM) }
+func (a DecArgs) skSlots(kernel string, M, S int) int {
+	return DecSKSlots(kernel, M, S, a.sms(), a.PerSM)
+}
 
 // DecWorkspaceBytes is the split-K workspace a decode launch needs.
 func DecWorkspaceBytes(M, N, S int) int {
@@ -671,11 +673,11 @@ func DecSumTerms(kernel string, M, N, K, S, slots int) int {
 // table).
 var decFootprintRegs = map[string]int{
 	"pq_gemm_dec_wg_m8": 60, "pq_gemm_dec_wg_m16": 68, "pq_gemm_dec_wg_m32": 72, "pq_gemm_dec_wg_m64": 120,
-	"pq_gemm_dec_wk_m8": 101, "pq_gemm_dec_wk_m16": 110, "pq_gemm_dec_wk_m32": 124, "pq_gemm_dec_wk_m64": 128,
-	"pq_gemm_dec_wk1_m8": 107, "pq_gemm_dec_wk1_m16": 112, "pq_gemm_dec_wk1_m24": 126, "pq_gemm_dec_wk1_m32": 128,
-	"pq_gemm_dec_wk1_m40": 115, "pq_gemm_dec_wk1_m48": 127, "pq_gemm_dec_wk1_m56": 128, "pq_gemm_dec_wk1_m64": 128,
-	"pq_gemm_dec_wks_m8": 128, "pq_gemm_dec_wks_m16": 128, "pq_gemm_dec_wks_m24": 128, "pq_gemm_dec_wks_m32": 128,
-	"pq_gemm_dec_wks_m40": 128, "pq_gemm_dec_wks_m48": 128, "pq_gemm_dec_wks_m56": 128, "pq_gemm_dec_wks_m64": 128,
+	"pq_gemm_dec_wk_m8": 101, "pq_gemm_dec_wk_m16": 111, "pq_gemm_dec_wk_m32": 124, "pq_gemm_dec_wk_m64": 122,
+	"pq_gemm_dec_wk1_m8": 108, "pq_gemm_dec_wk1_m16": 112, "pq_gemm_dec_wk1_m24": 128, "pq_gemm_dec_wk1_m32": 128,
+	"pq_gemm_dec_wk1_m40": 111, "pq_gemm_dec_wk1_m48": 125, "pq_gemm_dec_wk1_m56": 128, "pq_gemm_dec_wk1_m64": 128,
+	"pq_gemm_dec_wks_m8": 108, "pq_gemm_dec_wks_m16": 128, "pq_gemm_dec_wks_m24": 128, "pq_gemm_dec_wks_m32": 128,
+	"pq_gemm_dec_wks_m40": 127, "pq_gemm_dec_wks_m48": 127, "pq_gemm_dec_wks_m56": 128, "pq_gemm_dec_wks_m64": 128,
 }
 
 // Hopper's per-SM limits (CUDA programming guide, compute capability 9.0):
