@@ -668,7 +668,7 @@ func DecSumTerms(kernel string, M, N, K, S, slots int) int {
 }
 
 // decFootprintRegs are the registers per thread of the decode kernels that
-// launch at their own footprint law (ptxas -v, sm_90a, on the H200: the
+// launch at their own footprint law (ptxas -v, sm_90a, on the GPU host: the
 // report kept in gates/testdata/ptxas/clean.txt, which a test ties to this
 // table).
 var decFootprintRegs = map[string]int{

@@ -285,7 +285,7 @@ func TestDecSplitKWGWaves(t *testing.T) {
 }
 
 // decFootprintRegs are the register counts of the ptxas report the repository
-// keeps (gates/testdata/ptxas/clean.txt, from the H200): the split law
+// keeps (gates/testdata/ptxas/clean.txt, from the GPU host): the split law
 // reads them, so a new report must reach the table.
 func TestDecWGRegsMatchPtxasReport(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "gates", "testdata", "ptxas", "clean.txt"))
