@@ -370,7 +370,6 @@ func lookupModule(name string) string {
 	return k.Module
 }
 
-// Function returns the loaded entry point of a registered kernel.
 // MaxActiveBlocks is how many blocks of kernel name (threads a block,
 // dynShared bytes of dynamic shared memory) one SM of the device holds at
 // once, by the driver; 0 where the backend does not say (gpu.Occupier).
@@ -386,6 +385,7 @@ func (l *Loader) MaxActiveBlocks(name string, threads, dynShared int) (int, erro
 	return o.MaxActiveBlocks(threads, dynShared)
 }
 
+// Function returns the loaded entry point of a registered kernel.
 func (l *Loader) Function(name string) (gpu.Function, error) {
 	if f, ok := l.funcs[name]; ok {
 		return f, nil

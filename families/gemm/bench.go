@@ -237,7 +237,11 @@ func newGemmBufsCopies(c *bench.Ctx, label string, s GemmShape, M int, prefill, 
 		}
 	}
 	if !prefill {
-		b.wsBytes = max(256, DecWorkspaceBytes(M, N, maxS), decSKWorkspaceMax(c, M, N, s.K))
+		skBytes, err := decSKWorkspaceMax(c, M, N, s.K)
+		if err != nil {
+			return nil, err
+		}
+		b.wsBytes = max(256, DecWorkspaceBytes(M, N, maxS), skBytes)
 		if b.ws, err = c.Alloc(int64(b.wsBytes)); err != nil {
 			return nil, err
 		}
@@ -253,32 +257,40 @@ func newGemmBufsCopies(c *bench.Ctx, label string, s GemmShape, M int, prefill, 
 
 // decSKWorkspaceMax is the largest ws a stream-K decode kernel serving M
 // needs at any split that fits on c's device (0 where none serves M).
-func decSKWorkspaceMax(c *bench.Ctx, M, N, K int) int {
+func decSKWorkspaceMax(c *bench.Ctx, M, N, K int) (int, error) {
 	n := 0
-	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, Full: true}) {
-		if DecStreamK(k.Name) && k.ServesM(M) && k.ForArch(c.Dev.Info().CodeArch()) {
-			for S := 1; S <= DecWKMaxS; S++ {
-				if DecKSFits(k.Name, M, S) {
-					n = max(n, DecSKWorkspaceBytes(k.Name, M, N, K, S, DecSKSlots(k.Name, M, S, c.Dev.Info().SMs, decSKPerSM(c, k.Name, M, S))))
-				}
+	for _, k := range DecKernels(M, c.Dev.Info().CodeArch(), true) {
+		if !DecStreamK(k.Name) {
+			continue
+		}
+		for S := 1; S <= DecWKMaxS; S++ {
+			if !DecKSFits(k.Name, M, S) {
+				continue
 			}
+			perSM, err := decSKPerSM(c, k.Name, M, S)
+			if err != nil {
+				return 0, err
+			}
+			n = max(n, DecSKWorkspaceBytes(k.Name, M, N, K, S, DecSKSlots(k.Name, M, S, c.Dev.Info().SMs, perSM)))
 		}
 	}
-	return n
+	return n, nil
 }
 
 // decSKPerSM is the driver's count of a stream-K kernel's blocks an SM
-// holds at M rows and split S (DecArgs.PerSM); 0 where the backend does
-// not say or kernel is not stream-K (DecSKSlots then estimates).
-func decSKPerSM(c *bench.Ctx, kernel string, M, S int) int {
+// holds at M rows and split S (DecArgs.PerSM); 0 where kernel is not
+// stream-K or the backend does not say (DecSKSlots then estimates). A
+// driver error is returned, not replaced by the estimate: a grid larger
+// than the device holds runs in waves and its times mislead.
+func decSKPerSM(c *bench.Ctx, kernel string, M, S int) (int, error) {
 	if c.Kernels == nil || !DecStreamK(kernel) {
-		return 0
+		return 0, nil
 	}
 	n, err := c.Kernels.MaxActiveBlocks(kernel, DecKSThreads(kernel)*S, DecShared(kernel, M, S))
 	if err != nil {
-		return 0
+		return 0, fmt.Errorf("stream-K grid of %s at M=%d S=%d: %w", kernel, M, S, err)
 	}
-	return n
+	return n, nil
 }
 
 // midCopy is the checked middle buffer set, which holds the negated
@@ -318,7 +330,11 @@ func (b *gemmBufs) check(name string, rr gemmRef) *bench.Check {
 // in a decode step); plain forces a plain launch (ws reduce).
 func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain bool) (bench.Variant, error) {
 	s, M := b.s, b.M
-	sms, spm := b.c.Dev.Info().SMs, decSKPerSM(b.c, k.Name, M, S)
+	sms := b.c.Dev.Info().SMs
+	spm, err := decSKPerSM(b.c, k.Name, M, S)
+	if err != nil {
+		return bench.Variant{}, err
+	}
 	kern, grid, block, _, err := DecLaunch(s, M, S, DecArgs{Kernel: k.Name, Bits: b.bits, Planes: 1, WRow: 1, SMs: sms, PerSM: spm})
 	if err != nil {
 		return bench.Variant{}, err

@@ -162,11 +162,11 @@ func TestWorkspaceOverrunOfOneElement(t *testing.T) {
 	for i := 0; i < DecWorkspaceBytes(M, N, 3); i++ {
 		ws[i] = 0
 	}
-	if err := wsPastExtent(ws, M, N, 3); err != nil {
+	if err := wsPastExtent(ws, DecWorkspaceBytes(M, N, 3)); err != nil {
 		t.Fatalf("a launch within its extent fails: %v", err)
 	}
 	ws[DecWorkspaceBytes(M, N, 3)] = 0 // one element past S=3's partials
-	if err := wsPastExtent(ws, M, N, 3); err == nil {
+	if err := wsPastExtent(ws, DecWorkspaceBytes(M, N, 3)); err == nil {
 		t.Fatal("an overrun of one element passes")
 	}
 }

@@ -780,9 +780,11 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			t.Launch(kern, grid, block, DecShared(kern, M, S), args...) // (also where the backend has no cluster launch)
 			w := t.Download(ws)
 			extent := DecWorkspaceBytes(M, N, S)
-			switch shared := DecSKSharedTiles(kern, M, N, K, S, a.skSlots(kern, M, S)); {
+			switch {
 			case DecStreamK(kern):
-				extent = DecSKWorkspaceBytes(kern, M, N, K, S, a.skSlots(kern, M, S))
+				slots := a.skSlots(kern, M, S)
+				extent = DecSKWorkspaceBytes(kern, M, N, K, S, slots)
+				shared := DecSKSharedTiles(kern, M, N, K, S, slots)
 				tag += fmt.Sprintf(" grid %d", grid.X)
 				if untouched := bytes.Count(w, []byte{0xFF}) == len(w); untouched != (shared == 0) {
 					t.Failf("%s %s: ws untouched %v, but %d of the %d column tiles are shared between blocks (each must go through ws, and only they)", name, tag, untouched, shared, N/DecBN)
@@ -795,8 +797,8 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			// ws is sized for the largest S of the case: the launch's own
 			// extent ends earlier, and a write past it (one element is
 			// enough) would be inside the allocation, unseen by canaries.
-			if i := gates.FirstWritten(w, extent); i >= 0 {
-				t.Failf("%s %s: ws byte %d, past the %d bytes of its partials, was written", name, tag, i, extent)
+			if err := wsPastExtent(w, extent); err != nil {
+				t.Failf("%s %s: %v", name, tag, err)
 			}
 		}
 		if S == law {
@@ -1076,20 +1078,18 @@ func launchKind(cluster, pdlPair bool) string {
 	return k
 }
 
-// gemmReference computes the fp64 reference (same codes and scales) with its
-// magnitude, and the reference from the unquantized activations, on the
-// case's subset.
 // gateSKSMs are the SM counts the decode gate also sizes the stream-K
 // grids for (beside the device's): a prime count, so the block and part
 // boundaries fall off the tiles' in other places, and a small one, where
 // the parts are longest.
 var gateSKSMs = []int{37, 3}
 
-// wsPastExtent checks a poisoned (0xFF) workspace after a plain launch at
-// split S: nothing past its S partials [S, M, N] fp32 may be written.
-func wsPastExtent(ws []byte, M, N, S int) error {
-	if i := gates.FirstWritten(ws, DecWorkspaceBytes(M, N, S)); i >= 0 {
-		return fmt.Errorf("ws byte %d, past the %d bytes of its S=%d partials, was written", i, DecWorkspaceBytes(M, N, S), S)
+// wsPastExtent checks a poisoned (0xFF) workspace after a plain launch
+// whose partials take its first extent bytes (DecWorkspaceBytes at its S,
+// DecSKWorkspaceBytes for stream-K): nothing past them may be written.
+func wsPastExtent(ws []byte, extent int) error {
+	if i := gates.FirstWritten(ws, extent); i >= 0 {
+		return fmt.Errorf("ws byte %d, past the %d bytes of its partials, was written", i, extent)
 	}
 	return nil
 }
@@ -1126,6 +1126,9 @@ func gemmSubset(c gemmCase, seed uint64) refimpl.Subset {
 	return sel
 }
 
+// gemmReference computes the fp64 reference (same codes and scales) with its
+// magnitude, and the reference from the unquantized activations, on the
+// case's subset.
 func gemmReference(c gemmCase, seed uint64, w *refimpl.QWeight, xs [][]float32, qs []*refimpl.QuantAct) gemmRef {
 	K, M, P := c.shape.K, c.M, len(c.shape.Parts)
 	sel := gemmSubset(c, seed)
