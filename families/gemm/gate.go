@@ -580,7 +580,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		if !DecStreamK(kern) {
 			return 0
 		}
-		n := t.BlocksPerSM(kern, DecKSThreads(kern)*S, DecShared(kern, M, S))
+		n := t.BlocksPerSM(kern, DecKSBlockThreads(kern, S), DecShared(kern, M, S))
 		if est := decResidentAt(kern, M, S); n > 0 && n != est {
 			t.Logf("%s at M=%d S=%d: the driver holds %d blocks an SM, decResidentAt estimates %d", kern, M, S, n, est)
 		}
