@@ -1543,8 +1543,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // previous round's ops only (wait_group 1), fold that round's temporary
 // and release its stage. So a round's ops run while the previous round
 // folds and the next converts: two temporaries and two fragment sets a
-// thread (the fragments of an op in flight stay live until its wait:
-// ptxas may otherwise hand them to the next round's conversion). Without
+// thread. Without
 // DWP_PIPE each round waits for its own ops before folding (the two
 // consumers still overlap each other).
 #ifndef DWP_PIPE
@@ -1553,7 +1552,10 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #define DWP_THREADS 384
 #define DWP_PRODUCER_REGS 56
 #define DWP_CONSUMER_REGS 224 // 256 x 224 + 128 x 56 <= 65536 (pq_gemm_pre_wg's split)
-// Keeps fragment registers live (and unshared) up to this point.
+// Marks fragment registers as read here, after the wait that retires
+// their op. It emits no instruction, so ptxas (which allocates registers
+// after this point) may still reuse an in-flight op's A registers: the
+// SASS gate (sass-wgmma-hazards) is what proves it did not.
 template <int U> DEVICE void wp_keep(u32 (&a)[U][4][4]) {
 #pragma unroll
   for (int u = 0; u < U; u++)
@@ -1571,6 +1573,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   constexpr u32 STAGE = (ST_R + 4u * U * ARS + 1023u) / 1024u * 1024u;
   constexpr u32 PART = MT * 4u * 128u; // floats of consumer 1's partial tile
   static_assert(U == 1 || U == 2, "a round is one or two groups");
+  static_assert(D >= 3, "a consumer holds round r while it waits for round r + 2's stage");
   extern SHARED __attribute__((aligned(1024))) u8 dwp_smem[];
   SHARED __attribute__((aligned(8))) u64 dwp_bars[2 * D];
   const u32 base = (smem_u32(dwp_smem) + 1023u) & ~1023u;
@@ -1707,25 +1710,29 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   u32x2 za[U], zb[U];
   u32 r = wg; // this consumer's rounds: wg, wg + 2, ...
 #if DWP_PIPE
-  if (r < nr) start(r, fa, Ta, za);
-  while (r < nr) { // unrolled by two: the fragment and temporary sets stay registers
-    const u32 r2 = r + 2u;
-    if (r2 < nr) {
-      start(r2, fb, Tb, zb);
+  // A steady state of two rounds an iteration, then a peeled tail: with
+  // the waits inside data-dependent branches ptxas serializes every wgmma
+  // (C7518, the H100's ptxas 13.0), with this shape it keeps wait_group 1.
+  if (r < nr) {
+    start(r, fa, Ta, za);
+    for (; r + 4u < nr; r += 4u) {
+      start(r + 2u, fb, Tb, zb);
       wg_wait<1>();
+      finish(r, fa, Ta, za);
+      start(r + 4u, fa, Ta, za);
+      wg_wait<1>();
+      finish(r + 2u, fb, Tb, zb);
+    }
+    if (r + 2u < nr) {
+      start(r + 2u, fb, Tb, zb);
+      wg_wait<1>();
+      finish(r, fa, Ta, za);
+      wg_wait<0>();
+      finish(r + 2u, fb, Tb, zb);
     } else {
       wg_wait<0>();
+      finish(r, fa, Ta, za);
     }
-    finish(r, fa, Ta, za);
-    if (r2 >= nr) break;
-    r = r2 + 2u;
-    if (r < nr) {
-      start(r, fa, Ta, za);
-      wg_wait<1>();
-    } else {
-      wg_wait<0>();
-    }
-    finish(r2, fb, Tb, zb);
   }
 #else
   for (; r < nr; r += 2u) {
