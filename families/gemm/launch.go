@@ -1224,11 +1224,33 @@ func DecLaunchClasses(kernel string, s GemmShape, M, S int, atLaw bool) []string
 	G := s.G()
 	gps := (G + S - 1) / S
 	tiles, maxTiles := (M+7)/8, (max(k.MaxM, 1)+7)/8
-	return []string{
+	cls := []string{
 		fmt.Sprintf("%s %s unevenSplit=%t", kernel, red, G%gps != 0),
 		fmt.Sprintf("%s partialOpTile=%t allOpTiles=%t oddM=%t", kernel, M%8 != 0, tiles == maxTiles, M%2 == 1),
 		shapeClass(kernel, s),
 	}
+	if g, ok := decWPGeom[kernel]; ok {
+		cls = append(cls, wpRoundClass(kernel, g, G))
+	}
+	return cls
+}
+
+// wpRoundClass is the round facet of a wp launch over G groups (rounds of
+// g.U groups, consumer c taking rounds c, c + 2, ...). Consumer 0's round
+// count picks the paths of gemm_dec_wp's consumer loop: 1 the lone round,
+// 2 the peeled pair, 3 one steady iteration and a lone round, 4 one and
+// the pair, 5 or more several; then consumer 1 idle, the ring wrapping
+// (more rounds than stages: the producer waits on empty stages), a last
+// round of fewer than U groups, and an odd round count (consumer 1 one
+// round short).
+func wpRoundClass(kernel string, g wpGeom, G int) string {
+	nr := (G + g.U - 1) / g.U
+	c0 := (nr + 1) / 2
+	rounds := fmt.Sprint(c0)
+	if c0 >= 5 {
+		rounds = ">=5"
+	}
+	return fmt.Sprintf("%s consumer0Rounds=%s consumer1Idle=%t ringWraps=%t partialRound=%t oddRounds=%t", kernel, rounds, nr == 1, nr > g.D, G%g.U != 0, nr%2 == 1)
 }
 
 // PreLaunchClasses names the launch-geometry classes of one prefill
