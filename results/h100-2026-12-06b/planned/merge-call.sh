@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The device call that decides whether wp (branch wp-kernels) lands: run
+# from the repository root with bin/, build/ and build-alt/ carried
+# (build-alt/nopipe.ptx.gz: clang with -DDWP_PIPE=0). In order of need:
+# ptxas -v on the build (its output becomes gates/testdata/ptxas/clean.txt
+# if clean) with the wp_m64 SASS; the static device gates (ptxas-sm90a,
+# sass-wgmma-hazards); bench2 dec at M = 1, 8, 16, 32, 64 with wk1 at S = 1
+# and 4, wp, wppdl and cuBLASLt fp8 in both regimes; the gemm quick gate;
+# wp of the DWP_PIPE=0 build at M = 1, 16, 64; memcheck of the wp kernels.
+# One tarball back ($OUT keeps at most 8 files).
+set -u
+O=${OUT:?}
+W=$(mktemp -d)
+P=bin/parharness
+start=$SECONDS
+step() { echo "$((SECONDS - start))s $*" >>"$W/steps.txt"; }
+left() { [ $((SECONDS - start)) -lt "$1" ]; }
+finish() { tar -czf "$O/merge-call.tar.gz" -C "$W" . ; cat "$W/steps.txt"; }
+trap finish EXIT
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv >"$W/smi.txt" 2>&1
+md5sum build/sm_90a/gemm.ptx >"$W/md5.txt"
+(timeout 60 ptxas -arch=sm_90a -v -o "$W/g.cubin" build/sm_90a/gemm.ptx >"$W/ptxas.txt" 2>&1
+ cuobjdump -sass -fun pq_gemm_dec_wp_m64 "$W/g.cubin" >"$W/sass-wp_m64.txt" 2>&1; rm -f "$W/g.cubin") &
+timeout 100 $P bench2 dec --m 1,8,16,32,64 --variants wk1S1,wk1S4,wpS2,wppdl,cublaslt --reps 4 \
+	--regimes stream,isolated --watchdog 30s --json "$W/dec.json" >"$W/dec.log" 2>&1
+step "dec rc=$?"
+wait
+step "ptxas"
+timeout 60 $P gate --quick --only '^(ptxas-sm90a|sass-wgmma-hazards)$' --require-device --json "$W/gate-static.json" >"$W/gate-static.log" 2>&1
+step "gate static rc=$?"
+timeout $((360 - (SECONDS - start))) $P gate --quick --only '^gemm$' --require-device --watchdog 30s --json "$W/gate-gemm.json" >"$W/gate-gemm.log" 2>&1
+step "gate gemm rc=$?"
+if left 380; then
+	rm -rf build-np && cp -r build build-np && gzip -dc build-alt/nopipe.ptx.gz >build-np/sm_90a/gemm.ptx
+	timeout 30 $P bench2 dec --build build-np --m 1,16,64 --variants wpS2,cublaslt --reps 4 --regimes stream \
+		--watchdog 30s --json "$W/dec-np.json" >"$W/dec-np.log" 2>&1
+	step "dec np rc=$?"
+fi
+left 420 && timeout $((570 - (SECONDS - start))) compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wp \
+	$P gate --quick --only '^gemm$' --require-device --watchdog 120s >"$W/memcheck-wp.log" 2>&1
+step "memcheck rc=$?"
