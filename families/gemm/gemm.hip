@@ -2074,13 +2074,20 @@ DEC_WK_ENTRY(pq_gemm_dec_wks_m64, 64, 1, 1, 3, true, true)
 // numbers, DecShared the bytes); block DWP_THREADS, grid N/64, S = 2 (the
 // consumer warpgroups). U = 1 from m40 up: two temporaries and two
 // fragment sets of two groups would pass the consumers' 224 registers.
+// DWP_STAGES (a build-time trial, e.g. -DDWP_STAGES=4) overrides every
+// entry's D; the launch still sizes shared memory for the entry's D.
+#ifdef DWP_STAGES
+#define DWP_D(D) DWP_STAGES
+#else
+#define DWP_D(D) D
+#endif
 #define DEC_WP_ENTRY(NAME, NB, U, D)                                                                                   \
   KERNEL __attribute__((launch_bounds(DWP_THREADS, 1))) void NAME(const u8 *wq, const u32 *sz, const u8 *act,          \
                                                                   const float *asg, const float *rsum, u16 *out,      \
                                                                   float *ws, u32 *sema, u32 M, u32 N, u32 K,          \
                                                                   u32 nend0, u32 nend1, u32 S) {                      \
     (void)ws, (void)sema, (void)S;                                                                                     \
-    gemm_dec_wp<NB, U, D>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1);                                         \
+    gemm_dec_wp<NB, U, DWP_D(D)>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1);                                  \
   }
 DEC_WP_ENTRY(pq_gemm_dec_wp_m8, 8, 2, 8)
 DEC_WP_ENTRY(pq_gemm_dec_wp_m16, 16, 2, 8)

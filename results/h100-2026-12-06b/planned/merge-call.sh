@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The device call that decides whether wp (branch wp-kernels) lands: run
 # from the repository root with bin/, build/ and build-alt/ carried
-# (build-alt/nopipe.ptx.gz: clang with -DDWP_PIPE=0). In order of need:
+# (planned/make-alt.sh builds build-alt/: DWP_PIPE=0 and DWP_STAGES=4). In order of need:
 # ptxas -v on the build (its output becomes gates/testdata/ptxas/clean.txt
 # if clean) with the wp_m64 SASS; the static device gates (ptxas-sm90a,
 # sass-wgmma-hazards); bench2 dec at M = 1, 8, 16, 32, 64 with wk1 at S = 1
 # and 4, wp, wppdl and cuBLASLt fp8 in both regimes; the gemm quick gate;
-# wp of the DWP_PIPE=0 build at M = 1, 16, 64; memcheck of the wp kernels.
+# wp of the two trial builds at M = 1, 16, 64; memcheck of the wp kernels.
 # One tarball back ($OUT keeps at most 8 files).
 set -u
 O=${OUT:?}
@@ -30,12 +30,13 @@ timeout 60 $P gate --quick --only '^(ptxas-sm90a|sass-wgmma-hazards)$' --require
 step "gate static rc=$?"
 timeout $((360 - (SECONDS - start))) $P gate --quick --only '^gemm$' --require-device --watchdog 30s --json "$W/gate-gemm.json" >"$W/gate-gemm.log" 2>&1
 step "gate gemm rc=$?"
-if left 380; then
-	rm -rf build-np && cp -r build build-np && gzip -dc build-alt/nopipe.ptx.gz >build-np/sm_90a/gemm.ptx
-	timeout 30 $P bench2 dec --build build-np --m 1,16,64 --variants wpS2,cublaslt --reps 4 --regimes stream \
-		--watchdog 30s --json "$W/dec-np.json" >"$W/dec-np.log" 2>&1
-	step "dec np rc=$?"
-fi
+for v in nopipe d4; do # the trial builds (planned/make-alt.sh)
+	left 400 || break
+	rm -rf "build-$v" && cp -r build "build-$v" && gzip -dc "build-alt/$v.ptx.gz" >"build-$v/sm_90a/gemm.ptx"
+	timeout 30 $P bench2 dec --build "build-$v" --m 1,16,64 --variants wpS2,cublaslt --reps 4 --regimes stream \
+		--watchdog 30s --json "$W/dec-$v.json" >"$W/dec-$v.log" 2>&1
+	step "dec $v rc=$?"
+done
 left 420 && timeout $((570 - (SECONDS - start))) compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wp \
 	$P gate --quick --only '^gemm$' --require-device --watchdog 120s >"$W/memcheck-wp.log" 2>&1
 step "memcheck rc=$?"
