@@ -1661,6 +1661,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   auto start = [&](u32 r, u32(&af)[U][4][4], float(&T)[U][ND], u32x2(&z)[U]) __attribute__((always_inline)) {
     const u32 s = r % D, st = base + s * STAGE;
     mbar_wait(full0 + 8u * s, (r / D) & 1u);
+    warp_sync_all();     // every wgmma is .aligned: the warp reconverges after the wait loop
     fence_proxy_async(); // the producer's cp.async writes, visible to the ops (async proxy)
 #pragma unroll
     for (int u = 0; u < U; u++) {
