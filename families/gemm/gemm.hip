@@ -1574,6 +1574,12 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   constexpr u32 PART = MT * 4u * 128u; // floats of consumer 1's partial tile
   static_assert(U == 1 || U == 2, "a round is one or two groups");
   static_assert(D >= 3, "a consumer holds round r while it waits for round r + 2's stage");
+  // A full-barrier wait names its phase by parity only, so it must never
+  // find the barrier two phases behind: round r - D, the stage's previous
+  // phase, has to be one this consumer waited for itself. With an odd D
+  // it is the other consumer's round, still in flight, and the wait for
+  // round r would pass on round r - 2D's completed phase.
+  static_assert(D % 2 == 0, "each consumer's rounds must reuse only the stages of its own earlier rounds");
   extern SHARED __attribute__((aligned(1024))) u8 dwp_smem[];
   SHARED __attribute__((aligned(8))) u64 dwp_bars[2 * D];
   const u32 base = (smem_u32(dwp_smem) + 1023u) & ~1023u;
