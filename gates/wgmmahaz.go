@@ -3,6 +3,7 @@ package gates
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/parharness/parharness/kernels"
@@ -20,15 +21,17 @@ import (
 // the rule; and a PTX program that keeps it can still break it in the
 // machine code, which sass-wgmma-hazards checks (the H200 failures of the
 // wgmma decode kernel came from there). The gate
-// walks every control-flow path from each wgmma.mma_async to a
-// wgmma.wait_group 0 and fails on any instruction on it, other than a
-// wgmma.mma_async (which accumulates into D by design), that writes one of
-// the op's A or D registers. A wait_group N > 0 does not end the walk: the
-// op may be among the N still pending.
+// walks every control-flow path from each wgmma.mma_async to the
+// wgmma.wait_group that retires it and fails on any instruction on it,
+// other than a wgmma.mma_async (which accumulates into D by design), that
+// writes one of the op's A or D registers. A wait_group N retires the op
+// only where N or more groups were committed after the op's own on that
+// path (counted per path: a block reached with different counts is walked
+// once for each).
 
 func init() {
 	Register(Gate{Name: "wgmma-hazards", Suites: Quick | Full, Run: gateWGMMAHazards, Headline: []string{"wgmma_ops"},
-		Proves: "no sm_90a kernel writes a register that an in-flight wgmma.mma_async reads (register A operand) or writes (accumulators) before a wgmma.wait_group 0 retires it, on any control-flow path of its PTX"})
+		Proves: "no sm_90a kernel writes a register that an in-flight wgmma.mma_async reads (register A operand) or writes (accumulators) before a wgmma.wait_group retires it (wait_group N: N groups committed after the op's own), on any control-flow path of its PTX"})
 }
 
 // WGMMAHazard is one write to an in-flight wgmma's register.
@@ -39,7 +42,7 @@ type WGMMAHazard struct {
 }
 
 func (h WGMMAHazard) String() string {
-	return fmt.Sprintf("statement %d writes %s (%s operand of the wgmma at statement %d) before a wgmma.wait_group 0: %s", h.Write, h.Reg, h.Role, h.Op, h.Inst)
+	return fmt.Sprintf("statement %d writes %s (%s operand of the wgmma at statement %d) before a wgmma.wait_group retires it: %s", h.Write, h.Reg, h.Role, h.Op, h.Inst)
 }
 
 // ptxTopOperands splits a PTX operand list at its top-level commas.
@@ -91,7 +94,7 @@ func ptxWrites(in Inst) []string {
 // WGMMAHazards returns the writes to in-flight wgmma registers in s: from
 // each wgmma.mma_async, the rest of its basic block and then every block
 // reachable in the control-flow graph (buildCFG, the loop analysis's), each
-// scanned up to a wgmma.wait_group 0.
+// scanned up to the wgmma.wait_group that retires the op on that path.
 func WGMMAHazards(s Symbol) []WGMMAHazard {
 	g := buildCFG(s)
 	last := func(b int) int { // the block's last instruction
@@ -101,6 +104,7 @@ func WGMMAHazards(s Symbol) []WGMMAHazard {
 		return len(s.Insts) - 1
 	}
 	var hz []WGMMAHazard
+	reported := map[WGMMAHazard]bool{} // a write reached in several path states counts once
 	for i, in := range s.Insts {
 		if !strings.HasPrefix(in.Mnemonic, "wgmma.mma_async") {
 			continue
@@ -118,44 +122,92 @@ func WGMMAHazards(s Symbol) []WGMMAHazard {
 				role[r] = "A"
 			}
 		}
-		// scan checks instructions from..to and reports whether the op is
-		// still in flight after them (no wait_group 0 among them).
-		scan := func(from, to int) bool {
+		// scan checks instructions from..to starting in state st and
+		// reports whether the op is still in flight after them, and the
+		// state there.
+		scan := func(from, to int, st wgFlight) (bool, wgFlight) {
 			for j := from; j <= to; j++ {
 				w := s.Insts[j]
-				if strings.HasPrefix(w.Mnemonic, "wgmma.wait_group") && strings.TrimSpace(w.Operands) == "0" {
-					return false
-				}
-				if strings.HasPrefix(w.Mnemonic, "wgmma.mma_async") {
+				switch {
+				case strings.HasPrefix(w.Mnemonic, "wgmma.commit_group"):
+					st = st.commit()
+					continue
+				case strings.HasPrefix(w.Mnemonic, "wgmma.wait_group"):
+					if n, err := strconv.Atoi(strings.TrimSpace(w.Operands)); err == nil && st.retiredBy(n) {
+						return false, st
+					}
+					continue
+				case strings.HasPrefix(w.Mnemonic, "wgmma.mma_async"):
 					continue
 				}
 				for _, r := range ptxWrites(w) {
 					if ro, ok := role[r]; ok {
-						hz = append(hz, WGMMAHazard{Op: i, Write: j, Reg: r, Role: ro, Inst: w.Mnemonic + " " + w.Operands})
+						h := WGMMAHazard{Op: i, Write: j, Reg: r, Role: ro, Inst: w.Mnemonic + " " + w.Operands}
+						if !reported[h] {
+							reported[h] = true
+							hz = append(hz, h)
+						}
 					}
 				}
 			}
-			return true
+			return true, st
 		}
-		if !scan(i+1, last(g.block[i])) {
+		live, st := scan(i+1, last(g.block[i]), wgFlight{})
+		if !live {
 			continue
 		}
-		seen := make([]bool, len(g.first))
-		stack := append([]int(nil), g.succ[g.block[i]]...)
+		// Every reachable (block, state) once: a block entered with the op
+		// committed k groups back is scanned apart from one entered with it
+		// uncommitted.
+		type at struct {
+			b  int
+			st wgFlight
+		}
+		seen := map[at]bool{}
+		var stack []at
+		for _, b := range g.succ[g.block[i]] {
+			stack = append(stack, at{b, st})
+		}
 		for len(stack) > 0 {
-			b := stack[len(stack)-1]
+			x := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if seen[b] {
+			if seen[x] {
 				continue
 			}
-			seen[b] = true
-			if scan(g.first[b], last(b)) {
-				stack = append(stack, g.succ[b]...)
+			seen[x] = true
+			if live, st := scan(g.first[x.b], last(x.b), x.st); live {
+				for _, b := range g.succ[x.b] {
+					stack = append(stack, at{b, st})
+				}
 			}
 		}
 	}
 	return hz
 }
+
+// wgFlight is where a wgmma stands on a path: whether a commit_group has
+// closed its group yet, and how many groups were committed after its own
+// (capped: no wait_group names more than wgMaxDepth).
+type wgFlight struct {
+	committed bool
+	later     int
+}
+
+const wgMaxDepth = 8
+
+func (f wgFlight) commit() wgFlight {
+	if !f.committed {
+		return wgFlight{committed: true}
+	}
+	f.later = min(f.later+1, wgMaxDepth)
+	return f
+}
+
+// retiredBy reports whether wgmma.wait_group n retires the op: it waits
+// until at most n of the most recent groups are pending, and the op's
+// group is the (later+1)-th most recent. An op not yet committed is in no
+// group a wait covers.
+func (f wgFlight) retiredBy(n int) bool { return f.committed && f.later >= n }
 
 func gateWGMMAHazards(t *T) {
 	skipWithoutPTX(t)

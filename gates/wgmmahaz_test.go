@@ -89,3 +89,61 @@ func TestWGMMAHazardsDescriptorA(t *testing.T) {
 		t.Errorf("hazards %v, want only %%f0 (D)", hz)
 	}
 }
+
+// Two ops in two groups: wait_group 1 retires the first (one group was
+// committed after its own) but not the second, on every path; a path that
+// skips the second commit leaves the first pending too.
+func TestWGMMAHazardsWaitDepth(t *testing.T) {
+	const src = `.version 8.4
+.target sm_90a
+.address_size 64
+.visible .entry k(
+)
+{
+	.reg .b32 %r<12>;
+	.reg .f32 %f<8>;
+	.reg .b64 %rd<2>;
+	.reg .pred %p<2>;
+	wgmma.fence.sync.aligned;
+	wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, %rd0, 1, 1, 1, 0;
+	wgmma.commit_group.sync.aligned;
+	SECOND
+	wgmma.wait_group.sync.aligned 1;
+	mov.b32 %r1, %r8;
+	mov.b32 %r5, %r8;
+	wgmma.wait_group.sync.aligned 0;
+	ret;
+}
+`
+	const second = `wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f4, %f5, %f6, %f7}, {%r4, %r5, %r6, %r7}, %rd0, 1, 1, 1, 0;
+	@%p0 bra $L_skip;
+	wgmma.commit_group.sync.aligned;
+$L_skip:`
+	for _, c := range []struct {
+		name, second string
+		want         []string
+	}{
+		{"second group committed", strings.Replace(second, "@%p0 bra $L_skip;", "", 1), []string{"%r5 A"}},
+		{"second commit skipped on one path", second, []string{"%r1 A", "%r5 A"}},
+		{"no second op", "", []string{"%r1 A"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			syms, err := ParsePTX(strings.Replace(src, "SECOND", c.second, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, h := range WGMMAHazards(syms[0]) {
+				got[h.Reg+" "+h.Role] = true
+			}
+			if len(got) != len(c.want) {
+				t.Fatalf("hazards %v, want %v", got, c.want)
+			}
+			for _, w := range c.want {
+				if !got[w] {
+					t.Errorf("missing hazard %s in %v", w, got)
+				}
+			}
+		})
+	}
+}
