@@ -58,19 +58,7 @@ func TestWGMMAHazards(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hz := WGMMAHazards(syms[0])
-			got := map[string]bool{}
-			for _, h := range hz {
-				got[h.Reg+" "+h.Role] = true
-			}
-			if len(got) != len(c.want) {
-				t.Fatalf("hazards %v, want %v", hz, c.want)
-			}
-			for _, w := range c.want {
-				if !got[w] {
-					t.Errorf("missing hazard %s in %v", w, hz)
-				}
-			}
+			checkHazards(t, WGMMAHazards(syms[0]), c.want)
 		})
 	}
 }
@@ -132,18 +120,25 @@ $L_skip:`
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := map[string]bool{}
-			for _, h := range WGMMAHazards(syms[0]) {
-				got[h.Reg+" "+h.Role] = true
-			}
-			if len(got) != len(c.want) {
-				t.Fatalf("hazards %v, want %v", got, c.want)
-			}
-			for _, w := range c.want {
-				if !got[w] {
-					t.Errorf("missing hazard %s in %v", w, got)
-				}
-			}
+			checkHazards(t, WGMMAHazards(syms[0]), c.want)
 		})
+	}
+}
+
+// checkHazards fails unless hz names exactly the "reg role" pairs of want,
+// in any order.
+func checkHazards(t *testing.T, hz []WGMMAHazard, want []string) {
+	t.Helper()
+	got := map[string]bool{}
+	for _, h := range hz {
+		got[h.Reg+" "+h.Role] = true
+	}
+	if len(got) != len(want) {
+		t.Fatalf("hazards %v, want %v", hz, want)
+	}
+	for _, w := range want {
+		if !got[w] {
+			t.Errorf("missing hazard %s in %v", w, hz)
+		}
 	}
 }
