@@ -45,6 +45,17 @@ type Suite struct {
 	Variants func() []string
 	// Axes says what the suite sweeps, for `help bench2 SUITE`.
 	Axes string
+	// PeerTargets are the goals the suite's fastest checked record of a
+	// cell must reach against the vendor peer (results.BestPeerRows);
+	// bench2 and report mark each cell and count the cells that meet each.
+	PeerTargets []PeerTarget
+}
+
+// PeerTarget is one goal against the vendor peer.
+type PeerTarget struct {
+	Name    string                                         // what it asks, as the table's column head
+	Applies func(M int) bool                               // the cells it covers (nil: every cell)
+	Met     func(r results.PeerRow, copyGBps float64) bool // copyGBps: the run's copy ceiling (0: none measured)
 }
 
 // ErrUnknownVariant is wrapped by CheckVariants' error.

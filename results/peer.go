@@ -27,6 +27,21 @@ func IsPeer(r *Record) bool {
 // control) with the peer measured at its shape, M and regime, sorted by
 // regime, shape and M.
 func (d *Document) PeerRows(suite string) []PeerRow {
+	return d.peerRows(suite, func(r *Record) bool { return r.Control != nil }, false)
+}
+
+// BestPeerRows pairs, in each shape, M and regime of suite that has a
+// peer record, the fastest record whose output was checked and matched
+// (Check PASS: attribution variants that compute no GEMM never count), of
+// any kernel and variant but the peer's, with the peer; sorted as
+// PeerRows.
+func (d *Document) BestPeerRows(suite string) []PeerRow {
+	return d.peerRows(suite, func(r *Record) bool { return r.Check != nil && r.Check.Status == CheckPass }, true)
+}
+
+// peerRows pairs the records of suite that keep (one per cell, the
+// fastest, when best) with the peer of their cell.
+func (d *Document) peerRows(suite string, keep func(*Record) bool, best bool) []PeerRow {
 	type cell struct {
 		shape, regime string
 		m             int
@@ -39,17 +54,27 @@ func (d *Document) PeerRows(suite string) []PeerRow {
 		}
 	}
 	var out []PeerRow
+	at := map[cell]int{} // best: the cell's row in out
 	for i := range d.Records {
 		r := &d.Records[i]
-		if r.Suite != suite || IsPeer(r) || r.Control == nil || r.Failed() {
+		if r.Suite != suite || IsPeer(r) || r.Failed() || r.TrimmedMeanUS <= 0 || !keep(r) {
 			continue
 		}
-		p, ok := peers[cell{r.Shape, r.Regime, r.M}]
+		c := cell{r.Shape, r.Regime, r.M}
+		p, ok := peers[c]
 		if !ok {
 			continue
 		}
-		out = append(out, PeerRow{Shape: r.Shape, Regime: r.Regime, M: r.M, Kernel: r.Kernel, Variant: r.Variant, Peer: p.Kernel,
-			KernelUS: r.TrimmedMeanUS, PeerUS: p.TrimmedMeanUS, Ratio: r.TrimmedMeanUS / p.TrimmedMeanUS, KernelGBps: r.GBps, PeerGBps: p.GBps})
+		row := PeerRow{Shape: r.Shape, Regime: r.Regime, M: r.M, Kernel: r.Kernel, Variant: r.Variant, Peer: p.Kernel,
+			KernelUS: r.TrimmedMeanUS, PeerUS: p.TrimmedMeanUS, Ratio: r.TrimmedMeanUS / p.TrimmedMeanUS, KernelGBps: r.GBps, PeerGBps: p.GBps}
+		if j, seen := at[c]; best && seen {
+			if row.KernelUS < out[j].KernelUS {
+				out[j] = row
+			}
+			continue
+		}
+		at[c] = len(out)
+		out = append(out, row)
 	}
 	sort.SliceStable(out, func(a, b int) bool {
 		x, y := out[a], out[b]

@@ -289,6 +289,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	flagged, _ := doc.FlagAboveRoofline(rooflineSlackPct)
 	printBenchTable(stdout, doc)
 	printPeerTable(stdout, doc, suite.Name)
+	printBestPeer(stdout, doc, suite.Name)
 	for _, k := range flagged {
 		fmt.Fprintf(stdout, "FLAG above-roofline (cold regime leaked?): %s\n", k)
 	}
@@ -485,6 +486,68 @@ func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout
 		}
 	}
 	return code, nil
+}
+
+// printBestPeer sets each cell's fastest checked record (any kernel and
+// variant) beside the vendor peer, with the speed-up (peer µs / best µs),
+// the fraction of copy, and for each of the suite's PeerTargets whether
+// the cell meets it ("-" where it does not apply); then how many cells
+// meet each target, per regime.
+func printBestPeer(w io.Writer, doc *results.Document, suite string) {
+	rows := doc.BestPeerRows(suite)
+	if len(rows) == 0 {
+		return
+	}
+	var targets []bench.PeerTarget
+	if s, ok := bench.LookupSuite(suite); ok {
+		targets = s.PeerTargets
+	}
+	copyCeil, _ := doc.Ceiling(results.CeilingCopyGBps)
+	copyC := copyCeil.Value
+	pct := func(gbps float64) string {
+		if copyC <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f%%", 100*gbps/copyC)
+	}
+	fmt.Fprintf(w, "\n%s: each cell's fastest checked variant beside the vendor peer (speed-up = peer µs / its µs):\n", suite)
+	t := newTable(w)
+	head := []string{"regime", "shape", "M", "fastest", "us", "%copy", "peer us", "speed-up"}
+	for _, g := range targets {
+		head = append(head, g.Name)
+	}
+	t.Header(head...)
+	type count struct{ met, cells int }
+	counts := map[string][]count{} // regime -> per target
+	var regimes []string
+	for _, r := range rows {
+		row := []any{r.Regime, r.Shape, r.M, r.Variant, fmt.Sprintf("%.2f", r.KernelUS), pct(r.KernelGBps), fmt.Sprintf("%.2f", r.PeerUS), fmt.Sprintf("%.2fx", r.PeerUS/r.KernelUS)}
+		if counts[r.Regime] == nil {
+			counts[r.Regime] = make([]count, len(targets))
+			regimes = append(regimes, r.Regime)
+		}
+		for i, g := range targets {
+			if g.Applies != nil && !g.Applies(r.M) {
+				row = append(row, "-")
+				continue
+			}
+			counts[r.Regime][i].cells++
+			if g.Met(r, copyC) {
+				counts[r.Regime][i].met++
+				row = append(row, "yes")
+			} else {
+				row = append(row, "no")
+			}
+		}
+		t.Append(row...)
+	}
+	t.Render()
+	for _, reg := range regimes {
+		for i, g := range targets {
+			c := counts[reg][i]
+			fmt.Fprintf(w, "target %q, %s: met in %d of %d cells\n", g.Name, reg, c.met, c.cells)
+		}
+	}
 }
 
 // printPeerTable sets each baseline beside the vendor library's record of

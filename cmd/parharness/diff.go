@@ -255,7 +255,21 @@ func printReport(w io.Writer, doc *results.Document) {
 		fmt.Fprintln(w)
 		printBenchTable(w, doc)
 		printRegret(w, doc)
+		for _, suite := range docSuites(doc) {
+			printBestPeer(w, doc, suite)
+		}
 	}
+}
+
+// docSuites are the suites of doc's records, in first-seen order.
+func docSuites(doc *results.Document) []string {
+	var suites []string
+	for _, r := range doc.Records {
+		if !slices.Contains(suites, r.Suite) {
+			suites = append(suites, r.Suite)
+		}
+	}
+	return suites
 }
 
 // metricsShown bounds the metric names listed per gate.
@@ -310,13 +324,7 @@ func sortedKeys(m map[string]float64) []string {
 // printRegret writes the regret table of every selection law of the
 // document's suites (bench.Suite.Laws) that its records can score.
 func printRegret(w io.Writer, doc *results.Document) {
-	var suites []string
-	for _, r := range doc.Records {
-		if !slices.Contains(suites, r.Suite) {
-			suites = append(suites, r.Suite)
-		}
-	}
-	for _, name := range suites {
+	for _, name := range docSuites(doc) {
 		s, ok := bench.LookupSuite(name)
 		if !ok {
 			continue

@@ -64,10 +64,20 @@ func init() {
 			tags := slices.DeleteFunc(registryTags(OpDec), func(t string) bool { return t == TagRowLayout || slices.Contains(OwnLawTags, t) })
 			return slices.Concat(names, []string{"pdl", "ws"}, tags, ownNames, vendorPeers)
 		},
-		Axes: "shape: gate_up, qkv, down, in_proj of --shapes; M: --m, default 1, 2, 5, 8, 16, 40, 48, 64; regime cold"})
+		Axes: "shape: gate_up, qkv, down, in_proj of --shapes; M: --m, default 1, 2, 5, 8, 16, 40, 48, 64; regime cold", PeerTargets: decTargets})
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite,
 		Variants: func() []string { return slices.Concat(registryTags(OpPre), vendorPeers) },
 		Axes:     "shape: every --shapes linear; M: --m, default 2048, 8192; regime cold"})
+}
+
+// decTargets are the decode band's goals against the vendor's fp8 GEMM, in
+// every regime: faster at every M, at least 1.4x as fast up to M = 16, and
+// at least 75% of the copy ceiling up to M = 8 (the record's bytes: the
+// weight stream, activations and output, nearly all weights there).
+var decTargets = []bench.PeerTarget{
+	{Name: "faster", Met: func(r results.PeerRow, _ float64) bool { return r.KernelUS < r.PeerUS }},
+	{Name: "1.4x M<=16", Applies: func(M int) bool { return M <= 16 }, Met: func(r results.PeerRow, _ float64) bool { return r.PeerUS >= 1.4*r.KernelUS }},
+	{Name: "75% M<=8", Applies: func(M int) bool { return M <= 8 }, Met: func(r results.PeerRow, c float64) bool { return c > 0 && r.KernelGBps >= 0.75*c }},
 }
 
 // decLaw is a dec-suite split law scored on the S each record names in
