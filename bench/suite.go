@@ -55,7 +55,11 @@ type Suite struct {
 type PeerTarget struct {
 	Name    string                                         // what it asks, as the table's column head
 	Applies func(M int) bool                               // the cells it covers (nil: every cell)
-	Met     func(r results.PeerRow, copyGBps float64) bool // copyGBps: the run's copy ceiling (0: none measured)
+	Met     func(r results.PeerRow, copyGBps float64) bool // copyGBps: the run's copy ceiling
+	// NeedsCopy: the goal is a fraction of the copy ceiling, so a run that
+	// measured none cannot judge it (its cells are shown unjudged, not as
+	// misses).
+	NeedsCopy bool
 }
 
 // ErrUnknownVariant is wrapped by CheckVariants' error.

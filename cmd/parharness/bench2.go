@@ -491,8 +491,8 @@ func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout
 // printBestPeer sets each cell's fastest checked record (any kernel and
 // variant) beside the vendor peer, with the speed-up (peer µs / best µs),
 // the fraction of copy, and for each of the suite's PeerTargets whether
-// the cell meets it ("-" where it does not apply); then how many cells
-// meet each target, per regime.
+// the cell meets it ("-" where it does not apply, "n/a" where the run
+// cannot judge it); then how many cells meet each target, per regime.
 func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 	rows := doc.BestPeerRows(suite)
 	if len(rows) == 0 {
@@ -502,14 +502,7 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 	if s, ok := bench.LookupSuite(suite); ok {
 		targets = s.PeerTargets
 	}
-	copyCeil, _ := doc.Ceiling(results.CeilingCopyGBps)
-	copyC := copyCeil.Value
-	pct := func(gbps float64) string {
-		if copyC <= 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.0f%%", 100*gbps/copyC)
-	}
+	copyC, pct := copyShare(doc)
 	fmt.Fprintf(w, "\n%s: each cell's fastest checked variant beside the vendor peer (speed-up = peer µs / its µs):\n", suite)
 	t := newTable(w)
 	head := []string{"regime", "shape", "M", "fastest", "us", "%copy", "peer us", "speed-up"}
@@ -517,7 +510,7 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 		head = append(head, g.Name)
 	}
 	t.Header(head...)
-	type count struct{ met, cells int }
+	type count struct{ met, cells, unjudged int }
 	counts := map[string][]count{} // regime -> per target
 	var regimes []string
 	for _, r := range rows {
@@ -529,6 +522,11 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 		for i, g := range targets {
 			if g.Applies != nil && !g.Applies(r.M) {
 				row = append(row, "-")
+				continue
+			}
+			if g.NeedsCopy && copyC <= 0 {
+				row = append(row, "n/a") // not judged: counted in neither figure
+				counts[r.Regime][i].unjudged++
 				continue
 			}
 			counts[r.Regime][i].cells++
@@ -545,8 +543,24 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 	for _, reg := range regimes {
 		for i, g := range targets {
 			c := counts[reg][i]
-			fmt.Fprintf(w, "target %q, %s: met in %d of %d cells\n", g.Name, reg, c.met, c.cells)
+			fmt.Fprintf(w, "target %q, %s: met in %d of %d cells", g.Name, reg, c.met, c.cells)
+			if c.unjudged > 0 {
+				fmt.Fprintf(w, "; %d not judged (the run measured no copy ceiling)", c.unjudged)
+			}
+			fmt.Fprintln(w)
 		}
+	}
+}
+
+// copyShare is doc's copy ceiling (0 when the run measured none) and a
+// formatter of GB/s as a percentage of it ("-" without one).
+func copyShare(doc *results.Document) (float64, func(gbps float64) string) {
+	c, _ := doc.Ceiling(results.CeilingCopyGBps)
+	return c.Value, func(gbps float64) string {
+		if c.Value <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f%%", 100*gbps/c.Value)
 	}
 }
 
@@ -557,17 +571,10 @@ func printPeerTable(w io.Writer, doc *results.Document, suite string) {
 	if len(rows) == 0 {
 		return
 	}
-	copyCeil, _ := doc.Ceiling(results.CeilingCopyGBps)
-	copyC := copyCeil.Value
+	_, pct := copyShare(doc)
 	fmt.Fprintf(w, "\n%s baselines beside the vendor peer (ratio < 1: faster than the peer):\n", suite)
 	t := newTable(w)
 	t.Header("regime", "shape", "M", "kernel", "us/call", "% copy", "peer", "peer us", "peer % copy", "ratio")
-	pct := func(gbps float64) string {
-		if copyC <= 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.0f%%", 100*gbps/copyC)
-	}
 	for _, r := range rows {
 		t.Append(r.Regime, r.Shape, r.M, r.Kernel+" "+r.Variant, fmt.Sprintf("%.2f", r.KernelUS), pct(r.KernelGBps), r.Peer, fmt.Sprintf("%.2f", r.PeerUS), pct(r.PeerGBps), fmt.Sprintf("%.3f", r.Ratio))
 	}

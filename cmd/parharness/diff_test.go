@@ -150,3 +150,36 @@ func TestReportGolden(t *testing.T) {
 		}
 	}
 }
+
+// The dec suite's goals against the peer: a cell is judged on each goal
+// that covers its M; without a copy ceiling the copy goal is left
+// unjudged (neither met nor missed), never counted as a miss.
+func TestBestPeerTargets(t *testing.T) {
+	pass := &results.Check{Status: results.CheckPass}
+	recs := []results.Record{
+		{Suite: "dec", Kernel: "pq_gemm_dec", Variant: "S4", Shape: "qkv", M: 1, Regime: results.Cold, TrimmedMeanUS: 5, GBps: 3000, Check: pass},
+		{Suite: "dec", Kernel: "cublaslt_fp8", Variant: "cublaslt", Shape: "qkv", M: 1, Regime: results.Cold, TrimmedMeanUS: 10},
+		{Suite: "dec", Kernel: "pq_gemm_dec", Variant: "S2", Shape: "qkv", M: 64, Regime: results.Cold, TrimmedMeanUS: 20, Check: pass},
+		{Suite: "dec", Kernel: "cublaslt_fp8", Variant: "cublaslt", Shape: "qkv", M: 64, Regime: results.Cold, TrimmedMeanUS: 10},
+	}
+	for _, c := range []struct {
+		name     string
+		ceilings []results.Ceiling
+		want     []string
+	}{
+		{"copy ceiling", []results.Ceiling{{Name: results.CeilingCopyGBps, Value: 3500, Unit: "GB/s"}},
+			[]string{`target "faster", cold: met in 1 of 2 cells`, `target "1.4x M<=16", cold: met in 1 of 1 cells`, `target "75% M<=8", cold: met in 1 of 1 cells`}},
+		{"no copy ceiling", nil,
+			[]string{`target "75% M<=8", cold: met in 0 of 0 cells; 1 not judged (the run measured no copy ceiling)`, "│ n/a "}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b strings.Builder
+			printBestPeer(&b, &results.Document{Records: recs, Ceilings: c.ceilings}, "dec")
+			for _, w := range c.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("missing %q in\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}
