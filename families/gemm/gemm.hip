@@ -1551,6 +1551,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #endif
 #define DWP_THREADS 384
 #define DWP_PRODUCER_REGS 56
+#define DWP_COPIERS 96u // the producer's cp.async threads (its warps 1..3)
 #define DWP_CONSUMER_REGS 224 // 256 x 224 + 128 x 56 <= 65536 (pq_gemm_pre_wg's split)
 // Marks fragment registers as read here, after the wait that retires
 // their op. It emits no instruction, so ptxas (which allocates registers
@@ -1593,7 +1594,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   if (tid == 0) {
 #pragma unroll
     for (u32 s = 0; s < (u32)D; s++) {
-      mbar_init(full0 + 8u * s, 129u); // the expect_tx arrival + 128 producer threads' cp.async arrivals
+      mbar_init(full0 + 8u * s, 1u + DWP_COPIERS); // the expect_tx arrival + the copier threads' cp.async arrivals
       mbar_init(empty0 + 8u * s, 4u);  // lane 0 of each warp of the consuming warpgroup
     }
     fence_mbar_init();
@@ -1613,38 +1614,46 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
 
   if (wg == 2) { // producer warpgroup: every copy, nothing else
     setmaxnreg_dec<DWP_PRODUCER_REGS>();
-    const u32 pt = tid - 256u;
-    // Round r's weights and scale words (bulk copies, thread 0), counted
-    // on the stage's full barrier.
-    auto bulk = [&](u32 r) {
-      const u32 s = r % D, st = base + s * STAGE, g0 = r * U, n = G - g0 < U ? G - g0 : U, bar = full0 + 8u * s;
-      fence_proxy_async(); // the consumers' reads of the stage come before the copies' writes
-      mbar_arrive_expect_tx(bar, n * (4u * 1024u + 256u));
+    // Its first warp issues the bulk copies (lane 0), the other three the
+    // cp.async copies. The bulk issuer must have no cp.async of its own in
+    // flight: its proxy fence would wait for them, one L2 round trip a
+    // round, and the ring would fill at that rate.
+    if (wi == 0) {
+      if (lane != 0) return;
+      // Round r's weights and scale words, counted on the stage's full barrier.
+      auto bulk = [&](u32 r) {
+        const u32 s = r % D, st = base + s * STAGE, g0 = r * U, n = G - g0 < U ? G - g0 : U, bar = full0 + 8u * s;
+        fence_proxy_async(); // the consumers' reads of the stage come before the copies' writes
+        mbar_arrive_expect_tx(bar, n * (4u * 1024u + 256u));
 #pragma unroll
-      for (u32 w = 0; w < 4u; w++)
-        bulk_g2s(st + ST_W + w * U * 1024u, wq + ((u64)(DEC_WARPS * tile + w) * G + g0) * 1024u, n * 1024u, bar);
-      for (u32 u = 0; u < n; u++) bulk_g2s(st + ST_R + 4u * (u * ARS + 2u * NB), sz + (u64)(g0 + u) * N + 64u * tile, 256u, bar);
-    };
-    if (pt == 0)
-      for (u32 r = 0; r < nr && r < (u32)D; r++) bulk(r);
+        for (u32 w = 0; w < 4u; w++)
+          bulk_g2s(st + ST_W + w * U * 1024u, wq + ((u64)(DEC_WARPS * tile + w) * G + g0) * 1024u, n * 1024u, bar);
+        for (u32 u = 0; u < n; u++) bulk_g2s(st + ST_R + 4u * (u * ARS + 2u * NB), sz + (u64)(g0 + u) * N + 64u * tile, 256u, bar);
+      };
+      for (u32 r = 0; r < nr && r < (u32)D; r++) bulk(r); // static data: before the grid dependence
+      grid_dep_launch_dependents();
+      for (u32 r = D; r < nr; r++) {
+        mbar_wait(empty0 + 8u * (r % D), ((r / D) - 1u) & 1u);
+        bulk(r);
+      }
+      return;
+    }
     grid_dep_launch_dependents();
     grid_dep_wait();
+    const u32 pt = tid - 256u - 32u; // copier index, 0 .. DWP_COPIERS - 1
     const u32 p = partition_of(64u * tile, nend0, nend1);
     const u8 *const ap = act + (u64)p * M * K;
     const float *const asp = asg + (u64)p * M * G, *const rsp = rsum + (u64)p * M * G;
     for (u32 r = 0; r < nr; r++) {
       const u32 s = r % D, st = base + s * STAGE, g0 = r * U, n = G - g0 < U ? G - g0 : U;
-      if (r >= (u32)D) {
-        mbar_wait(empty0 + 8u * s, ((r / D) - 1u) & 1u);
-        if (pt == 0) bulk(r);
-      }
+      if (r >= (u32)D) mbar_wait(empty0 + 8u * s, ((r / D) - 1u) & 1u);
       // Activation pieces: row m's 16-byte piece c of group u at piece
       // c ^ (m % 8) of its row (128B swizzle).
-      for (u32 i = pt; i < M * 8u * U; i += 128u) {
+      for (u32 i = pt; i < M * 8u * U; i += DWP_COPIERS) {
         const u32 m = i / (8u * U), u = (i / 8u) % U, c = i % 8u;
         if (u < n) cp_async16_s(st + u * TILE + m * 128u + ((c ^ (m & 7u)) << 4), ap + (u64)m * K + (g0 + u) * GROUP + 16u * c, 16u);
       }
-      for (u32 i = pt; i < 2u * U * M; i += 128u) {
+      for (u32 i = pt; i < 2u * U * M; i += DWP_COPIERS) {
         const u32 m = i / (2u * U), which = i & 1u, u = (i >> 1) % U;
         if (u < n) cp_async4_s(st + ST_R + 4u * (u * ARS + arx(m, which)), (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);
       }
