@@ -2105,14 +2105,14 @@ DEC_WK_ENTRY(pq_gemm_dec_wks_m64, 64, 1, 1, 3, true, true)
     (void)ws, (void)sema, (void)S;                                                                                     \
     gemm_dec_wp<NB, U, DWP_D(D)>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1);                                  \
   }
-DEC_WP_ENTRY(pq_gemm_dec_wp_m8, 8, 2, 16)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m16, 16, 2, 16)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m24, 24, 2, 14)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m32, 32, 2, 12)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m40, 40, 1, 16)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m48, 48, 1, 16)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m56, 56, 1, 16)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m64, 64, 1, 14)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m8, 8, 2, 8)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m16, 16, 2, 8)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m24, 24, 2, 8)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m32, 32, 2, 6)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m40, 40, 1, 8)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m48, 48, 1, 8)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m56, 56, 1, 8)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m64, 64, 1, 8)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

@@ -623,14 +623,14 @@ func (g wpGeom) bytes() int {
 // decWPGeom holds every warp-specialized kernel's geometry, tied to
 // gemm.hip's DEC_WP_ENTRY lines by TestDecWPEntriesMatchRegistry.
 var decWPGeom = map[string]wpGeom{
-	"pq_gemm_dec_wp_m8":  {NB: 8, U: 2, D: 16},
-	"pq_gemm_dec_wp_m16": {NB: 16, U: 2, D: 16},
-	"pq_gemm_dec_wp_m24": {NB: 24, U: 2, D: 14},
-	"pq_gemm_dec_wp_m32": {NB: 32, U: 2, D: 12},
-	"pq_gemm_dec_wp_m40": {NB: 40, U: 1, D: 16},
-	"pq_gemm_dec_wp_m48": {NB: 48, U: 1, D: 16},
-	"pq_gemm_dec_wp_m56": {NB: 56, U: 1, D: 16},
-	"pq_gemm_dec_wp_m64": {NB: 64, U: 1, D: 14},
+	"pq_gemm_dec_wp_m8":  {NB: 8, U: 2, D: 8},
+	"pq_gemm_dec_wp_m16": {NB: 16, U: 2, D: 8},
+	"pq_gemm_dec_wp_m24": {NB: 24, U: 2, D: 8},
+	"pq_gemm_dec_wp_m32": {NB: 32, U: 2, D: 6},
+	"pq_gemm_dec_wp_m40": {NB: 40, U: 1, D: 8},
+	"pq_gemm_dec_wp_m48": {NB: 48, U: 1, D: 8},
+	"pq_gemm_dec_wp_m56": {NB: 56, U: 1, D: 8},
+	"pq_gemm_dec_wp_m64": {NB: 64, U: 1, D: 8},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
