@@ -1535,9 +1535,10 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 //   [4 warps][U][1 KiB]            weight words (one bulk copy a warp tile)
 //   [U][asg/rs pairs 2·NB, 64 words] fp32 asg and rs by row pair (the FP
 //                                  order of gemm_dec_wk), the block's scale words
-// The producer issues the first D rounds' weights and scale words before
-// grid_dep_wait (static data), then stages each round's activations, asg
-// and rs by cp.async once its stage is empty.
+// The producer's first warp (lane 0) issues the bulk copies: the first D
+// rounds' weights and scale words before the grid dependence (static
+// data), later rounds' once their stage is empty. Its other three warps
+// stage each round's activations, asg and rs by cp.async.
 // A consumer round (DWP_PIPE): wait for the stage, read and convert the
 // weights, issue the 4U ops into a temporary, commit; then wait for the
 // previous round's ops only (wait_group 1), fold that round's temporary
