@@ -52,7 +52,7 @@ func init() {
 	var ownNames []string
 	for _, l := range OwnLaws {
 		var tagNames []string
-		for s := 1; s <= l.MaxS; s++ {
+		for s := max(l.MinS, 1); s <= l.MaxS; s++ {
 			tagNames = append(tagNames, decSplitName(l.Tag, s))
 		}
 		ownNames = append(ownNames, tagNames...)
@@ -296,7 +296,7 @@ func decSKPerSM(c *bench.Ctx, kernel string, M, S int) (int, error) {
 	if c.Kernels == nil || !DecStreamK(kernel) {
 		return 0, nil
 	}
-	n, err := c.Kernels.MaxActiveBlocks(kernel, DecKSThreads(kernel)*S, DecShared(kernel, M, S))
+	n, err := c.Kernels.MaxActiveBlocks(kernel, DecKSBlockThreads(kernel, S), DecShared(kernel, M, S))
 	if err != nil {
 		return 0, fmt.Errorf("stream-K grid of %s at M=%d S=%d: %w", kernel, M, S, err)
 	}

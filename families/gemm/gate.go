@@ -252,11 +252,13 @@ func gemmCasesBits(bits int, full bool, sms int) ([]gemmCase, error) {
 }
 
 // synthShapes are the synthetic shapes at the kernels' pipeline edges (odd
-// G, fewer groups than the wgmma kernel's stages).
+// G, fewer groups than the wgmma kernels' stages; G = 2 and 8, where the
+// wp consumers run one round, or four).
 var synthShapes = []struct {
 	label string
 	shape GemmShape
-}{{"synthetic/K384", GemmShape{K: 384, Parts: []int{256, 128}}}, {"synthetic/K640", GemmShape{K: 640, Parts: []int{384}}}}
+}{{"synthetic/K384", GemmShape{K: 384, Parts: []int{256, 128}}}, {"synthetic/K640", GemmShape{K: 640, Parts: []int{384}}},
+	{"synthetic/K256", GemmShape{K: 256, Parts: []int{256}}}, {"synthetic/K1024", GemmShape{K: 1024, Parts: []int{128, 256}}}}
 
 func handGemmCases(full bool) ([]gemmCase, error) {
 	names, shs, err := GemmShapes("qwen38-27b-tp2")
@@ -580,7 +582,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 		if !DecStreamK(kern) {
 			return 0
 		}
-		n := t.BlocksPerSM(kern, DecKSThreads(kern)*S, DecShared(kern, M, S))
+		n := t.BlocksPerSM(kern, DecKSBlockThreads(kern, S), DecShared(kern, M, S))
 		if est := decResidentAt(kern, M, S); n > 0 && n != est {
 			t.Logf("%s at M=%d S=%d: the driver holds %d blocks an SM, decResidentAt estimates %d", kern, M, S, n, est)
 		}

@@ -1517,6 +1517,268 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
 }
 
+
+// gemm_dec_wp: the decode body warp-specialized. Block = 3 warpgroups,
+// 64 columns (grid N/64): warpgroup 2 is the producer (every copy, 56
+// registers), warpgroups 0 and 1 consume (224 registers: setmaxnreg) and
+// take the tile's rounds of U groups alternately (the split S = 2, summed
+// in shared memory in consumer order: deterministic, no ws, no counters).
+// The operands and the fold are gemm_dec_wk's: A = the weights' unsigned
+// codes in registers (w4_e4m3u_frag), B = the activation codes from
+// 128B-swizzled shared tiles with M on the op's N side (NB rows), y +=
+// asg·(2^9·sc·T − sc·z·rs).
+// Stages (a ring of D, one round each; mbarriers full = the round landed:
+// the producer's bulk copies by transaction count and its 128 threads'
+// cp.async arrivals; empty = the consuming warpgroup's four warps are done
+// with it):
+//   [U][NB rows][128 B]            activation tiles (swizzled; rows >= M zero)
+//   [4 warps][U][1 KiB]            weight words (one bulk copy a warp tile)
+//   [U][asg/rs pairs 2·NB, 64 words] fp32 asg and rs by row pair (the FP
+//                                  order of gemm_dec_wk), the block's scale words
+// The producer's first warp (lane 0) issues the bulk copies: the first D
+// rounds' weights and scale words before the grid dependence (static
+// data), later rounds' once their stage is empty. Its other three warps
+// stage each round's activations, asg and rs by cp.async.
+// A consumer round (DWP_PIPE): wait for the stage, read and convert the
+// weights, issue the 4U ops into a temporary, commit; then wait for the
+// previous round's ops only (wait_group 1), fold that round's temporary
+// and release its stage. So a round's ops run while the previous round
+// folds and the next converts: two temporaries and two fragment sets a
+// thread. Without
+// DWP_PIPE each round waits for its own ops before folding (the two
+// consumers still overlap each other).
+#ifndef DWP_PIPE
+#define DWP_PIPE 1
+#endif
+#define DWP_THREADS 384
+#define DWP_PRODUCER_REGS 56
+#define DWP_COPIERS 96u // the producer's cp.async threads (its warps 1..3)
+#define DWP_CONSUMER_REGS 224 // 256 x 224 + 128 x 56 <= 65536 (pq_gemm_pre_wg's split)
+// Marks fragment registers as read here, after the wait that retires
+// their op. It emits no instruction, so ptxas (which allocates registers
+// after this point) may still reuse an in-flight op's A registers: the
+// SASS gate (sass-wgmma-hazards) is what proves it did not.
+template <int U> DEVICE void wp_keep(u32 (&a)[U][4][4]) {
+#pragma unroll
+  for (int u = 0; u < U; u++)
+#pragma unroll
+    for (int s = 0; s < 4; s++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[u][s][i])::"memory");
+}
+template <int NB, int U, int D>
+DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
+                        u32 M, u32 N, u32 K, u32 nend0, u32 nend1) {
+  constexpr int MT = NB / 8, ND = NB / 2;
+  constexpr u32 TILE = NB * 128u, ARS = 2u * NB + 64u; // ARS: floats of one group's asg/rs pairs and scale words
+  constexpr u32 ST_W = U * TILE, ST_R = ST_W + 4u * U * 1024u;
+  constexpr u32 STAGE = (ST_R + 4u * U * ARS + 1023u) / 1024u * 1024u;
+  constexpr u32 PART = MT * 4u * 128u; // floats of consumer 1's partial tile
+  static_assert(U == 1 || U == 2, "a round is one or two groups");
+  static_assert(D >= 3, "a consumer holds round r while it waits for round r + 2's stage");
+  // A full-barrier wait names its phase by parity only, so it must never
+  // find the barrier two phases behind: round r - D, the stage's previous
+  // phase, has to be one this consumer waited for itself. With an odd D
+  // it is the other consumer's round, still in flight, and the wait for
+  // round r would pass on round r - 2D's completed phase.
+  static_assert(D % 2 == 0, "each consumer's rounds must reuse only the stages of its own earlier rounds");
+  extern SHARED __attribute__((aligned(1024))) u8 dwp_smem[];
+  SHARED __attribute__((aligned(8))) u64 dwp_bars[2 * D];
+  const u32 base = (smem_u32(dwp_smem) + 1023u) & ~1023u;
+  u8 *const gbase = dwp_smem + (base - smem_u32(dwp_smem));
+  float *const red = (float *)(gbase + D * STAGE);
+  const u32 G = K / GROUP, nr = (G + U - 1u) / U, tile = bid_x();
+  const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, wg = warp >> 2, wi = warp & 3u;
+  const u32 full0 = smem_u32(&dwp_bars[0]), empty0 = smem_u32(&dwp_bars[D]);
+  // Float index of row m's asg (which 0) or rs (which 1) in a group's block.
+  auto arx = [](u32 m, u32 which) -> u32 { return (m >> 1) * 4u + which * 2u + (m & 1u); };
+  if (tid == 0) {
+#pragma unroll
+    for (u32 s = 0; s < (u32)D; s++) {
+      mbar_init(full0 + 8u * s, 1u + DWP_COPIERS); // the expect_tx arrival + the copier threads' cp.async arrivals
+      mbar_init(empty0 + 8u * s, 4u);  // lane 0 of each warp of the consuming warpgroup
+    }
+    fence_mbar_init();
+  }
+  // Rows M..NB-1 of every stage's tiles, asg and rs: zeros, stored once
+  // (the producer copies rows < M only).
+  for (u32 i = tid; i < (u32)D * U * (NB - M) * 8u; i += DWP_THREADS) {
+    const u32 t = i / ((NB - M) * 8u), row = M + (i / 8u) % (NB - M), c = i % 8u;
+    sts_v4(base + (t / U) * STAGE + (t % U) * TILE + row * 128u + 16u * c, u32x4{0u, 0u, 0u, 0u});
+  }
+  for (u32 i = tid; i < (u32)D * U * 2u * (NB - M); i += DWP_THREADS) {
+    const u32 t = i / (2u * (NB - M)), j = i % (2u * (NB - M));
+    ((float *)(gbase + (t / U) * STAGE + ST_R))[(t % U) * ARS + arx(M + j / 2u, j & 1u)] = 0.0f;
+  }
+  fence_proxy_async(); // the zeros, visible to the ops (async proxy)
+  block_sync();
+
+  if (wg == 2) { // producer warpgroup: every copy, nothing else
+    setmaxnreg_dec<DWP_PRODUCER_REGS>();
+    // Its first warp issues the bulk copies (lane 0), the other three the
+    // cp.async copies. The bulk issuer must have no cp.async of its own in
+    // flight: its proxy fence would wait for them, one L2 round trip a
+    // round, and the ring would fill at that rate.
+    if (wi == 0) {
+      if (lane != 0) return;
+      // Round r's weights and scale words, counted on the stage's full barrier.
+      auto bulk = [&](u32 r) {
+        const u32 s = r % D, st = base + s * STAGE, g0 = r * U, n = G - g0 < U ? G - g0 : U, bar = full0 + 8u * s;
+        fence_proxy_async(); // the consumers' reads of the stage come before the copies' writes
+        mbar_arrive_expect_tx(bar, n * (4u * 1024u + 256u));
+#pragma unroll
+        for (u32 w = 0; w < 4u; w++)
+          bulk_g2s(st + ST_W + w * U * 1024u, wq + ((u64)(DEC_WARPS * tile + w) * G + g0) * 1024u, n * 1024u, bar);
+        for (u32 u = 0; u < n; u++) bulk_g2s(st + ST_R + 4u * (u * ARS + 2u * NB), sz + (u64)(g0 + u) * N + 64u * tile, 256u, bar);
+      };
+      for (u32 r = 0; r < nr && r < (u32)D; r++) bulk(r); // static data: before the grid dependence
+      grid_dep_launch_dependents();
+      for (u32 r = D; r < nr; r++) {
+        mbar_wait(empty0 + 8u * (r % D), ((r / D) - 1u) & 1u);
+        bulk(r);
+      }
+      return;
+    }
+    grid_dep_launch_dependents();
+    grid_dep_wait();
+    const u32 pt = tid - 256u - 32u; // copier index, 0 .. DWP_COPIERS - 1
+    const u32 p = partition_of(64u * tile, nend0, nend1);
+    const u8 *const ap = act + (u64)p * M * K;
+    const float *const asp = asg + (u64)p * M * G, *const rsp = rsum + (u64)p * M * G;
+    for (u32 r = 0; r < nr; r++) {
+      const u32 s = r % D, st = base + s * STAGE, g0 = r * U, n = G - g0 < U ? G - g0 : U;
+      if (r >= (u32)D) mbar_wait(empty0 + 8u * s, ((r / D) - 1u) & 1u);
+      // Activation pieces: row m's 16-byte piece c of group u at piece
+      // c ^ (m % 8) of its row (128B swizzle).
+      for (u32 i = pt; i < M * 8u * U; i += DWP_COPIERS) {
+        const u32 m = i / (8u * U), u = (i / 8u) % U, c = i % 8u;
+        if (u < n) cp_async16_s(st + u * TILE + m * 128u + ((c ^ (m & 7u)) << 4), ap + (u64)m * K + (g0 + u) * GROUP + 16u * c, 16u);
+      }
+      for (u32 i = pt; i < 2u * U * M; i += DWP_COPIERS) {
+        const u32 m = i / (2u * U), which = i & 1u, u = (i >> 1) % U;
+        if (u < n) cp_async4_s(st + ST_R + 4u * (u * ARS + arx(m, which)), (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);
+      }
+      cp_async_mbar_arrive(full0 + 8u * s);
+    }
+    // Exit only once this thread's copies have landed (the PTX ISA does not
+    // promise a thread may exit with cp.async writes in flight).
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    return;
+  }
+  setmaxnreg_inc<DWP_CONSUMER_REGS>();
+  grid_dep_launch_dependents();
+  grid_dep_wait(); // the output is written below
+  const u32 gid = lane >> 2, tig = lane & 3u, t128 = tid & 127u;
+  float acc[MT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
+  // Round r: wait for its stage, convert its weights into af, issue its
+  // ops into T, commit (z: the two columns' scale words of each group).
+  auto start = [&](u32 r, u32(&af)[U][4][4], float(&T)[U][ND], u32x2(&z)[U]) __attribute__((always_inline)) {
+    const u32 s = r % D, st = base + s * STAGE;
+    mbar_wait(full0 + 8u * s, (r / D) & 1u);
+    warp_sync_all();     // every wgmma is .aligned: the warp reconverges after the wait loop
+    fence_proxy_async(); // the producer's cp.async writes, visible to the ops (async proxy)
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const u32 wt = st + ST_W + (wi * U + u) * 1024u + 16u * lane;
+      const u32x4 w0 = lds_v4(wt), w1 = lds_v4(wt + 512u);
+      const u32 zw = st + ST_R + 4u * (u * ARS + 2u * NB + 16u * wi + gid); // columns 16wi + gid, + 8
+      z[u] = u32x2{lds_u32(zw), lds_u32(zw + 32u)};
+      w4_e4m3u_frag(w0.x, w1.x, af[u][0]), w4_e4m3u_frag(w0.y, w1.y, af[u][1]);
+      w4_e4m3u_frag(w0.z, w1.z, af[u][2]), w4_e4m3u_frag(w0.w, w1.w, af[u][3]);
+    }
+    wg_fence();
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+      for (int k = 0; k < 4; k++) wg_mma_e4m3(T[u], af[u][k], sw128_desc(st + u * TILE + 32u * k), (u32)k);
+    wg_commit();
+  };
+  // Round r after its ops retired: the fold, then its stage released.
+  auto finish = [&](u32 r, u32(&af)[U][4][4], float(&T)[U][ND], const u32x2(&z)[U]) __attribute__((always_inline)) {
+    wp_keep<U>(af);
+#pragma unroll
+    for (int u = 0; u < U; u++) wg_fence_regs(T[u]);
+    const u32 s = r % D, st = base + s * STAGE, n = G - r * U < U ? G - r * U : U;
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      if ((u32)u >= n) continue; // past G: the stage holds no such group
+      const float sc0 = f16_to_f32(z[u].x & 0xFFFFu), sc1 = f16_to_f32(z[u].y & 0xFFFFu);
+      const float sc90 = 512.0f * sc0, sc91 = 512.0f * sc1;
+      const float zq0 = sc0 * (float)((int)(short)(z[u].x >> 16) + 8), zq1 = sc1 * (float)((int)(short)(z[u].y >> 16) + 8);
+      const u32 aa = st + ST_R + 4u * u * ARS;
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) {
+        const u32x4 v = lds_v4(aa + 4u * arx(8u * mt + 2u * tig, 0u)); // the row pair's asg and rs
+        const float a0 = __builtin_bit_cast(float, v.x), a1 = __builtin_bit_cast(float, v.y);
+        const float r0 = __builtin_bit_cast(float, v.z), r1 = __builtin_bit_cast(float, v.w);
+        acc[mt][0] = __builtin_fmaf(a0, __builtin_fmaf(-zq0, r0, sc90 * T[u][4 * mt + 0]), acc[mt][0]);
+        acc[mt][1] = __builtin_fmaf(a1, __builtin_fmaf(-zq0, r1, sc90 * T[u][4 * mt + 1]), acc[mt][1]);
+        acc[mt][2] = __builtin_fmaf(a0, __builtin_fmaf(-zq1, r0, sc91 * T[u][4 * mt + 2]), acc[mt][2]);
+        acc[mt][3] = __builtin_fmaf(a1, __builtin_fmaf(-zq1, r1, sc91 * T[u][4 * mt + 3]), acc[mt][3]);
+      }
+    }
+    warp_sync_all(); // every lane's reads of the stage are done
+    if (lane == 0) mbar_arrive(empty0 + 8u * s);
+  };
+  u32 fa[U][4][4], fb[U][4][4];
+  float Ta[U][ND], Tb[U][ND];
+  u32x2 za[U], zb[U];
+  u32 r = wg; // this consumer's rounds: wg, wg + 2, ...
+#if DWP_PIPE
+  // A steady state of two rounds an iteration, then a peeled tail: with
+  // the waits inside data-dependent branches ptxas serializes every wgmma
+  // (C7518, the H100's ptxas 13.0), with this shape it keeps wait_group 1.
+  if (r < nr) {
+    start(r, fa, Ta, za);
+    for (; r + 4u < nr; r += 4u) {
+      start(r + 2u, fb, Tb, zb);
+      wg_wait<1>();
+      finish(r, fa, Ta, za);
+      start(r + 4u, fa, Ta, za);
+      wg_wait<1>();
+      finish(r + 2u, fb, Tb, zb);
+    }
+    if (r + 2u < nr) {
+      start(r + 2u, fb, Tb, zb);
+      wg_wait<1>();
+      finish(r, fa, Ta, za);
+      wg_wait<0>();
+      finish(r + 2u, fb, Tb, zb);
+    } else {
+      wg_wait<0>();
+      finish(r, fa, Ta, za);
+    }
+  }
+#else
+  for (; r < nr; r += 2u) {
+    start(r, fa, Ta, za);
+    wg_wait<0>();
+    finish(r, fa, Ta, za);
+  }
+  (void)fb, (void)Tb, (void)zb;
+#endif
+  // Consumer 1's partial tile to shared memory; consumer 0 adds it to its
+  // own (that order, whatever finishes first) and stores bf16.
+  if (wg == 1) {
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) red[(mt * 4 + j) * 128u + t128] = acc[mt][j];
+  }
+  asm volatile("bar.sync 1, 256;" ::: "memory"); // the two consumer warpgroups
+  if (wg == 1) return;
+  const u32 n0 = 64u * tile + 16u * wi;
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) {
+    float sum[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) sum[j] = acc[mt][j] + red[(mt * 4 + j) * 128u + t128];
+    store_bf16_tile(sum, out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
+  }
+  (void)PART;
+}
 #else // __AMDGCN__
 // gfx1201 decode body: the sm_90 per-warp (v1) algorithm, block geometry, split-K protocol
 // and prefetch depth as above, on the 16x16x16 WMMA (arch/mma.h). Still
@@ -1824,6 +2086,34 @@ DEC_WK_ENTRY(pq_gemm_dec_wk1_m56, 56, 1, 1, 3, true, false)
 DEC_WK_ENTRY(pq_gemm_dec_wks_m56, 56, 1, 1, 3, true, true)
 DEC_WK_ENTRY(pq_gemm_dec_wk1_m64, 64, 1, 1, 3, true, false)
 DEC_WK_ENTRY(pq_gemm_dec_wks_m64, 64, 1, 1, 3, true, true)
+// The warp-specialized body (gemm_dec_wp) per M class: NB rows on the
+// op's N side, U groups a round, D stages (gemm.decWPGeom holds the same
+// numbers, DecShared the bytes); block DWP_THREADS, grid N/64, S = 2 (the
+// consumer warpgroups). U = 1 from m40 up: two temporaries and two
+// fragment sets of two groups would pass the consumers' 224 registers.
+// DWP_STAGES (a build-time trial, e.g. -DDWP_STAGES=4) overrides every
+// entry's D; the launch still sizes shared memory for the entry's D.
+#ifdef DWP_STAGES
+#define DWP_D(D) DWP_STAGES
+#else
+#define DWP_D(D) D
+#endif
+#define DEC_WP_ENTRY(NAME, NB, U, D)                                                                                   \
+  KERNEL __attribute__((launch_bounds(DWP_THREADS, 1))) void NAME(const u8 *wq, const u32 *sz, const u8 *act,          \
+                                                                  const float *asg, const float *rsum, u16 *out,      \
+                                                                  float *ws, u32 *sema, u32 M, u32 N, u32 K,          \
+                                                                  u32 nend0, u32 nend1, u32 S) {                      \
+    (void)ws, (void)sema, (void)S;                                                                                     \
+    gemm_dec_wp<NB, U, DWP_D(D)>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1);                                  \
+  }
+DEC_WP_ENTRY(pq_gemm_dec_wp_m8, 8, 2, 8)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m16, 16, 2, 8)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m24, 24, 2, 8)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m32, 32, 2, 6)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m40, 40, 1, 8)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m48, 48, 1, 8)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m56, 56, 1, 8)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m64, 64, 1, 8)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

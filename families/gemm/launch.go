@@ -118,6 +118,22 @@ func init() {
 			Doc: "pq_gemm_dec_wks_m8's stream-K split over pq_gemm_dec_wk1_m56's body, 48 < M <= 56"},
 		{Name: "pq_gemm_dec_wks_m64", Op: OpDec, Form: FormDecSK, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWKS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wks_m8's stream-K split over pq_gemm_dec_wk1_m64's body, 56 < M <= 64"},
+		{Name: "pq_gemm_dec_wp_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWP, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "decode-band W4A8 GEMM on the fp8 wgmma, warp-specialized, M <= 8: 64 columns a block of a producer warpgroup (every copy: weights and scale words by bulk copy, activations, asg and rs by cp.async, into a ring of 8 stages on full/empty mbarriers; 56 registers) and two consumer warpgroups (224 registers) taking the tile's rounds alternately; a consumer issues a round's ops, then folds the previous round's while they run (wait_group 1); the two partial tiles summed in shared memory in consumer order; wk1's operands (unsigned codes) and fold"},
+		{Name: "pq_gemm_dec_wp_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWP, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp_m8's body, 8 < M <= 16 (m64n16k32)"},
+		{Name: "pq_gemm_dec_wp_m24", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 24, Role: kernels.Variant, Tag: TagWP, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp_m8's body, 16 < M <= 24 (m64n24k32)"},
+		{Name: "pq_gemm_dec_wp_m32", Op: OpDec, Form: FormDecKS, MinM: 25, MaxM: 32, Role: kernels.Variant, Tag: TagWP, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp_m8's body, 24 < M <= 32 (m64n32k32)"},
+		{Name: "pq_gemm_dec_wp_m40", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 40, Role: kernels.Variant, Tag: TagWP, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp_m8's body, 32 < M <= 40 (m64n40k32), one group a round"},
+		{Name: "pq_gemm_dec_wp_m48", Op: OpDec, Form: FormDecKS, MinM: 41, MaxM: 48, Role: kernels.Variant, Tag: TagWP, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp_m8's body, 40 < M <= 48 (m64n48k32), one group a round"},
+		{Name: "pq_gemm_dec_wp_m56", Op: OpDec, Form: FormDecKS, MinM: 49, MaxM: 56, Role: kernels.Variant, Tag: TagWP, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp_m8's body, 48 < M <= 56 (m64n56k32), one group a round"},
+		{Name: "pq_gemm_dec_wp_m64", Op: OpDec, Form: FormDecKS, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWP, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp_m8's body, 56 < M <= 64 (m64n64k32), one group a round"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -416,6 +432,9 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 		if !DecKSFits(k.Name, M, S) {
 			err = fmt.Errorf("gemm: kernel %s splits K inside one block: S=%d does not fit it (at most %d splits of %d threads and %d bytes of shared memory; M=%d needs %d)",
 				k.Name, S, decKSGeomByTag[k.Tag].maxS, DecKSThreads(k.Name), sm90SharedPerBlock, M, DecShared(k.Name, M, S))
+			if g := decKSGeomByTag[k.Tag]; g.minS == g.maxS {
+				err = fmt.Errorf("gemm: kernel %s launches at split S=%d only (its block's %d consumer warpgroups), not S=%d", k.Name, g.minS, g.minS, S)
+			}
 			return
 		}
 		kernel = a.Kernel
@@ -430,10 +449,10 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 	grid = gpu.Dim3{X: uint32(N / DecBN), Y: uint32(S), Z: 1}
 	block = gpu.D1(DecThreads)
 	if DecInBlock(kernel) {
-		grid, block = gpu.D1(N/(16*DecKSTiles(kernel))), gpu.D1(DecKSThreads(kernel)*S)
+		grid, block = gpu.D1(N/(16*DecKSTiles(kernel))), gpu.D1(DecKSBlockThreads(kernel, S))
 	}
 	if DecStreamK(kernel) {
-		grid, block = gpu.D1(DecSKBlocks(kernel, M, N, s.K, S, a.skSlots(kernel, M, S))), gpu.D1(DecKSThreads(kernel)*S)
+		grid, block = gpu.D1(DecSKBlocks(kernel, M, N, s.K, S, a.skSlots(kernel, M, S))), gpu.D1(DecKSBlockThreads(kernel, S))
 	}
 	args = []any{w, a.SZ, a.Act, a.ASG, a.RS, a.Out, a.WS, a.Sema, uint32(M), uint32(N), uint32(s.K), e0, e1, uint32(S)}
 	if bits == 5 {
@@ -468,6 +487,9 @@ const DecClusterS = 2
 // alignment slack; DecWgSmem); 0 for static shared memory.
 func DecShared(kernel string, M, S int) int {
 	k, _ := kernels.Lookup(kernel)
+	if g, ok := decWPGeom[kernel]; ok {
+		return g.bytes()
+	}
 	if g, ok := decWKGeom[kernel]; ok {
 		if g.SK { // each warpgroup's first-tile partial and broadcast word
 			return S*(g.perWG()+4*g.NB*64) + 16 + 1024
@@ -506,6 +528,18 @@ func DecKSThreads(kernel string) int {
 	return decKSGeomByTag[k.Tag].threads
 }
 
+// DecKSBlockThreads is the block of an in-block split-K kernel at split S:
+// S splits of DecKSThreads and, for the warp-specialized kernels (tag wp),
+// the producer warpgroup; 0 for any other kernel.
+func DecKSBlockThreads(kernel string, S int) int {
+	k, _ := kernels.Lookup(kernel)
+	if !splitsInBlock(k) {
+		return 0
+	}
+	g := decKSGeomByTag[k.Tag]
+	return g.threads*S + g.extra
+}
+
 // DecWGUnsigned reports whether a wgmma decode kernel takes the weight
 // codes unsigned (e4m3 byte c = c·2^-9, the zero point folded with the row
 // sums) rather than as c − z: gemm.hip's DEC_WG_ENTRY UNS argument, tied to
@@ -515,15 +549,20 @@ func DecWGUnsigned(kernel string) bool {
 	if _, ok := decWKGeom[kernel]; ok {
 		return true
 	}
+	if _, ok := decWPGeom[kernel]; ok {
+		return true
+	}
 	return decWGUnsigned[kernel]
 }
 
 var decWGUnsigned = map[string]bool{"pq_gemm_dec_wg_m8": true, "pq_gemm_dec_wg_m16": true, "pq_gemm_dec_wg_m32": false, "pq_gemm_dec_wg_m64": false}
 
 // decKSGeomByTag is each in-block split-K tag's block: 16-column tiles,
-// threads per split and the largest split.
-var decKSGeomByTag = map[string]struct{ tiles, threads, maxS int }{
-	TagKS: {1, 32, DecKSMaxS}, TagKS2: {2, 32, DecKSMaxS}, TagWK: {4, 128, DecWKMaxS}, TagWK1: {4, 128, DecWKMaxS}, TagWKS: {4, 128, DecWKMaxS},
+// threads per split, the smallest and largest split, and threads beside
+// the splits (wp: the producer warpgroup).
+var decKSGeomByTag = map[string]struct{ tiles, threads, minS, maxS, extra int }{
+	TagKS: {1, 32, 1, DecKSMaxS, 0}, TagKS2: {2, 32, 1, DecKSMaxS, 0}, TagWK: {4, 128, 1, DecWKMaxS, 0}, TagWK1: {4, 128, 1, DecWKMaxS, 0},
+	TagWKS: {4, 128, 1, DecWKMaxS, 0}, TagWP: {4, 128, DecWPSplit, DecWPSplit, 128},
 }
 
 // wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA, FP)
@@ -567,6 +606,33 @@ var decWKGeom = map[string]wkGeom{
 	"pq_gemm_dec_wks_m64": {NB: 64, R: 1, U: 1, RA: 3, FP: true, SK: true},
 }
 
+// wpGeom is one warp-specialized kernel's DEC_WP_ENTRY(NAME, NB, U, D)
+// numbers: op width NB, U groups a round, D stages.
+type wpGeom struct{ NB, U, D int }
+
+// bytes is gemm_dec_wp's dynamic shared memory: D stages (U activation
+// tiles of NB rows of 128 bytes, four warps' U KiB of weight words, U
+// groups' asg/rs pairs and 64 scale words, rounded up to 1 KiB), consumer
+// 1's partial tile (NB x 64 fp32) and 1024 bytes of alignment slack.
+func (g wpGeom) bytes() int {
+	stage := g.U*g.NB*128 + 4*g.U*1024 + 4*g.U*(2*g.NB+64)
+	stage = (stage + 1023) / 1024 * 1024
+	return g.D*stage + 4*g.NB*DecBN + 1024
+}
+
+// decWPGeom holds every warp-specialized kernel's geometry, tied to
+// gemm.hip's DEC_WP_ENTRY lines by TestDecWPEntriesMatchRegistry.
+var decWPGeom = map[string]wpGeom{
+	"pq_gemm_dec_wp_m8":  {NB: 8, U: 2, D: 8},
+	"pq_gemm_dec_wp_m16": {NB: 16, U: 2, D: 8},
+	"pq_gemm_dec_wp_m24": {NB: 24, U: 2, D: 8},
+	"pq_gemm_dec_wp_m32": {NB: 32, U: 2, D: 6},
+	"pq_gemm_dec_wp_m40": {NB: 40, U: 1, D: 8},
+	"pq_gemm_dec_wp_m48": {NB: 48, U: 1, D: 8},
+	"pq_gemm_dec_wp_m56": {NB: 56, U: 1, D: 8},
+	"pq_gemm_dec_wp_m64": {NB: 64, U: 1, D: 8},
+}
+
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
 const decKSRow = 144
 
@@ -580,7 +646,8 @@ func DecKSFits(kernel string, M, S int) bool {
 	if !splitsInBlock(k) {
 		return true
 	}
-	return S >= 1 && S <= decKSGeomByTag[k.Tag].maxS && DecShared(kernel, M, S) <= sm90SharedPerBlock
+	g := decKSGeomByTag[k.Tag]
+	return S >= g.minS && S <= g.maxS && DecShared(kernel, M, S) <= sm90SharedPerBlock
 }
 
 // DecInBlock reports whether kernel reduces its split-K partials inside
@@ -710,7 +777,7 @@ func decResidentAt(kernel string, M, S int) int {
 	}
 	threads := DecThreads
 	if k, _ := kernels.Lookup(kernel); splitsInBlock(k) {
-		threads = DecKSThreads(kernel) * S
+		threads = DecKSBlockThreads(kernel, S)
 	}
 	bySmem := sm90SharedPerSM / (DecShared(kernel, M, S) + sm90SharedPerCTA)
 	perWarp := (regs*32 + sm90RegAllocUnits - 1) / sm90RegAllocUnits * sm90RegAllocUnits
@@ -839,6 +906,18 @@ const TagWK = "wk"
 // warp (pq_gemm_dec_wk1_*).
 const TagWK1 = "wk1"
 
+// TagWP is the registry tag of the warp-specialized decode kernels
+// (FormDecKS, pq_gemm_dec_wp_*): a producer warpgroup and DecWPSplit
+// consumer warpgroups a block.
+const TagWP = "wp"
+
+// DecWPSplit is the wp kernels' one split: their consumer warpgroups.
+const DecWPSplit = 2
+
+// DecSplitWP is the wp kernels' split law: DecWPSplit, the only split
+// their block has.
+func DecSplitWP(kernel string, M, N, K, sms int) int { return DecWPSplit }
+
 // TagWKS is the registry tag of the wk1 bodies split stream-K
 // (FormDecSK, pq_gemm_dec_wks_*).
 const TagWKS = "wks"
@@ -894,18 +973,20 @@ type OwnLaw struct {
 	Split func(kernel string, M, N, K, sms int) int // the law's S
 	Fixed []int                                     // the splits the dec suite times beside the law's
 	MaxS  int                                       // the largest split these kernels launch at
+	MinS  int                                       // the smallest (0: 1)
 }
 
 // OwnLaws are the decode kernel tags with a split law of their own. bench2
 // dec times each at its law's S and at its Fixed splits as variants
 // "<tag>S<S>", with a regret table per tag.
 var OwnLaws = []OwnLaw{
-	{TagWG, "gemm.DecSplitKFootprint/" + TagWG, DecSplitKFootprint, DecOwnFixedS, DecMaxS},
-	{TagKS, "gemm.DecSplitKS/" + TagKS, DecSplitKS, DecKSFixedS, DecKSMaxS},
-	{TagKS2, "gemm.DecSplitKS/" + TagKS2, DecSplitKS, DecKSFixedS, DecKSMaxS},
-	{TagWK, "gemm.DecSplitWK/" + TagWK, DecSplitWK, DecWKFixedS, DecWKMaxS},
-	{TagWK1, "gemm.DecSplitWK/" + TagWK1, DecSplitWK, DecWKFixedS, DecWKMaxS},
-	{TagWKS, "gemm.DecSplitWKS/" + TagWKS, DecSplitWKS, DecWKFixedS, DecWKMaxS},
+	{TagWG, "gemm.DecSplitKFootprint/" + TagWG, DecSplitKFootprint, DecOwnFixedS, DecMaxS, 1},
+	{TagKS, "gemm.DecSplitKS/" + TagKS, DecSplitKS, DecKSFixedS, DecKSMaxS, 1},
+	{TagKS2, "gemm.DecSplitKS/" + TagKS2, DecSplitKS, DecKSFixedS, DecKSMaxS, 1},
+	{TagWK, "gemm.DecSplitWK/" + TagWK, DecSplitWK, DecWKFixedS, DecWKMaxS, 1},
+	{TagWK1, "gemm.DecSplitWK/" + TagWK1, DecSplitWK, DecWKFixedS, DecWKMaxS, 1},
+	{TagWKS, "gemm.DecSplitWKS/" + TagWKS, DecSplitWKS, DecWKFixedS, DecWKMaxS, 1},
+	{TagWP, "gemm.DecSplitWP/" + TagWP, DecSplitWP, []int{DecWPSplit}, DecWPSplit, DecWPSplit},
 }
 
 // OwnLawTags are OwnLaws' tags.
@@ -1143,11 +1224,33 @@ func DecLaunchClasses(kernel string, s GemmShape, M, S int, atLaw bool) []string
 	G := s.G()
 	gps := (G + S - 1) / S
 	tiles, maxTiles := (M+7)/8, (max(k.MaxM, 1)+7)/8
-	return []string{
+	cls := []string{
 		fmt.Sprintf("%s %s unevenSplit=%t", kernel, red, G%gps != 0),
 		fmt.Sprintf("%s partialOpTile=%t allOpTiles=%t oddM=%t", kernel, M%8 != 0, tiles == maxTiles, M%2 == 1),
 		shapeClass(kernel, s),
 	}
+	if g, ok := decWPGeom[kernel]; ok {
+		cls = append(cls, wpRoundClass(kernel, g, G))
+	}
+	return cls
+}
+
+// wpRoundClass is the round facet of a wp launch over G groups (rounds of
+// g.U groups, consumer c taking rounds c, c + 2, ...). Consumer 0's round
+// count picks the paths of gemm_dec_wp's consumer loop: 1 the lone round,
+// 2 the peeled pair, 3 one steady iteration and a lone round, 4 one and
+// the pair, 5 or more several; then consumer 1 idle, the ring wrapping
+// (more rounds than stages: the producer waits on empty stages), a last
+// round of fewer than U groups, and an odd round count (consumer 1 one
+// round short).
+func wpRoundClass(kernel string, g wpGeom, G int) string {
+	nr := (G + g.U - 1) / g.U
+	c0 := (nr + 1) / 2
+	rounds := fmt.Sprint(c0)
+	if c0 >= 5 {
+		rounds = ">=5"
+	}
+	return fmt.Sprintf("%s consumer0Rounds=%s consumer1Idle=%t ringWraps=%t partialRound=%t oddRounds=%t", kernel, rounds, nr == 1, nr > g.D, G%g.U != 0, nr%2 == 1)
 }
 
 // PreLaunchClasses names the launch-geometry classes of one prefill

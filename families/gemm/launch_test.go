@@ -541,9 +541,40 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		}
 		seen[e[1]] = true
 	}
+	// DEC_WP_ENTRY(name, NB, U, D): a wp kernel, four tiles a block of a
+	// producer and DecWPSplit consumer warpgroups (DWP_THREADS, the launch
+	// bound), its geometry decWPGeom's, NB its M class's op width, its
+	// shared memory within a block's, launched at S = DecWPSplit only.
+	wp := regexp.MustCompile(`(?m)^DEC_WP_ENTRY\((\w+), (\d+), (\d+), (\d+)\)`).FindAllStringSubmatch(string(src), -1)
+	threads := regexp.MustCompile(`(?m)^#define DWP_THREADS (\d+)`).FindStringSubmatch(string(src))
+	if len(wp) == 0 || threads == nil {
+		t.Error("no DEC_WP_ENTRY lines or no DWP_THREADS found")
+	}
+	for _, e := range wp {
+		var g wpGeom
+		for i, p := range []*int{&g.NB, &g.U, &g.D} {
+			*p, _ = strconv.Atoi(e[2+i])
+		}
+		k, ok := kernels.Lookup(e[1])
+		switch {
+		case !ok || k.Tag != TagWP || k.Form != FormDecKS:
+			t.Errorf("%s: not a registered %s kernel tagged %s", e[1], FormDecKS, TagWP)
+		case threads != nil && strconv.Itoa(DecKSBlockThreads(k.Name, DecWPSplit)) != threads[1]:
+			t.Errorf("%s: DecKSBlockThreads %d, DWP_THREADS %s", k.Name, DecKSBlockThreads(k.Name, DecWPSplit), threads[1])
+		case DecKSTiles(k.Name) != 4:
+			t.Errorf("%s: DecKSTiles %d, want 4 (64 columns a block)", k.Name, DecKSTiles(k.Name))
+		case 8*((k.MaxM+7)/8) != g.NB:
+			t.Errorf("%s: MaxM %d needs NB = %d, the entry's NB is %d", k.Name, k.MaxM, 8*((k.MaxM+7)/8), g.NB)
+		case decWPGeom[k.Name] != g:
+			t.Errorf("%s: the entry's geometry %+v, decWPGeom holds %+v", k.Name, g, decWPGeom[k.Name])
+		case !DecKSFits(k.Name, k.MaxM, DecWPSplit) || DecKSFits(k.Name, k.MaxM, DecWPSplit-1) || DecKSFits(k.Name, k.MaxM, DecWPSplit+1):
+			t.Errorf("%s: DecKSFits must take S = %d only", k.Name, DecWPSplit)
+		}
+		seen[e[1]] = true
+	}
 	for _, k := range kernels.Select(kernels.Query{Family: Family, Op: OpDec, Full: true}) {
 		if splitsInBlock(k) && !seen[k.Name] {
-			t.Errorf("%s: registered with form %s, no DEC_KS_ENTRY or DEC_WK_ENTRY in gemm.hip", k.Name, k.Form)
+			t.Errorf("%s: registered with form %s, no DEC_KS_ENTRY, DEC_WK_ENTRY or DEC_WP_ENTRY in gemm.hip", k.Name, k.Form)
 		}
 	}
 	if len(entries) == 0 || len(wk) == 0 {
