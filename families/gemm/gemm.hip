@@ -1550,10 +1550,13 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #ifndef DWP_PIPE
 #define DWP_PIPE 1
 #endif
-#define DWP_THREADS 384
-#define DWP_PRODUCER_REGS 56
+// Block: C consumer warpgroups and the producer. Registers a thread after
+// setmaxnreg (the block's 65536 split; C = 2 is pq_gemm_pre_wg's split):
+// C = 2: 256 x 224 + 128 x 56; C = 3: 384 x 152 + 128 x 40.
+#define DWP_THREADS(C) (128 * ((C) + 1))
+template <int C> constexpr int dwp_producer_regs() { return C == 2 ? 56 : 40; }
+template <int C> constexpr int dwp_consumer_regs() { return C == 2 ? 224 : 152; }
 #define DWP_COPIERS 96u // the producer's cp.async threads (its warps 1..3)
-#define DWP_CONSUMER_REGS 224 // 256 x 224 + 128 x 56 <= 65536 (pq_gemm_pre_wg's split)
 // Marks fragment registers as read here, after the wait that retires
 // their op. It emits no instruction, so ptxas (which allocates registers
 // after this point) may still reuse an in-flight op's A registers: the
@@ -1566,22 +1569,25 @@ template <int U> DEVICE void wp_keep(u32 (&a)[U][4][4]) {
 #pragma unroll
       for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[u][s][i])::"memory");
 }
-template <int NB, int U, int D>
+template <int NB, int U, int D, int C>
 DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                         u32 M, u32 N, u32 K, u32 nend0, u32 nend1) {
   constexpr int MT = NB / 8, ND = NB / 2;
   constexpr u32 TILE = NB * 128u, ARS = 2u * NB + 64u; // ARS: floats of one group's asg/rs pairs and scale words
   constexpr u32 ST_W = U * TILE, ST_R = ST_W + 4u * U * 1024u;
   constexpr u32 STAGE = (ST_R + 4u * U * ARS + 1023u) / 1024u * 1024u;
-  constexpr u32 PART = MT * 4u * 128u; // floats of consumer 1's partial tile
+  constexpr u32 PART = MT * 4u * 128u; // floats of one consumer's partial tile
+  constexpr u32 NT = DWP_THREADS(C);
+  static_assert(C == 2 || C == 3, "two or three consumer warpgroups");
+  static_assert(dwp_producer_regs<C>() * 128 + dwp_consumer_regs<C>() * 128 * C <= 65536, "the block's registers after setmaxnreg");
   static_assert(U == 1 || U == 2, "a round is one or two groups");
-  static_assert(D >= 3, "a consumer holds round r while it waits for round r + 2's stage");
+  static_assert(D > C, "a consumer holds round r while it waits for round r + C's stage");
   // A full-barrier wait names its phase by parity only, so it must never
   // find the barrier two phases behind: round r - D, the stage's previous
-  // phase, has to be one this consumer waited for itself. With an odd D
-  // it is the other consumer's round, still in flight, and the wait for
-  // round r would pass on round r - 2D's completed phase.
-  static_assert(D % 2 == 0, "each consumer's rounds must reuse only the stages of its own earlier rounds");
+  // phase, has to be one this consumer waited for itself. With D not a
+  // multiple of C it is another consumer's round, maybe still in flight,
+  // and the wait for round r would pass on round r - 2D's completed phase.
+  static_assert(D % C == 0, "each consumer's rounds must reuse only the stages of its own earlier rounds");
   extern SHARED __attribute__((aligned(1024))) u8 dwp_smem[];
   SHARED __attribute__((aligned(8))) u64 dwp_bars[2 * D];
   const u32 base = (smem_u32(dwp_smem) + 1023u) & ~1023u;
@@ -1602,19 +1608,19 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   }
   // Rows M..NB-1 of every stage's tiles, asg and rs: zeros, stored once
   // (the producer copies rows < M only).
-  for (u32 i = tid; i < (u32)D * U * (NB - M) * 8u; i += DWP_THREADS) {
+  for (u32 i = tid; i < (u32)D * U * (NB - M) * 8u; i += NT) {
     const u32 t = i / ((NB - M) * 8u), row = M + (i / 8u) % (NB - M), c = i % 8u;
     sts_v4(base + (t / U) * STAGE + (t % U) * TILE + row * 128u + 16u * c, u32x4{0u, 0u, 0u, 0u});
   }
-  for (u32 i = tid; i < (u32)D * U * 2u * (NB - M); i += DWP_THREADS) {
+  for (u32 i = tid; i < (u32)D * U * 2u * (NB - M); i += NT) {
     const u32 t = i / (2u * (NB - M)), j = i % (2u * (NB - M));
     ((float *)(gbase + (t / U) * STAGE + ST_R))[(t % U) * ARS + arx(M + j / 2u, j & 1u)] = 0.0f;
   }
   fence_proxy_async(); // the zeros, visible to the ops (async proxy)
   block_sync();
 
-  if (wg == 2) { // producer warpgroup: every copy, nothing else
-    setmaxnreg_dec<DWP_PRODUCER_REGS>();
+  if (wg == (u32)C) { // producer warpgroup: every copy, nothing else
+    setmaxnreg_dec<dwp_producer_regs<C>()>();
     // Its first warp issues the bulk copies (lane 0), the other three the
     // cp.async copies. The bulk issuer must have no cp.async of its own in
     // flight: its proxy fence would wait for them, one L2 round trip a
@@ -1641,7 +1647,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     }
     grid_dep_launch_dependents();
     grid_dep_wait();
-    const u32 pt = tid - 256u - 32u; // copier index, 0 .. DWP_COPIERS - 1
+    const u32 pt = tid - 128u * C - 32u; // copier index, 0 .. DWP_COPIERS - 1
     const u32 p = partition_of(64u * tile, nend0, nend1);
     const u8 *const ap = act + (u64)p * M * K;
     const float *const asp = asg + (u64)p * M * G, *const rsp = rsum + (u64)p * M * G;
@@ -1665,7 +1671,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     asm volatile("cp.async.wait_all;" ::: "memory");
     return;
   }
-  setmaxnreg_inc<DWP_CONSUMER_REGS>();
+  setmaxnreg_inc<dwp_consumer_regs<C>()>();
   grid_dep_launch_dependents();
   grid_dep_wait(); // the output is written below
   const u32 gid = lane >> 2, tig = lane & 3u, t128 = tid & 127u;
@@ -1725,59 +1731,66 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   u32 fa[U][4][4], fb[U][4][4];
   float Ta[U][ND], Tb[U][ND];
   u32x2 za[U], zb[U];
-  u32 r = wg; // this consumer's rounds: wg, wg + 2, ...
-#if DWP_PIPE
-  // A steady state of two rounds an iteration, then a peeled tail: with
-  // the waits inside data-dependent branches ptxas serializes every wgmma
-  // (C7518, the H100's ptxas 13.0), with this shape it keeps wait_group 1.
-  if (r < nr) {
-    start(r, fa, Ta, za);
-    for (; r + 4u < nr; r += 4u) {
-      start(r + 2u, fb, Tb, zb);
-      wg_wait<1>();
-      finish(r, fa, Ta, za);
-      start(r + 4u, fa, Ta, za);
-      wg_wait<1>();
-      finish(r + 2u, fb, Tb, zb);
+  u32 r = wg; // this consumer's rounds: wg, wg + C, ...
+  // Three consumers run the unpipelined loop: one temporary and one
+  // fragment set fit their 152 registers (with two consumers it measured
+  // as fast as the pipelined one).
+  if constexpr (DWP_PIPE && C == 2) {
+    // A steady state of two rounds an iteration, then a peeled tail: with
+    // the waits inside data-dependent branches ptxas serializes every wgmma
+    // (C7518, the H100's ptxas 13.0), with this shape it keeps wait_group 1.
+    if (r < nr) {
+      start(r, fa, Ta, za);
+      for (; r + 2u * C < nr; r += 2u * C) {
+        start(r + C, fb, Tb, zb);
+        wg_wait<1>();
+        finish(r, fa, Ta, za);
+        start(r + 2u * C, fa, Ta, za);
+        wg_wait<1>();
+        finish(r + C, fb, Tb, zb);
+      }
+      if (r + C < nr) {
+        start(r + C, fb, Tb, zb);
+        wg_wait<1>();
+        finish(r, fa, Ta, za);
+        wg_wait<0>();
+        finish(r + C, fb, Tb, zb);
+      } else {
+        wg_wait<0>();
+        finish(r, fa, Ta, za);
+      }
     }
-    if (r + 2u < nr) {
-      start(r + 2u, fb, Tb, zb);
-      wg_wait<1>();
-      finish(r, fa, Ta, za);
-      wg_wait<0>();
-      finish(r + 2u, fb, Tb, zb);
-    } else {
+  } else {
+    for (; r < nr; r += C) {
+      start(r, fa, Ta, za);
       wg_wait<0>();
       finish(r, fa, Ta, za);
     }
+    (void)fb, (void)Tb, (void)zb;
   }
-#else
-  for (; r < nr; r += 2u) {
-    start(r, fa, Ta, za);
-    wg_wait<0>();
-    finish(r, fa, Ta, za);
-  }
-  (void)fb, (void)Tb, (void)zb;
-#endif
-  // Consumer 1's partial tile to shared memory; consumer 0 adds it to its
-  // own (that order, whatever finishes first) and stores bf16.
-  if (wg == 1) {
+  // Consumers 1..C-1 leave their partial tiles in shared memory; consumer
+  // 0 adds them to its own in consumer order (whatever finishes first) and
+  // stores bf16.
+  if (wg != 0) {
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-      for (int j = 0; j < 4; j++) red[(mt * 4 + j) * 128u + t128] = acc[mt][j];
+      for (int j = 0; j < 4; j++) red[(C == 2 ? 0u : (wg - 1u) * PART) + (mt * 4 + j) * 128u + t128] = acc[mt][j];
   }
-  asm volatile("bar.sync 1, 256;" ::: "memory"); // the two consumer warpgroups
-  if (wg == 1) return;
+  asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // the consumer warpgroups
+  if (wg != 0) return;
   const u32 n0 = 64u * tile + 16u * wi;
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) {
     float sum[4];
 #pragma unroll
-    for (int j = 0; j < 4; j++) sum[j] = acc[mt][j] + red[(mt * 4 + j) * 128u + t128];
+    for (int j = 0; j < 4; j++) {
+      sum[j] = acc[mt][j];
+#pragma unroll
+      for (int w = 0; w < C - 1; w++) sum[j] += red[w * PART + (mt * 4 + j) * 128u + t128];
+    }
     store_bf16_tile(sum, out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
   }
-  (void)PART;
 }
 #else // __AMDGCN__
 // gfx1201 decode body: the sm_90 per-warp (v1) algorithm, block geometry, split-K protocol
@@ -2087,10 +2100,12 @@ DEC_WK_ENTRY(pq_gemm_dec_wks_m56, 56, 1, 1, 3, true, true)
 DEC_WK_ENTRY(pq_gemm_dec_wk1_m64, 64, 1, 1, 3, true, false)
 DEC_WK_ENTRY(pq_gemm_dec_wks_m64, 64, 1, 1, 3, true, true)
 // The warp-specialized body (gemm_dec_wp) per M class: NB rows on the
-// op's N side, U groups a round, D stages (gemm.decWPGeom holds the same
-// numbers, DecShared the bytes); block DWP_THREADS, grid N/64, S = 2 (the
-// consumer warpgroups). U = 1 from m40 up: two temporaries and two
-// fragment sets of two groups would pass the consumers' 224 registers.
+// op's N side, U groups a round, D stages, C consumer warpgroups
+// (gemm.decWPGeom holds the same numbers, DecShared the bytes); block
+// DWP_THREADS(C), grid N/64, S = C. wp (C = 2): U = 1 from m40 up, as two
+// temporaries and two fragment sets of two groups would pass the
+// consumers' 224 registers. wp3 (C = 3): three consumers at 152 registers
+// and the unpipelined loop; D a multiple of 3.
 // DWP_STAGES (a build-time trial, e.g. -DDWP_STAGES=4) overrides every
 // entry's D; the launch still sizes shared memory for the entry's D.
 #ifdef DWP_STAGES
@@ -2098,22 +2113,30 @@ DEC_WK_ENTRY(pq_gemm_dec_wks_m64, 64, 1, 1, 3, true, true)
 #else
 #define DWP_D(D) D
 #endif
-#define DEC_WP_ENTRY(NAME, NB, U, D)                                                                                   \
-  KERNEL __attribute__((launch_bounds(DWP_THREADS, 1))) void NAME(const u8 *wq, const u32 *sz, const u8 *act,          \
-                                                                  const float *asg, const float *rsum, u16 *out,      \
-                                                                  float *ws, u32 *sema, u32 M, u32 N, u32 K,          \
-                                                                  u32 nend0, u32 nend1, u32 S) {                      \
+#define DEC_WP_ENTRY(NAME, NB, U, D, C)                                                                                \
+  KERNEL __attribute__((launch_bounds(DWP_THREADS(C), 1))) void NAME(const u8 *wq, const u32 *sz, const u8 *act,       \
+                                                                     const float *asg, const float *rsum, u16 *out,   \
+                                                                     float *ws, u32 *sema, u32 M, u32 N, u32 K,       \
+                                                                     u32 nend0, u32 nend1, u32 S) {                   \
     (void)ws, (void)sema, (void)S;                                                                                     \
-    gemm_dec_wp<NB, U, DWP_D(D)>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1);                                  \
+    gemm_dec_wp<NB, U, DWP_D(D), C>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1);                               \
   }
-DEC_WP_ENTRY(pq_gemm_dec_wp_m8, 8, 2, 8)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m16, 16, 2, 8)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m24, 24, 2, 8)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m32, 32, 2, 6)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m40, 40, 1, 8)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m48, 48, 1, 8)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m56, 56, 1, 8)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m64, 64, 1, 8)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m8, 8, 2, 8, 2)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m16, 16, 2, 8, 2)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m24, 24, 2, 8, 2)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m32, 32, 2, 6, 2)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m40, 40, 1, 8, 2)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m48, 48, 1, 8, 2)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m56, 56, 1, 8, 2)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m64, 64, 1, 8, 2)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m8, 8, 2, 9, 3)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m16, 16, 2, 9, 3)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m24, 24, 2, 9, 3)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m32, 32, 2, 9, 3)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m40, 40, 1, 12, 3)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m48, 48, 1, 12, 3)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m56, 56, 1, 12, 3)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m64, 64, 1, 12, 3)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

@@ -119,7 +119,7 @@ func init() {
 		{Name: "pq_gemm_dec_wks_m64", Op: OpDec, Form: FormDecSK, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWKS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wks_m8's stream-K split over pq_gemm_dec_wk1_m64's body, 56 < M <= 64"},
 		{Name: "pq_gemm_dec_wp_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWP, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "decode-band W4A8 GEMM on the fp8 wgmma, warp-specialized, M <= 8: 64 columns a block of a producer warpgroup (every copy: weights and scale words by bulk copy, activations, asg and rs by cp.async, into a ring of 8 stages on full/empty mbarriers; 56 registers) and two consumer warpgroups (224 registers) taking the tile's rounds alternately; a consumer issues a round's ops, then folds the previous round's while they run (wait_group 1); the two partial tiles summed in shared memory in consumer order; wk1's operands (unsigned codes) and fold"},
+			Doc: "decode-band W4A8 GEMM on the fp8 wgmma, warp-specialized, M <= 8: 64 columns a block of a producer warpgroup (every copy, 56 registers: weights and scale words by bulk copy from one lane of its first warp, activations, asg and rs by cp.async from its other three, into a ring of 8 stages on full/empty mbarriers) and two consumer warpgroups (224 registers) taking the tile's rounds alternately; a consumer issues a round's ops, then folds the previous round's while they run (wait_group 1); the two partial tiles summed in shared memory in consumer order; wk1's operands (unsigned codes) and fold"},
 		{Name: "pq_gemm_dec_wp_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWP, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wp_m8's body, 8 < M <= 16 (m64n16k32)"},
 		{Name: "pq_gemm_dec_wp_m24", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 24, Role: kernels.Variant, Tag: TagWP, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
@@ -134,6 +134,22 @@ func init() {
 			Doc: "pq_gemm_dec_wp_m8's body, 48 < M <= 56 (m64n56k32), one group a round"},
 		{Name: "pq_gemm_dec_wp_m64", Op: OpDec, Form: FormDecKS, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWP, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wp_m8's body, 56 < M <= 64 (m64n64k32), one group a round"},
+		{Name: "pq_gemm_dec_wp3_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWP3, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp_m8's body with three consumer warpgroups (152 registers, rounds c, c + 3, ..., each folded after its own ops: no second temporary) beside the producer (40 registers), a ring of 9 stages, M <= 8"},
+		{Name: "pq_gemm_dec_wp3_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWP3, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp3_m8's body, 8 < M <= 16 (m64n16k32), 9 stages"},
+		{Name: "pq_gemm_dec_wp3_m24", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 24, Role: kernels.Variant, Tag: TagWP3, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp3_m8's body, 16 < M <= 24 (m64n24k32), 9 stages"},
+		{Name: "pq_gemm_dec_wp3_m32", Op: OpDec, Form: FormDecKS, MinM: 25, MaxM: 32, Role: kernels.Variant, Tag: TagWP3, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp3_m8's body, 24 < M <= 32 (m64n32k32), 9 stages"},
+		{Name: "pq_gemm_dec_wp3_m40", Op: OpDec, Form: FormDecKS, MinM: 33, MaxM: 40, Role: kernels.Variant, Tag: TagWP3, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp3_m8's body, 32 < M <= 40 (m64n40k32), 12 stages, one group a round"},
+		{Name: "pq_gemm_dec_wp3_m48", Op: OpDec, Form: FormDecKS, MinM: 41, MaxM: 48, Role: kernels.Variant, Tag: TagWP3, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp3_m8's body, 40 < M <= 48 (m64n48k32), 12 stages, one group a round"},
+		{Name: "pq_gemm_dec_wp3_m56", Op: OpDec, Form: FormDecKS, MinM: 49, MaxM: 56, Role: kernels.Variant, Tag: TagWP3, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp3_m8's body, 48 < M <= 56 (m64n56k32), 12 stages, one group a round"},
+		{Name: "pq_gemm_dec_wp3_m64", Op: OpDec, Form: FormDecKS, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWP3, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp3_m8's body, 56 < M <= 64 (m64n64k32), 12 stages, one group a round"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -404,7 +420,9 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 		err = fmt.Errorf("gemm: decode M=%d outside 1..%d", M, DecMaxM)
 		return
 	}
-	if S < 1 || S > DecMaxS || S > s.G() {
+	// A warp-specialized kernel's S is its block's consumer count: with
+	// fewer groups than consumers the idle ones add zero partials.
+	if wp, ok := decWPGeom[a.Kernel]; (S < 1 || S > DecMaxS || S > s.G()) && !(ok && S == wp.C) {
 		err = fmt.Errorf("gemm: split-K %d outside 1..min(%d, G=%d)", S, DecMaxS, s.G())
 		return
 	}
@@ -562,7 +580,7 @@ var decWGUnsigned = map[string]bool{"pq_gemm_dec_wg_m8": true, "pq_gemm_dec_wg_m
 // the splits (wp: the producer warpgroup).
 var decKSGeomByTag = map[string]struct{ tiles, threads, minS, maxS, extra int }{
 	TagKS: {1, 32, 1, DecKSMaxS, 0}, TagKS2: {2, 32, 1, DecKSMaxS, 0}, TagWK: {4, 128, 1, DecWKMaxS, 0}, TagWK1: {4, 128, 1, DecWKMaxS, 0},
-	TagWKS: {4, 128, 1, DecWKMaxS, 0}, TagWP: {4, 128, DecWPSplit, DecWPSplit, 128},
+	TagWKS: {4, 128, 1, DecWKMaxS, 0}, TagWP: {4, 128, DecWPSplit, DecWPSplit, 128}, TagWP3: {4, 128, DecWP3Split, DecWP3Split, 128},
 }
 
 // wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA, FP)
@@ -606,31 +624,40 @@ var decWKGeom = map[string]wkGeom{
 	"pq_gemm_dec_wks_m64": {NB: 64, R: 1, U: 1, RA: 3, FP: true, SK: true},
 }
 
-// wpGeom is one warp-specialized kernel's DEC_WP_ENTRY(NAME, NB, U, D)
-// numbers: op width NB, U groups a round, D stages.
-type wpGeom struct{ NB, U, D int }
+// wpGeom is one warp-specialized kernel's DEC_WP_ENTRY(NAME, NB, U, D, C)
+// numbers: op width NB, U groups a round, D stages, C consumer warpgroups.
+type wpGeom struct{ NB, U, D, C int }
 
 // bytes is gemm_dec_wp's dynamic shared memory: D stages (U activation
 // tiles of NB rows of 128 bytes, four warps' U KiB of weight words, U
-// groups' asg/rs pairs and 64 scale words, rounded up to 1 KiB), consumer
-// 1's partial tile (NB x 64 fp32) and 1024 bytes of alignment slack.
+// groups' asg/rs pairs and 64 scale words, rounded up to 1 KiB), the
+// partial tiles of consumers 1..C-1 (NB x 64 fp32 each) and 1024 bytes of
+// alignment slack.
 func (g wpGeom) bytes() int {
 	stage := g.U*g.NB*128 + 4*g.U*1024 + 4*g.U*(2*g.NB+64)
 	stage = (stage + 1023) / 1024 * 1024
-	return g.D*stage + 4*g.NB*DecBN + 1024
+	return g.D*stage + (g.C-1)*4*g.NB*DecBN + 1024
 }
 
 // decWPGeom holds every warp-specialized kernel's geometry, tied to
 // gemm.hip's DEC_WP_ENTRY lines by TestDecWPEntriesMatchRegistry.
 var decWPGeom = map[string]wpGeom{
-	"pq_gemm_dec_wp_m8":  {NB: 8, U: 2, D: 8},
-	"pq_gemm_dec_wp_m16": {NB: 16, U: 2, D: 8},
-	"pq_gemm_dec_wp_m24": {NB: 24, U: 2, D: 8},
-	"pq_gemm_dec_wp_m32": {NB: 32, U: 2, D: 6},
-	"pq_gemm_dec_wp_m40": {NB: 40, U: 1, D: 8},
-	"pq_gemm_dec_wp_m48": {NB: 48, U: 1, D: 8},
-	"pq_gemm_dec_wp_m56": {NB: 56, U: 1, D: 8},
-	"pq_gemm_dec_wp_m64": {NB: 64, U: 1, D: 8},
+	"pq_gemm_dec_wp_m8":   {NB: 8, U: 2, D: 8, C: 2},
+	"pq_gemm_dec_wp_m16":  {NB: 16, U: 2, D: 8, C: 2},
+	"pq_gemm_dec_wp_m24":  {NB: 24, U: 2, D: 8, C: 2},
+	"pq_gemm_dec_wp_m32":  {NB: 32, U: 2, D: 6, C: 2},
+	"pq_gemm_dec_wp_m40":  {NB: 40, U: 1, D: 8, C: 2},
+	"pq_gemm_dec_wp_m48":  {NB: 48, U: 1, D: 8, C: 2},
+	"pq_gemm_dec_wp_m56":  {NB: 56, U: 1, D: 8, C: 2},
+	"pq_gemm_dec_wp_m64":  {NB: 64, U: 1, D: 8, C: 2},
+	"pq_gemm_dec_wp3_m8":  {NB: 8, U: 2, D: 9, C: 3},
+	"pq_gemm_dec_wp3_m16": {NB: 16, U: 2, D: 9, C: 3},
+	"pq_gemm_dec_wp3_m24": {NB: 24, U: 2, D: 9, C: 3},
+	"pq_gemm_dec_wp3_m32": {NB: 32, U: 2, D: 9, C: 3},
+	"pq_gemm_dec_wp3_m40": {NB: 40, U: 1, D: 12, C: 3},
+	"pq_gemm_dec_wp3_m48": {NB: 48, U: 1, D: 12, C: 3},
+	"pq_gemm_dec_wp3_m56": {NB: 56, U: 1, D: 12, C: 3},
+	"pq_gemm_dec_wp3_m64": {NB: 64, U: 1, D: 12, C: 3},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
@@ -911,12 +938,26 @@ const TagWK1 = "wk1"
 // consumer warpgroups a block.
 const TagWP = "wp"
 
-// DecWPSplit is the wp kernels' one split: their consumer warpgroups.
-const DecWPSplit = 2
+// TagWP3 is the registry tag of the warp-specialized decode kernels with
+// three consumer warpgroups (pq_gemm_dec_wp3_*).
+const TagWP3 = "wp3"
 
-// DecSplitWP is the wp kernels' split law: DecWPSplit, the only split
-// their block has.
-func DecSplitWP(kernel string, M, N, K, sms int) int { return DecWPSplit }
+// DecWPSplit and DecWP3Split are the one split of the wp and wp3
+// kernels: their consumer warpgroups.
+const (
+	DecWPSplit  = 2
+	DecWP3Split = 3
+)
+
+// DecSplitWP is the warp-specialized kernels' split law: the only split
+// their block has, its consumer warpgroups (DecWPSplit for an unknown
+// kernel).
+func DecSplitWP(kernel string, M, N, K, sms int) int {
+	if g, ok := decWPGeom[kernel]; ok {
+		return g.C
+	}
+	return DecWPSplit
+}
 
 // TagWKS is the registry tag of the wk1 bodies split stream-K
 // (FormDecSK, pq_gemm_dec_wks_*).
@@ -987,6 +1028,7 @@ var OwnLaws = []OwnLaw{
 	{TagWK1, "gemm.DecSplitWK/" + TagWK1, DecSplitWK, DecWKFixedS, DecWKMaxS, 1},
 	{TagWKS, "gemm.DecSplitWKS/" + TagWKS, DecSplitWKS, DecWKFixedS, DecWKMaxS, 1},
 	{TagWP, "gemm.DecSplitWP/" + TagWP, DecSplitWP, []int{DecWPSplit}, DecWPSplit, DecWPSplit},
+	{TagWP3, "gemm.DecSplitWP/" + TagWP3, DecSplitWP, []int{DecWP3Split}, DecWP3Split, DecWP3Split},
 }
 
 // OwnLawTags are OwnLaws' tags.
@@ -1235,22 +1277,23 @@ func DecLaunchClasses(kernel string, s GemmShape, M, S int, atLaw bool) []string
 	return cls
 }
 
-// wpRoundClass is the round facet of a wp launch over G groups (rounds of
-// g.U groups, consumer c taking rounds c, c + 2, ...). Consumer 0's round
-// count picks the paths of gemm_dec_wp's consumer loop: 1 the lone round,
-// 2 the peeled pair, 3 one steady iteration and a lone round, 4 one and
-// the pair, 5 or more several; then consumer 1 idle, the ring wrapping
+// wpRoundClass is the round facet of a warp-specialized launch over G
+// groups (rounds of g.U groups, consumer c of g.C taking rounds c, c + C,
+// ...). Consumer 0's round count picks the paths of gemm_dec_wp's
+// consumer loop (with two consumers: 1 the lone round, 2 the peeled pair,
+// 3 one steady iteration and a lone round, 4 one and the pair, 5 or more
+// several); then whether some consumer has no round, the ring wrapping
 // (more rounds than stages: the producer waits on empty stages), a last
-// round of fewer than U groups, and an odd round count (consumer 1 one
-// round short).
+// round of fewer than U groups, and rounds not a multiple of C (the last
+// consumers one round short).
 func wpRoundClass(kernel string, g wpGeom, G int) string {
 	nr := (G + g.U - 1) / g.U
-	c0 := (nr + 1) / 2
+	c0 := (nr + g.C - 1) / g.C
 	rounds := fmt.Sprint(c0)
 	if c0 >= 5 {
 		rounds = ">=5"
 	}
-	return fmt.Sprintf("%s consumer0Rounds=%s consumer1Idle=%t ringWraps=%t partialRound=%t oddRounds=%t", kernel, rounds, nr == 1, nr > g.D, G%g.U != 0, nr%2 == 1)
+	return fmt.Sprintf("%s consumer0Rounds=%s consumerIdle=%t ringWraps=%t partialRound=%t unevenRounds=%t", kernel, rounds, nr < g.C, nr > g.D, G%g.U != 0, nr%g.C != 0)
 }
 
 // PreLaunchClasses names the launch-geometry classes of one prefill

@@ -76,7 +76,11 @@ func TestDecKernelsServeTheirRange(t *testing.T) {
 			t.Fatalf("M=%d: decode kernels %v, want the baseline %s first", M, ks, DecKernel(M))
 		}
 		for _, k := range ks {
-			if _, _, _, _, err := DecLaunch(sh, M, 2, DecArgs{Kernel: k.Name, WRow: 1}); err != nil { // S = 2 fits every in-block kernel
+			S := 2 // fits every in-block kernel but the three-consumer ones
+			if g, ok := decWPGeom[k.Name]; ok {
+				S = g.C
+			}
+			if _, _, _, _, err := DecLaunch(sh, M, S, DecArgs{Kernel: k.Name, WRow: 1}); err != nil {
 				t.Errorf("M=%d kernel %s: %v", M, k.Name, err)
 			}
 		}
@@ -541,34 +545,37 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		}
 		seen[e[1]] = true
 	}
-	// DEC_WP_ENTRY(name, NB, U, D): a wp kernel, four tiles a block of a
-	// producer and DecWPSplit consumer warpgroups (DWP_THREADS, the launch
-	// bound), its geometry decWPGeom's, NB its M class's op width, its
-	// shared memory within a block's, launched at S = DecWPSplit only.
-	wp := regexp.MustCompile(`(?m)^DEC_WP_ENTRY\((\w+), (\d+), (\d+), (\d+)\)`).FindAllStringSubmatch(string(src), -1)
-	threads := regexp.MustCompile(`(?m)^#define DWP_THREADS (\d+)`).FindStringSubmatch(string(src))
-	if len(wp) == 0 || threads == nil {
-		t.Error("no DEC_WP_ENTRY lines or no DWP_THREADS found")
+	// DEC_WP_ENTRY(name, NB, U, D, C): a warp-specialized kernel, four
+	// tiles a block of C consumer warpgroups and the producer
+	// (DWP_THREADS(C), the launch bound), its geometry decWPGeom's, NB its
+	// M class's op width, tagged wp (C = 2) or wp3 (C = 3), launched at
+	// S = C only.
+	wp := regexp.MustCompile(`(?m)^DEC_WP_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+)\)`).FindAllStringSubmatch(string(src), -1)
+	if len(wp) == 0 || !strings.Contains(string(src), "#define DWP_THREADS(C) (128 * ((C) + 1))") {
+		t.Error("no DEC_WP_ENTRY lines or no DWP_THREADS(C) = 128 (C + 1) found")
 	}
 	for _, e := range wp {
 		var g wpGeom
-		for i, p := range []*int{&g.NB, &g.U, &g.D} {
+		for i, p := range []*int{&g.NB, &g.U, &g.D, &g.C} {
 			*p, _ = strconv.Atoi(e[2+i])
 		}
+		tag := map[int]string{2: TagWP, 3: TagWP3}[g.C]
 		k, ok := kernels.Lookup(e[1])
 		switch {
-		case !ok || k.Tag != TagWP || k.Form != FormDecKS:
-			t.Errorf("%s: not a registered %s kernel tagged %s", e[1], FormDecKS, TagWP)
-		case threads != nil && strconv.Itoa(DecKSBlockThreads(k.Name, DecWPSplit)) != threads[1]:
-			t.Errorf("%s: DecKSBlockThreads %d, DWP_THREADS %s", k.Name, DecKSBlockThreads(k.Name, DecWPSplit), threads[1])
+		case !ok || tag == "" || k.Tag != tag || k.Form != FormDecKS:
+			t.Errorf("%s: not a registered %s kernel tagged %q (C = %d)", e[1], FormDecKS, tag, g.C)
+		case DecKSBlockThreads(k.Name, g.C) != 128*(g.C+1):
+			t.Errorf("%s: DecKSBlockThreads %d, DWP_THREADS(%d) = %d", k.Name, DecKSBlockThreads(k.Name, g.C), g.C, 128*(g.C+1))
 		case DecKSTiles(k.Name) != 4:
 			t.Errorf("%s: DecKSTiles %d, want 4 (64 columns a block)", k.Name, DecKSTiles(k.Name))
 		case 8*((k.MaxM+7)/8) != g.NB:
 			t.Errorf("%s: MaxM %d needs NB = %d, the entry's NB is %d", k.Name, k.MaxM, 8*((k.MaxM+7)/8), g.NB)
 		case decWPGeom[k.Name] != g:
 			t.Errorf("%s: the entry's geometry %+v, decWPGeom holds %+v", k.Name, g, decWPGeom[k.Name])
-		case !DecKSFits(k.Name, k.MaxM, DecWPSplit) || DecKSFits(k.Name, k.MaxM, DecWPSplit-1) || DecKSFits(k.Name, k.MaxM, DecWPSplit+1):
-			t.Errorf("%s: DecKSFits must take S = %d only", k.Name, DecWPSplit)
+		case !DecKSFits(k.Name, k.MaxM, g.C) || DecKSFits(k.Name, k.MaxM, g.C-1) || DecKSFits(k.Name, k.MaxM, g.C+1):
+			t.Errorf("%s: DecKSFits must take S = %d only", k.Name, g.C)
+		case DecSplitWP(k.Name, k.MaxM, 7168, 5120, 132) != g.C:
+			t.Errorf("%s: DecSplitWP %d, want its consumers, %d", k.Name, DecSplitWP(k.Name, k.MaxM, 7168, 5120, 132), g.C)
 		}
 		seen[e[1]] = true
 	}

@@ -8,16 +8,17 @@ import (
 
 // A model of gemm_dec_wp's stage ring: the producer issues the rounds in
 // order (a round past the first D waits for its stage's empty phase), a
-// round's copies land any time after they are issued, and the two
-// consumers run the kernel's loop (rounds c, c + 2, ...; a steady state of
-// two rounds an iteration, then the peeled tail) with the full-barrier
-// wait the hardware has: it names the phase by parity only. Random
+// round's copies land any time after they are issued, and the C
+// consumers run the kernel's loop (rounds c, c + C, ...; with two
+// consumers a steady state of two rounds an iteration, then the peeled
+// tail; with three one round at a time) with the full-barrier wait the
+// hardware has: it names the phase by parity only. Random
 // interleavings of every agent and every landing must never let a
 // consumer read a stage that does not hold its round, never deadlock, and
 // consume every round once.
 
 type wpSched struct {
-	D, nr       int
+	D, C, nr    int
 	full, empty []int // completed phases per stage
 	holds       []int // the round whose copies last landed in each stage (-1: none)
 	inFlight    []int // issued rounds not landed yet, in issue order
@@ -29,22 +30,29 @@ type wpSched struct {
 // completed phases: it passes once the current phase's parity differs.
 func parityWait(k, n int) bool { return k%2 != n%2 }
 
-// wpConsumerOps is the kernel's consumer loop for consumer c over nr
-// rounds: ("start", r) waits for round r and issues its ops, ("finish", r)
-// folds it and releases its stage.
-func wpConsumerOps(c, nr int) [][2]int {
+// wpConsumerOps is the kernel's consumer loop for consumer c of C over
+// nr rounds: ("start", r) waits for round r and issues its ops,
+// ("finish", r) folds it and releases its stage. Two consumers run the
+// pipelined loop (DWP_PIPE), three the unpipelined one.
+func wpConsumerOps(c, C, nr int) [][2]int {
 	const start, finish = 0, 1
 	var ops [][2]int
 	r := c
 	if r >= nr {
 		return nil
 	}
-	ops = append(ops, [2]int{start, r})
-	for ; r+4 < nr; r += 4 {
-		ops = append(ops, [2]int{start, r + 2}, [2]int{finish, r}, [2]int{start, r + 4}, [2]int{finish, r + 2})
+	if C != 2 {
+		for ; r < nr; r += C {
+			ops = append(ops, [2]int{start, r}, [2]int{finish, r})
+		}
+		return ops
 	}
-	if r+2 < nr {
-		ops = append(ops, [2]int{start, r + 2}, [2]int{finish, r}, [2]int{finish, r + 2})
+	ops = append(ops, [2]int{start, r})
+	for ; r+2*C < nr; r += 2 * C {
+		ops = append(ops, [2]int{start, r + C}, [2]int{finish, r}, [2]int{start, r + 2*C}, [2]int{finish, r + C})
+	}
+	if r+C < nr {
+		ops = append(ops, [2]int{start, r + C}, [2]int{finish, r}, [2]int{finish, r + C})
 	} else {
 		ops = append(ops, [2]int{finish, r})
 	}
@@ -58,8 +66,11 @@ func (m *wpSched) run(rng *rand.Rand, lag float64) string {
 		m.holds[i] = -1
 	}
 	next := 0 // the producer's next round
-	cons := [2][][2]int{wpConsumerOps(0, m.nr), wpConsumerOps(1, m.nr)}
-	pc := [2]int{}
+	cons := make([][][2]int, m.C)
+	for c := range cons {
+		cons[c] = wpConsumerOps(c, m.C, m.nr)
+	}
+	pc := make([]int, m.C)
 	for {
 		type move func()
 		var moves []move
@@ -88,7 +99,7 @@ func (m *wpSched) run(rng *rand.Rand, lag float64) string {
 				})
 			}
 		}
-		for c := range 2 {
+		for c := range m.C {
 			if pc[c] == len(cons[c]) {
 				continue
 			}
@@ -125,8 +136,10 @@ func (m *wpSched) run(rng *rand.Rand, lag float64) string {
 			return m.fault
 		}
 	}
-	if next < m.nr || pc[0] < len(cons[0]) || pc[1] < len(cons[1]) {
-		return fmt.Sprintf("deadlock: producer at round %d of %d, consumers at ops %d/%d and %d/%d", next, m.nr, pc[0], len(cons[0]), pc[1], len(cons[1]))
+	for c := range m.C {
+		if next < m.nr || pc[c] < len(cons[c]) {
+			return fmt.Sprintf("deadlock: producer at round %d of %d, consumer %d at op %d of %d", next, m.nr, c, pc[c], len(cons[c]))
+		}
 	}
 	for r, n := range m.consumed {
 		if n != 1 {
@@ -137,29 +150,31 @@ func (m *wpSched) run(rng *rand.Rand, lag float64) string {
 }
 
 func TestWPStageRing(t *testing.T) {
-	for _, g := range decWPGeom {
-		if g.D%2 != 0 || g.D < 3 {
-			t.Errorf("%+v: the ring needs an even D of at least 3 (gemm.hip's static asserts)", g)
+	for name, g := range decWPGeom {
+		if g.D%g.C != 0 || g.D <= g.C {
+			t.Errorf("%s %+v: the ring needs D a multiple of C and larger than C (gemm.hip's static asserts)", name, g)
 		}
 	}
-	for D := 3; D <= 9; D++ {
-		t.Run(fmt.Sprintf("D=%d", D), func(t *testing.T) {
-			found := ""
-			for nr := 1; nr <= 3*D+5; nr++ {
-				for seed := range uint64(60) {
-					m := &wpSched{D: D, nr: nr}
-					rng := rand.New(rand.NewPCG(seed, uint64(nr)))
-					if f := m.run(rng, rng.Float64()); f != "" && found == "" {
-						found = fmt.Sprintf("nr=%d seed=%d: %s", nr, seed, f)
+	for _, C := range []int{2, 3} {
+		for D := C + 1; D <= 4*C+1; D++ {
+			t.Run(fmt.Sprintf("C=%d/D=%d", C, D), func(t *testing.T) {
+				found := ""
+				for nr := 1; nr <= 3*D+5; nr++ {
+					for seed := range uint64(60) {
+						m := &wpSched{D: D, C: C, nr: nr}
+						rng := rand.New(rand.NewPCG(seed, uint64(nr)))
+						if f := m.run(rng, rng.Float64()); f != "" && found == "" {
+							found = fmt.Sprintf("nr=%d seed=%d: %s", nr, seed, f)
+						}
 					}
 				}
-			}
-			switch {
-			case D%2 == 0 && found != "":
-				t.Errorf("even D: %s", found)
-			case D%2 == 1 && found == "":
-				t.Errorf("odd D: no interleaving read a stale stage; the model cannot see the parity aliasing the kernel's even-D assert prevents")
-			}
-		})
+				switch {
+				case D%C == 0 && found != "":
+					t.Errorf("D a multiple of C: %s", found)
+				case D%C != 0 && found == "":
+					t.Errorf("D not a multiple of C: no interleaving read a stale stage; the model cannot see the parity aliasing the kernel's D %% C assert prevents")
+				}
+			})
+		}
 	}
 }
