@@ -1258,6 +1258,14 @@ DEVICE void dec_sk_reduce(const float *red, u32 rstride, const float *flush, u32
 // together ([pair][asg even, asg odd, rs even, rs odd]) so the fold reads
 // them with one 16-byte load. Without FP: items by index over the
 // warpgroup, asg and rs by warp 2 in [asg NB][rs NB].
+// DWK_FENCE, an attribution trial only (e.g. -DDWK_FENCE=0): which of
+// the body's two proxy fences are built, bit 0 the one before a round's
+// bulk copy, bit 1 the one after a round's cp.async lands. Both are needed
+// by the memory model; the trial measures what they cost while the
+// thread still has later cp.async groups in flight.
+#ifndef DWK_FENCE
+#define DWK_FENCE 3
+#endif
 template <int NB, int R, int U, int RA, bool FP = false, bool SK = false>
 DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                         float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1, u32 S) {
@@ -1315,7 +1323,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   auto issue = [&](u32 r) { // lane 0: round r's weights -> slot r % R
     const u32 slot = wr + (r % R) * SLOT, bar = bars + 8u * (r % R);
     const Round q = round_of(r);
-    fence_proxy_async(); // the warp's reads of the slot come before the copy's writes
+    if (DWK_FENCE & 1) fence_proxy_async(); // the warp's reads of the slot come before the copy's writes
     mbar_arrive_expect_tx(bar, q.n * 1024u);
     bulk_g2s(slot, wq + ((u64)(DEC_WARPS * q.tile + warp) * G + q.g0) * 1024u, q.n * 1024u, bar);
   };
@@ -1414,7 +1422,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
   for (u32 r = 0; r < nr; r++) {
     cp_async_wait<RA - 2>(); // this thread's copies of round r landed
-    fence_proxy_async();         // visible to the op (async proxy)
+    if (DWK_FENCE & 2) fence_proxy_async(); // visible to the op (async proxy)
     wg_bar_sync(1u + wg);        // every thread's, and round r - 1's ops retired
     stage(r + RA - 1u);      // into round r - 1's slot
     const u32 slot = wr + (r % R) * SLOT, sl = r % RA;

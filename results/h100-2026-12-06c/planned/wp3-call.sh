@@ -3,7 +3,9 @@
 # SASS, bench2 dec with wk1, wp and wp3 in both launch modes beside
 # cuBLASLt fp8 (both regimes), the static device gates, the gemm gate under
 # memcheck (wp3 kernels instrumented), ncu of wp3 at M = 1 and 64 on qkv.
-# Run from the repository root with bin/ and build/ carried. One tarball back.
+# The wk fence attribution builds (planned/make-alt.sh) at M = 1, 16, 64.
+# Run from the repository root with bin/, build/ and build-alt/ carried.
+# One tarball back.
 set -u
 O=${OUT:?}
 W=$(mktemp -d)
@@ -25,6 +27,13 @@ step "gate static rc=$?"
 timeout 200 compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wp3 \
 	$P gate --quick --only '^gemm$' --require-device --watchdog 120s --json "$W/gate-gemm.json" >"$W/memcheck-gemm.log" 2>&1
 step "memcheck gemm rc=$?"
+for v in fence2 fence0; do # the wk fence attribution builds (planned/make-alt.sh); bench2 checks each output before timing it
+	[ $((SECONDS - start)) -lt 420 ] || break
+	rm -rf "build-$v" && cp -r build "build-$v" && gzip -dc "build-alt/$v.ptx.gz" >"build-$v/sm_90a/gemm.ptx"
+	timeout 60 $P bench2 dec --build "build-$v" --m 1,16,64 --variants wk1S1,wk1S4,cublaslt --reps 4 --regimes stream \
+		--watchdog 30s --json "$W/dec-$v.json" >"$W/dec-$v.log" 2>&1
+	step "dec $v rc=$?"
+done
 export NCU_METRICS=sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_elapsed.max,smsp__inst_executed.sum
 for e in 1:wp3_m8 64:wp3_m64; do
 	[ $((SECONDS - start)) -lt 500 ] || break
