@@ -1526,11 +1526,12 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 }
 
 
-// gemm_dec_wp: the decode body warp-specialized. Block = 3 warpgroups,
-// 64 columns (grid N/64): warpgroup 2 is the producer (every copy, 56
-// registers), warpgroups 0 and 1 consume (224 registers: setmaxnreg) and
-// take the tile's rounds of U groups alternately (the split S = 2, summed
-// in shared memory in consumer order: deterministic, no ws, no counters).
+// gemm_dec_wp: the decode body warp-specialized. Block = C + 1
+// warpgroups, 64 columns (grid N/64): warpgroup C is the producer (every
+// copy, 56 registers), warpgroups 0..C-1 consume (setmaxnreg: 224
+// registers at C = 2, 152 at C = 3) and take the tile's rounds of U
+// groups in turn (the split S = C, summed in shared memory in consumer
+// order: deterministic, no ws, no counters).
 // The operands and the fold are gemm_dec_wk's: A = the weights' unsigned
 // codes in registers (w4_e4m3u_frag), B = the activation codes from
 // 128B-swizzled shared tiles with M on the op's N side (NB rows), y +=
@@ -1560,9 +1561,9 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #endif
 // Block: C consumer warpgroups and the producer. Registers a thread after
 // setmaxnreg (the block's 65536 split; C = 2 is pq_gemm_pre_wg's split):
-// C = 2: 256 x 224 + 128 x 56; C = 3: 384 x 152 + 128 x 40.
+// C = 2: 256 x 224 + 128 x 56; C = 3: 384 x 152 + 128 x 56.
 #define DWP_THREADS(C) (128 * ((C) + 1))
-template <int C> constexpr int dwp_producer_regs() { return C == 2 ? 56 : 40; }
+template <int C> constexpr int dwp_producer_regs() { return 56; }
 template <int C> constexpr int dwp_consumer_regs() { return C == 2 ? 224 : 152; }
 #define DWP_COPIERS 96u // the producer's cp.async threads (its warps 1..3)
 // Marks fragment registers as read here, after the wait that retires
@@ -2114,12 +2115,13 @@ DEC_WK_ENTRY(pq_gemm_dec_wks_m64, 64, 1, 1, 3, true, true)
 // temporaries and two fragment sets of two groups would pass the
 // consumers' 224 registers. wp3 (C = 3): three consumers at 152 registers
 // and the unpipelined loop; D a multiple of 3.
-// DWP_STAGES (a build-time trial, e.g. -DDWP_STAGES=4) overrides every
-// entry's D; the launch still sizes shared memory for the entry's D.
+// DWP_STAGES (a build-time trial, e.g. -DDWP_STAGES=4) overrides the D of
+// every two-consumer entry; the launch still sizes shared memory for the
+// entry's D, so the override may not exceed it.
 #ifdef DWP_STAGES
-#define DWP_D(D) DWP_STAGES
+#define DWP_D(D, C) ((C) == 2 ? DWP_STAGES : (D))
 #else
-#define DWP_D(D) D
+#define DWP_D(D, C) (D)
 #endif
 #define DEC_WP_ENTRY(NAME, NB, U, D, C)                                                                                \
   KERNEL __attribute__((launch_bounds(DWP_THREADS(C), 1))) void NAME(const u8 *wq, const u32 *sz, const u8 *act,       \
@@ -2127,7 +2129,8 @@ DEC_WK_ENTRY(pq_gemm_dec_wks_m64, 64, 1, 1, 3, true, true)
                                                                      float *ws, u32 *sema, u32 M, u32 N, u32 K,       \
                                                                      u32 nend0, u32 nend1, u32 S) {                   \
     (void)ws, (void)sema, (void)S;                                                                                     \
-    gemm_dec_wp<NB, U, DWP_D(D), C>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1);                               \
+    static_assert(DWP_D(D, C) <= (D), "DWP_STAGES beyond the entry's D overruns the shared memory the launch sizes");   \
+    gemm_dec_wp<NB, U, DWP_D(D, C), C>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1);                            \
   }
 DEC_WP_ENTRY(pq_gemm_dec_wp_m8, 8, 2, 8, 2)
 DEC_WP_ENTRY(pq_gemm_dec_wp_m16, 16, 2, 8, 2)

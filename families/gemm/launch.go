@@ -135,7 +135,7 @@ func init() {
 		{Name: "pq_gemm_dec_wp_m64", Op: OpDec, Form: FormDecKS, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWP, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wp_m8's body, 56 < M <= 64 (m64n64k32), one group a round"},
 		{Name: "pq_gemm_dec_wp3_m8", Op: OpDec, Form: FormDecKS, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWP3, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			Doc: "pq_gemm_dec_wp_m8's body with three consumer warpgroups (152 registers, rounds c, c + 3, ..., each folded after its own ops: no second temporary) beside the producer (40 registers), a ring of 9 stages, M <= 8"},
+			Doc: "pq_gemm_dec_wp_m8's body with three consumer warpgroups (152 registers, rounds c, c + 3, ..., each folded after its own ops: no second temporary) beside the producer (56 registers), a ring of 9 stages, M <= 8"},
 		{Name: "pq_gemm_dec_wp3_m16", Op: OpDec, Form: FormDecKS, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWP3, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wp3_m8's body, 8 < M <= 16 (m64n16k32), 9 stages"},
 		{Name: "pq_gemm_dec_wp3_m24", Op: OpDec, Form: FormDecKS, MinM: 17, MaxM: 24, Role: kernels.Variant, Tag: TagWP3, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
