@@ -2092,7 +2092,8 @@ DEC_WK_ENTRY(pq_gemm_dec_wks_m64, 64, 1, 1, 3, true, true)
 // consumer warpgroups). U = 1 from m40 up: two temporaries and two
 // fragment sets of two groups would pass the consumers' 224 registers.
 // DWP_STAGES (a build-time trial, e.g. -DDWP_STAGES=4) overrides every
-// entry's D; the launch still sizes shared memory for the entry's D.
+// entry's D; the launch still sizes shared memory for the entry's D, so
+// the override may not exceed it.
 #ifdef DWP_STAGES
 #define DWP_D(D) DWP_STAGES
 #else
@@ -2104,6 +2105,7 @@ DEC_WK_ENTRY(pq_gemm_dec_wks_m64, 64, 1, 1, 3, true, true)
                                                                   float *ws, u32 *sema, u32 M, u32 N, u32 K,          \
                                                                   u32 nend0, u32 nend1, u32 S) {                      \
     (void)ws, (void)sema, (void)S;                                                                                     \
+    static_assert(DWP_D(D) <= (D), "DWP_STAGES beyond the entry's D overruns the shared memory the launch sizes");      \
     gemm_dec_wp<NB, U, DWP_D(D)>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1);                                  \
   }
 DEC_WP_ENTRY(pq_gemm_dec_wp_m8, 8, 2, 8)
