@@ -1573,7 +1573,6 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   constexpr u32 TILE = NB * 128u, ARS = 2u * NB + 64u; // ARS: floats of one group's asg/rs pairs and scale words
   constexpr u32 ST_W = U * TILE, ST_R = ST_W + 4u * U * 1024u;
   constexpr u32 STAGE = (ST_R + 4u * U * ARS + 1023u) / 1024u * 1024u;
-  constexpr u32 PART = MT * 4u * 128u; // floats of consumer 1's partial tile
   static_assert(U == 1 || U == 2, "a round is one or two groups");
   static_assert(D >= 3, "a consumer holds round r while it waits for round r + 2's stage");
   // A full-barrier wait names its phase by parity only, so it must never
@@ -1777,7 +1776,6 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     for (int j = 0; j < 4; j++) sum[j] = acc[mt][j] + red[(mt * 4 + j) * 128u + t128];
     store_bf16_tile(sum, out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
   }
-  (void)PART;
 }
 #else // __AMDGCN__
 // gfx1201 decode body: the sm_90 per-warp (v1) algorithm, block geometry, split-K protocol
