@@ -10,12 +10,13 @@ import (
 )
 
 // The golden reports are real `ptxas -arch=sm_90a -v build/sm_90a/gemm.ptx`
-// output from the GPU host: clean, the committed kernels' (2026-12-06, on
-// the H100 image: results/h100-2026-12-06/call5/ptxas-E.txt.gz); from the
-// H200 image (2026-11-29), one per pq_gemm_pre_wg version: serialized-c7514 (temporaries read
-// while a wgmma was in flight), outofline-stack (a lambda compiled out of
-// line: 912-byte stack, injected warpgroup syncs, C7520), producer-spill (a
-// 232/40 setmaxnreg split).
+// output from the GPU host. clean: the committed kernels' (2026-12-06, the
+// H100 image, gemm.ptx md5 b2306c53: results/h100-2026-12-06c/call3/
+// ptxas.txt.gz). From the H200 image (2026-11-29), one per pq_gemm_pre_wg
+// version: serialized-c7514 (temporaries read while a wgmma was in
+// flight), outofline-stack (a lambda compiled out of line: 912-byte stack,
+// injected warpgroup syncs, C7520), producer-spill (a 232/40 setmaxnreg
+// split).
 func readPtxasGolden(t *testing.T, name string) map[string]*PtxasFunc {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "ptxas", name))

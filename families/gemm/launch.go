@@ -447,11 +447,12 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 			err = fmt.Errorf("gemm: kernel %s is not a registered %d-bit decode kernel (op %s, form %s, %s or %s) serving M=%d", a.Kernel, bits, op, FormDec, FormDecKS, FormDecSK, M)
 			return
 		}
-		if !DecKSFits(k.Name, M, S) {
-			err = fmt.Errorf("gemm: kernel %s splits K inside one block: S=%d does not fit it (at most %d splits of %d threads and %d bytes of shared memory; M=%d needs %d)",
-				k.Name, S, decKSGeomByTag[k.Tag].maxS, DecKSThreads(k.Name), sm90SharedPerBlock, M, DecShared(k.Name, M, S))
-			if g := decKSGeomByTag[k.Tag]; g.minS == g.maxS {
+		if g := decKSGeomByTag[k.Tag]; !DecKSFits(k.Name, M, S) {
+			if g.minS == g.maxS {
 				err = fmt.Errorf("gemm: kernel %s launches at split S=%d only (its block's %d consumer warpgroups), not S=%d", k.Name, g.minS, g.minS, S)
+			} else {
+				err = fmt.Errorf("gemm: kernel %s splits K inside one block: S=%d does not fit it (at most %d splits of %d threads and %d bytes of shared memory; M=%d needs %d)",
+					k.Name, S, g.maxS, DecKSThreads(k.Name), sm90SharedPerBlock, M, DecShared(k.Name, M, S))
 			}
 			return
 		}

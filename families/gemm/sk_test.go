@@ -163,7 +163,8 @@ func checkDecSKSplit(t *testing.T, kernel string, M, N, K, S, sms int) {
 	geo := fmt.Sprintf("%s M=%d N=%d K=%d S=%d sms=%d", kernel, M, N, K, S, sms)
 	G, tiles := uint32(K/refimpl.GroupSize), uint32(N/DecBN)
 	T := tiles * G
-	Bi := DecSKBlocks(kernel, M, N, K, S, DecSKSlots(kernel, M, S, sms, 1))
+	slots := DecSKSlots(kernel, M, S, sms, 1) // sms slots of one block an SM
+	Bi := DecSKBlocks(kernel, M, N, K, S, slots)
 	// 1. The grid: at least one block, none without units.
 	if Bi < 1 || uint64(Bi) > uint64(T) {
 		t.Fatalf("%s: DecSKBlocks = %d, want 1..T = %d (G=%d, tiles=%d)", geo, Bi, T, G, tiles)
@@ -305,16 +306,16 @@ func checkDecSKSplit(t *testing.T, kernel string, M, N, K, S, sms int) {
 		}
 		maxTerms = max(maxTerms, terms)
 	}
-	if got := DecSKSharedTiles(kernel, M, N, K, S, DecSKSlots(kernel, M, S, sms, 1)); got != shared {
+	if got := DecSKSharedTiles(kernel, M, N, K, S, slots); got != shared {
 		t.Errorf("%s: DecSKSharedTiles = %d, the model has %d shared tiles (B=%d T=%d)", geo, got, shared, B, T)
 	}
 
 	// 4. The error bound's term count and the workspace.
-	if got := DecSumTerms(kernel, M, N, K, S, DecSKSlots(kernel, M, S, sms, 1)); got < maxTerms {
+	if got := DecSumTerms(kernel, M, N, K, S, slots); got < maxTerms {
 		t.Errorf("%s: DecSumTerms = %d, but a tile sums %d partials (B=%d T=%d)", geo, got, maxTerms, B, T)
 	}
 	tileBytes := 4 * decWKGeom[kernel].NB * DecBN
-	if got, need := DecSKWorkspaceBytes(kernel, M, N, K, S, DecSKSlots(kernel, M, S, sms, 1)), (maxSlot+1)*tileBytes; got < need {
+	if got, need := DecSKWorkspaceBytes(kernel, M, N, K, S, slots), (maxSlot+1)*tileBytes; got < need {
 		t.Errorf("%s: DecSKWorkspaceBytes = %d, the highest ws slot %d needs %d", geo, got, maxSlot, need)
 	}
 }
