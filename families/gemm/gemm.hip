@@ -1556,6 +1556,11 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // thread. Without
 // DWP_PIPE each round waits for its own ops before folding (the two
 // consumers still overlap each other).
+// DWP_FIXED (default 1): the copiers' fixed-piece loop; 0 builds the
+// index loop it replaced (a trial build, for comparison).
+#ifndef DWP_FIXED
+#define DWP_FIXED 1
+#endif
 #ifndef DWP_PIPE
 #define DWP_PIPE 1
 #endif
@@ -1660,6 +1665,50 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     const u32 p = partition_of(64u * tile, nend0, nend1);
     const u8 *const ap = act + (u64)p * M * K;
     const float *const asp = asg + (u64)p * M * G, *const rsp = rsum + (u64)p * M * G;
+#if DWP_FIXED
+    // Fixed pieces: copier pt stages the 16-byte piece column pc = pt % 8
+    // of rows pm + RSTEP·j (pm = pt / 8), and the asg/rs items pt and pt +
+    // DWP_COPIERS of a round's 2·U·M (the index order below). Every address
+    // is set here; a round adds only its first group, so the copy loop
+    // issues little more than its copies.
+    constexpr u32 RSTEP = DWP_COPIERS / 8u, NJ = (NB + RSTEP - 1u) / RSTEP;
+    static_assert(RSTEP % 8u == 4u, "a copier's rows alternate between two swizzle phases");
+    static_assert(2u * U * NB <= 2u * DWP_COPIERS, "at most two asg/rs items a copier and round");
+    const u32 pc = pt & 7u, pm = pt >> 3;
+    const u32 dp0 = pm * 128u + ((pc ^ (pm & 7u)) << 4), dp1 = pm * 128u + ((pc ^ ((pm + 4u) & 7u)) << 4);
+    const u8 *const asrc = ap + (u64)pm * K + 16u * pc; // row pm, piece pc, group 0
+    // asg/rs item i: row i / (2U), asg or rs by i & 1, group (i >> 1) % U.
+    auto item_src = [&](u32 i) { return ((i & 1u) ? rsp : asp) + (u64)(i / (2u * U)) * G + (i >> 1) % U; };
+    auto item_dst = [&](u32 i) { return ST_R + 4u * (((i >> 1) % U) * ARS + arx(i / (2u * U), i & 1u)); };
+    const u32 ia = pt, ib = pt + DWP_COPIERS;
+    const bool la = ia < 2u * U * M, lb = ib < 2u * U * M;
+    const float *const sa = item_src(la ? ia : 0u), *const sb = item_src(lb ? ib : 0u);
+    const u32 da = item_dst(la ? ia : 0u), db = item_dst(lb ? ib : 0u), ua = (ia >> 1) % U, ub = (ib >> 1) % U;
+    u32 s = 0u, ph = 1u; // round r's stage; from r = D, the parity of the stage's phase r / D - 1 (flips at each wrap)
+    for (u32 r = 0; r < nr; r++) {
+      const u32 st = base + s * STAGE, g0 = r * U, n = G - g0 < U ? G - g0 : U;
+      if (r >= (u32)D) mbar_wait(empty0 + 8u * s, ph);
+#pragma unroll
+      for (u32 u = 0; u < (u32)U; u++) {
+        if (u < n) {
+          const u8 *src = asrc + (g0 + u) * GROUP;
+          // The row step, opaque: kept in one register instead of NJ
+          // hoisted 64-bit multiples (the producer has 56 registers).
+          u32 kstep = RSTEP * K;
+          asm volatile("" : "+r"(kstep));
+#pragma unroll
+          for (u32 j = 0; j < NJ; j++) {
+            if (pm + RSTEP * j < M) cp_async16_s(st + u * TILE + RSTEP * 128u * j + ((j & 1u) ? dp1 : dp0), src, 16u);
+            src += kstep;
+          }
+        }
+      }
+      if (la && ua < n) cp_async4_s(st + da, sa + g0, 4u);
+      if (lb && ub < n) cp_async4_s(st + db, sb + g0, 4u);
+      cp_async_mbar_arrive(full0 + 8u * s);
+      if (++s == (u32)D) s = 0u, ph ^= 1u;
+    }
+#else
     for (u32 r = 0; r < nr; r++) {
       const u32 s = r % D, st = base + s * STAGE, g0 = r * U, n = G - g0 < U ? G - g0 : U;
       if (r >= (u32)D) mbar_wait(empty0 + 8u * s, ((r / D) - 1u) & 1u);
@@ -1675,6 +1724,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
       }
       cp_async_mbar_arrive(full0 + 8u * s);
     }
+#endif
     // Exit only once this thread's copies have landed (the PTX ISA does not
     // promise a thread may exit with cp.async writes in flight).
     asm volatile("cp.async.wait_all;" ::: "memory");
