@@ -1677,13 +1677,13 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     const u32 pc = pt & 7u, pm = pt >> 3;
     const u32 dp0 = pm * 128u + ((pc ^ (pm & 7u)) << 4), dp1 = pm * 128u + ((pc ^ ((pm + 4u) & 7u)) << 4);
     const u8 *const asrc = ap + (u64)pm * K + 16u * pc; // row pm, piece pc, group 0
-    // asg/rs item i: row i / (2U), asg or rs by i & 1, group (i >> 1) % U.
-    auto item_src = [&](u32 i) { return ((i & 1u) ? rsp : asp) + (u64)(i / (2u * U)) * G + (i >> 1) % U; };
-    auto item_dst = [&](u32 i) { return ST_R + 4u * (((i >> 1) % U) * ARS + arx(i / (2u * U), i & 1u)); };
-    const u32 ia = pt, ib = pt + DWP_COPIERS;
-    const bool la = ia < 2u * U * M, lb = ib < 2u * U * M;
-    const float *const sa = item_src(la ? ia : 0u), *const sb = item_src(lb ? ib : 0u);
-    const u32 da = item_dst(la ? ia : 0u), db = item_dst(lb ? ib : 0u), ua = (ia >> 1) % U, ub = (ib >> 1) % U;
+    // asg/rs item i: row i / (2U), asg or rs by i & 1, group (i >> 1) % U
+    // (an item past 2·U·M is never copied; its address is item 0's).
+    const bool la = pt < 2u * U * M, lb = pt + DWP_COPIERS < 2u * U * M;
+    const u32 ia = la ? pt : 0u, ib = lb ? pt + DWP_COPIERS : 0u, ua = (ia >> 1) % U, ub = (ib >> 1) % U;
+    const float *const sa = ((ia & 1u) ? rsp : asp) + (u64)(ia / (2u * U)) * G + ua;
+    const float *const sb = ((ib & 1u) ? rsp : asp) + (u64)(ib / (2u * U)) * G + ub;
+    const u32 da = ST_R + 4u * (ua * ARS + arx(ia / (2u * U), ia & 1u)), db = ST_R + 4u * (ub * ARS + arx(ib / (2u * U), ib & 1u));
     u32 s = 0u, ph = 1u; // round r's stage; from r = D, the parity of the stage's phase r / D - 1 (flips at each wrap)
     for (u32 r = 0; r < nr; r++) {
       const u32 st = base + s * STAGE, g0 = r * U, n = G - g0 < U ? G - g0 : U;
