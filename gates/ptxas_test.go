@@ -11,7 +11,7 @@ import (
 
 // The golden reports are real `ptxas -arch=sm_90a -v build/sm_90a/gemm.ptx`
 // output from the GPU host. clean: the committed kernels' (2026-12-06, the
-// H100 image, gemm.ptx md5 258f4fba: results/h100-2026-12-06d/call1/
+// H100 image, gemm.ptx md5 3ef97b8a: results/h100-2026-12-06d/call5/
 // ptxas.txt.gz). From the H200 image (2026-11-29), one per pq_gemm_pre_wg
 // version: serialized-c7514 (temporaries read while a wgmma was in
 // flight), outofline-stack (a lambda compiled out of line: 912-byte stack,

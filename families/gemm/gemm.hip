@@ -1556,11 +1556,6 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // thread. Without
 // DWP_PIPE each round waits for its own ops before folding (the two
 // consumers still overlap each other).
-// DWP_FIXED (default 1): the copiers' fixed-piece loop; 0 builds the
-// index loop it replaced (a trial build, for comparison).
-#ifndef DWP_FIXED
-#define DWP_FIXED 1
-#endif
 #ifndef DWP_PIPE
 #define DWP_PIPE 1
 #endif
@@ -1665,12 +1660,13 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     const u32 p = partition_of(64u * tile, nend0, nend1);
     const u8 *const ap = act + (u64)p * M * K;
     const float *const asp = asg + (u64)p * M * G, *const rsp = rsum + (u64)p * M * G;
-#if DWP_FIXED
     // Fixed pieces: copier pt stages the 16-byte piece column pc = pt % 8
     // of rows pm + RSTEP·j (pm = pt / 8), and the asg/rs items pt and pt +
-    // DWP_COPIERS of a round's 2·U·M (the index order below). Every address
-    // is set here; a round adds only its first group, so the copy loop
-    // issues little more than its copies.
+    // DWP_COPIERS of a round's 2·U·M (the index order below). Row m's piece
+    // c lands at piece c ^ (m % 8) of its row (the 128B swizzle). Every
+    // address is set here; a round adds only its first group, so the copy
+    // loop issues little more than its copies (the index loop it replaced
+    // kept the copiers, not the consumers, the limit at large M).
     constexpr u32 RSTEP = DWP_COPIERS / 8u, NJ = (NB + RSTEP - 1u) / RSTEP;
     static_assert(RSTEP % 8u == 4u, "a copier's rows alternate between two swizzle phases");
     static_assert(2u * U * NB <= 2u * DWP_COPIERS, "at most two asg/rs items a copier and round");
@@ -1708,23 +1704,6 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
       cp_async_mbar_arrive(full0 + 8u * s);
       if (++s == (u32)D) s = 0u, ph ^= 1u;
     }
-#else
-    for (u32 r = 0; r < nr; r++) {
-      const u32 s = r % D, st = base + s * STAGE, g0 = r * U, n = G - g0 < U ? G - g0 : U;
-      if (r >= (u32)D) mbar_wait(empty0 + 8u * s, ((r / D) - 1u) & 1u);
-      // Activation pieces: row m's 16-byte piece c of group u at piece
-      // c ^ (m % 8) of its row (128B swizzle).
-      for (u32 i = pt; i < M * 8u * U; i += DWP_COPIERS) {
-        const u32 m = i / (8u * U), u = (i / 8u) % U, c = i % 8u;
-        if (u < n) cp_async16_s(st + u * TILE + m * 128u + ((c ^ (m & 7u)) << 4), ap + (u64)m * K + (g0 + u) * GROUP + 16u * c, 16u);
-      }
-      for (u32 i = pt; i < 2u * U * M; i += DWP_COPIERS) {
-        const u32 m = i / (2u * U), which = i & 1u, u = (i >> 1) % U;
-        if (u < n) cp_async4_s(st + ST_R + 4u * (u * ARS + arx(m, which)), (which ? rsp : asp) + (u64)m * G + g0 + u, 4u);
-      }
-      cp_async_mbar_arrive(full0 + 8u * s);
-    }
-#endif
     // Exit only once this thread's copies have landed (the PTX ISA does not
     // promise a thread may exit with cp.async writes in flight).
     asm volatile("cp.async.wait_all;" ::: "memory");
