@@ -21,7 +21,7 @@ func TestGoConstantsMatchKernelDefines(t *testing.T) {
 		"DWG_SMEM_8": int64(DecShared("pq_gemm_dec_wg_m8", 8, 1)), "DWG_SMEM_16": int64(DecShared("pq_gemm_dec_wg_m16", 16, 1)),
 		"DWG_SMEM_32": int64(DecShared("pq_gemm_dec_wg_m32", 32, 1)), "DWG_SMEM_64": int64(DecShared("pq_gemm_dec_wg_m64", 64, 1)),
 		"DKS_R": DecKSRing, "DKS_MAXS": DecKSMaxS, "DKS_ROW": decKSRow,
-		"DWK_MAXS":  DecWKMaxS,
+		"DWK_MAXS": DecWKMaxS, "DWP_COPIERS": wpCopiers,
 		"PW_STAGES": preWGStages, "PW_STAGE_BYTES": preWGStageBytes, "PW_THREADS": preWGThreads, "PW_SMEM": preWGShared,
 	}) {
 		t.Error(m)
