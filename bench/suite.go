@@ -132,6 +132,17 @@ type Law struct {
 	// PickFrom, when set, builds the pick from the run's records instead
 	// (a law whose inputs the records carry, e.g. the S a launch used).
 	PickFrom func(doc *results.Document, suite string) regret.Law
+	// Over, when set, names the variants the argmin runs over in the
+	// table's heading, in place of their list (for a law over many).
+	Over string
+}
+
+// OverText is what a law's regret heading says its argmin runs over.
+func (l Law) OverText() string {
+	if l.Over != "" {
+		return l.Over
+	}
+	return VariantList(l.Variants)
 }
 
 // Regret scores a law against the records of a run.

@@ -299,7 +299,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 			fmt.Fprintf(stdout, "regret of %s: %v\n", law.Name, err)
 			continue
 		}
-		fmt.Fprintf(stdout, "\nselection law %s against the per-cell argmin over %v:\n", law.Name, law.Variants)
+		fmt.Fprintf(stdout, "\nselection law %s against the per-cell argmin over %s:\n", law.Name, law.OverText())
 		tab.Width = textutil.Width(stdout)
 		tab.WriteText(stdout)
 	}

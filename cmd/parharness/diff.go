@@ -335,7 +335,7 @@ func printRegret(w io.Writer, doc *results.Document) {
 				fmt.Fprintf(w, "\nregret of %s: %v\n", law.Name, err)
 				continue
 			}
-			fmt.Fprintf(w, "\nselection law %s against the per-cell argmin over %s:\n", law.Name, bench.VariantList(law.Variants))
+			fmt.Fprintf(w, "\nselection law %s against the per-cell argmin over %s:\n", law.Name, law.OverText())
 			tab.Width = textutil.Width(w)
 			if err := tab.WriteText(w); err != nil {
 				fmt.Fprintf(w, "(regret table not written: %v)\n", err)

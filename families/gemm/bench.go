@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/gates"
@@ -59,6 +60,7 @@ func init() {
 		ownNames = append(ownNames, decPDLName(l.Tag))
 		laws = append(laws, decLaw(l.Name, "S_law_"+l.Tag, l.Tag, tagNames))
 	}
+	laws = append(laws, decBodyLaw(slices.Concat(names, slices.DeleteFunc(slices.Clone(ownNames), func(v string) bool { return strings.HasSuffix(v, "pdl") }))))
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: laws,
 		Variants: func() []string {
 			tags := slices.DeleteFunc(registryTags(OpDec), func(t string) bool { return t == TagRowLayout || slices.Contains(OwnLawTags, t) })
@@ -88,6 +90,33 @@ func decLaw(name, extra, tag string, variants []string) bench.Law {
 		for _, r := range doc.Records {
 			if S, ok := r.Extra[extra]; ok && r.Suite == suite && r.Kernel == "pq_gemm_dec" {
 				picks[regret.Cell{Shape: r.Shape, M: r.M}] = decSplitName(tag, int(S))
+			}
+		}
+		return func(c regret.Cell) string { return picks[c] }
+	}}
+}
+
+// decBodyLaw scores DecBody against every plain launch the run timed
+// (variants: every body's split names): its pick in a cell is the body's
+// own law's S (Extra["S_law_<tag>"]) on the record's N and the device's
+// SMs. Where the record has no such S (a device without the sm_90a
+// bodies, or a run from before them) it is the baseline's law.
+func decBodyLaw(variants []string) bench.Law {
+	return bench.Law{Name: "gemm.DecBody", Kernel: "pq_gemm_dec", Variants: variants, Over: "every body's plain launches", PickFrom: func(doc *results.Document, suite string) regret.Law {
+		picks := map[regret.Cell]string{}
+		for _, r := range doc.Records {
+			if r.Suite != suite || r.Kernel != "pq_gemm_dec" {
+				continue
+			}
+			c := regret.Cell{Shape: r.Shape, M: r.M}
+			if _, done := picks[c]; done {
+				continue
+			}
+			tag := DecBody(r.M, int(r.Extra["N"]), doc.Device.SMs)
+			if S, ok := r.Extra["S_law_"+tag]; ok && (gpu.Info{Arch: doc.Device.Arch}).CodeArch() == kernels.SM90a {
+				picks[c] = decSplitName(tag, int(S))
+			} else if S, ok := r.Extra["S_law"]; ok {
+				picks[c] = decSplitName("", int(S))
 			}
 		}
 		return func(c regret.Cell) string { return picks[c] }

@@ -82,3 +82,31 @@ func TestDecFootprintLawOnSavedRun(t *testing.T) {
 		t.Errorf("%d cells, weighted %+.2f%%, worst %s M=%d %+.1f%% (want 44 cells, <= 1%%, <= 3.5%%)", len(tab.Rows), 100*tab.Weighted, w.Shape, w.M, 100*w.Regret)
 	}
 }
+
+// DecBody takes wk1 only where a last wave of one-block-per-SM tiles is
+// less than a quarter full, and only up to M = 24.
+func TestDecBody(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		M, N    int
+		sms     int
+		wantTag string
+	}{
+		{"gate_up M=1 (272 tiles: last wave 8 of 132)", 1, 17408, 132, TagWK1},
+		{"gate_up M=24", 24, 17408, 132, TagWK1},
+		{"gate_up M=25", 25, 17408, 132, TagWP3},
+		{"gate_up M=64", 64, 17408, 132, TagWP3},
+		{"qkv M=1 (112 tiles: one wave)", 1, 7168, 132, TagWP3},
+		{"down M=8 (80 tiles)", 8, 5120, 132, TagWP3},
+		{"last wave exactly a quarter (33 of 132)", 1, 64 * (132 + 33), 132, TagWP3},
+		{"last wave one short of a quarter", 1, 64 * (132 + 32), 132, TagWK1},
+		{"two full waves", 1, 64 * 264, 132, TagWP3},
+		{"tiny N (16 tiles, one wave)", 1, 1024, 132, TagWP3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := DecBody(c.M, c.N, c.sms); got != c.wantTag {
+				t.Errorf("DecBody(M=%d, N=%d, sms=%d) = %s, want %s", c.M, c.N, c.sms, got, c.wantTag)
+			}
+		})
+	}
+}

@@ -1041,6 +1041,25 @@ var OwnLawTags = func() []string {
 	return tags
 }()
 
+// DecBody is the decode body law on sm_90a: which own-law tag to launch
+// (at that tag's law's S) for M rows of an N-column problem on sms SMs.
+// wp3, the warp-specialized body, runs one 512-thread block per SM and
+// one block per 64-column tile. Where N/64 tiles spill into a last wave
+// less than a quarter full, that wave costs a whole block's time; up to
+// M = 24, where a block's rounds are short, wk1 (several small blocks an
+// SM) loses less to it, so the law takes wk1 there. Everywhere else wp3.
+// The M and quarter-wave bounds are fitted on one H100 run (2026-12-06,
+// results/h100-2026-12-06d: 44 cells, gate_up the only shape with such a
+// tail); other devices and shapes are out of sample.
+func DecBody(M, N, sms int) string {
+	tiles := N / DecBN
+	waves := (tiles + sms - 1) / sms
+	if last := tiles - (waves-1)*sms; waves >= 2 && 4*last < sms && M <= 24 {
+		return TagWK1
+	}
+	return TagWP3
+}
+
 // OwnLawOf is the own split law of the decode kernels tagged tag.
 func OwnLawOf(tag string) (OwnLaw, bool) {
 	for _, l := range OwnLaws {
