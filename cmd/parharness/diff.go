@@ -183,8 +183,10 @@ func writePlots(doc *results.Document, svgDir, pngDir string, w io.Writer) (int,
 	return ExitOK, nil
 }
 
-// lawPicks is the plots' Pick: what each suite's selection laws
-// (bench.Suite.Laws) pick for their kernel in each (shape, M) of doc.
+// lawPicks is the plots' Pick: what a suite's selection law
+// (bench.Suite.Laws) picks for its kernel in each (shape, M) of doc. Where
+// several laws score one kernel the suite's last one marks the plots (dec:
+// gemm.DecBody, the body and split a call launches).
 func lawPicks(doc *results.Document) func(suite, kernel, shape string, M int) (string, string) {
 	type key struct{ suite, kernel string }
 	laws := map[key]bench.Law{}

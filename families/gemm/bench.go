@@ -100,10 +100,12 @@ func decLaw(name, extra, tag string, variants []string) bench.Law {
 // (variants: every body's split names): its pick in a cell is the body's
 // own law's S (Extra["S_law_<tag>"]) on the record's N and the device's
 // SMs. Where the record has no such S (a device without the sm_90a
-// bodies, or a run from before them) it is the baseline's law.
+// bodies, a document without its device, or a run from before the
+// bodies) it is the baseline's law.
 func decBodyLaw(variants []string) bench.Law {
-	return bench.Law{Name: "gemm.DecBody", Kernel: "pq_gemm_dec", Variants: variants, Over: "every body's plain launches", PickFrom: func(doc *results.Document, suite string) regret.Law {
+	return bench.Law{Name: "gemm.DecBody", Kernel: "pq_gemm_dec", Variants: variants, Over: "the baseline's and own laws' splits", PickFrom: func(doc *results.Document, suite string) regret.Law {
 		picks := map[regret.Cell]string{}
+		sm90 := doc.Device != nil && doc.Device.SMs > 0 && (gpu.Info{Arch: doc.Device.Arch}).CodeArch() == kernels.SM90a
 		for _, r := range doc.Records {
 			if r.Suite != suite || r.Kernel != "pq_gemm_dec" {
 				continue
@@ -112,8 +114,11 @@ func decBodyLaw(variants []string) bench.Law {
 			if _, done := picks[c]; done {
 				continue
 			}
-			tag := DecBody(r.M, int(r.Extra["N"]), doc.Device.SMs)
-			if S, ok := r.Extra["S_law_"+tag]; ok && (gpu.Info{Arch: doc.Device.Arch}).CodeArch() == kernels.SM90a {
+			tag := ""
+			if sm90 {
+				tag = DecBody(r.M, int(r.Extra["N"]), doc.Device.SMs)
+			}
+			if S, ok := r.Extra["S_law_"+tag]; ok && sm90 {
 				picks[c] = decSplitName(tag, int(S))
 			} else if S, ok := r.Extra["S_law"]; ok {
 				picks[c] = decSplitName("", int(S))

@@ -102,6 +102,8 @@ func TestDecBody(t *testing.T) {
 		{"last wave one short of a quarter", 1, 64 * (132 + 32), 132, TagWK1},
 		{"two full waves", 1, 64 * 264, 132, TagWP3},
 		{"tiny N (16 tiles, one wave)", 1, 1024, 132, TagWP3},
+		{"no SM count (taken as 1)", 1, 17408, 0, TagWP3},
+		{"SMs not a multiple of 4 (last wave 1 of 78: 4 < 78)", 1, 64 * 157, 78, TagWK1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := DecBody(c.M, c.N, c.sms); got != c.wantTag {
@@ -109,4 +111,48 @@ func TestDecBody(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The body law on the saved H100 sweep it was fitted on
+// (results/h100-2026-12-06d/call4/dec.json): 42 of 44 cells, time-weighted
+// under 0.1%, worst gate_up M = 1. Without the document's device it scores
+// the baseline's law instead of failing.
+func TestDecBodyLawOnSavedRun(t *testing.T) {
+	doc, err := results.Read(filepath.Join("..", "..", "results", "h100-2026-12-06d", "call4", "dec.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := bench.LookupSuite("dec")
+	var law bench.Law
+	for _, l := range s.Laws {
+		if l.Name == "gemm.DecBody" {
+			law = l
+		}
+	}
+	if law.Name == "" {
+		t.Fatal("the dec suite has no gemm.DecBody law")
+	}
+	t.Run("fitted run", func(t *testing.T) {
+		tab, err := law.Regret(doc, "dec")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := tab.Rows[tab.Worst]
+		if len(tab.Rows) != 44 || tab.Hits != 42 || tab.Weighted > 0.001 || w.Shape != "gate_up" || w.M != 1 {
+			t.Errorf("%d cells, %d hits, weighted %+.2f%%, worst %s M=%d", len(tab.Rows), tab.Hits, 100*tab.Weighted, w.Shape, w.M)
+		}
+	})
+	t.Run("no device", func(t *testing.T) {
+		d := *doc
+		d.Device = nil
+		tab, err := law.Regret(&d, "dec")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range tab.Rows {
+			if !strings.HasPrefix(r.Pick, "S") {
+				t.Fatalf("%s M=%d: picks %s, want the baseline's split", r.Shape, r.M, r.Pick)
+			}
+		}
+	})
 }

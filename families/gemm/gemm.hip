@@ -1537,8 +1537,8 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // 128B-swizzled shared tiles with M on the op's N side (NB rows), y +=
 // asg·(2^9·sc·T − sc·z·rs).
 // Stages (a ring of D, one round each; mbarriers full = the round landed:
-// the producer's bulk copies by transaction count and its 128 threads'
-// cp.async arrivals; empty = the consuming warpgroup's four warps are done
+// the producer's bulk copies by transaction count, its bulk issuer's
+// arrival and its 96 copier threads' cp.async arrivals; empty = the consuming warpgroup's four warps are done
 // with it):
 //   [U][NB rows][128 B]            activation tiles (swizzled; rows >= M zero)
 //   [4 warps][U][1 KiB]            weight words (one bulk copy a warp tile)

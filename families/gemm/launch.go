@@ -411,6 +411,11 @@ func DecWorkspaceBytes(M, N, S int) int {
 // gfx1201 decode kernel count per 64-column block and use the first N/64).
 func DecSemaBytes(N int) int { return 4 * (N / 16) }
 
+// DecMaxK bounds a decode launch's K: the wgmma bodies stage activation
+// rows with a 32-bit row step of up to 16 K (gemm_dec_wk's FP pieces,
+// gemm_dec_wp's copiers: 12 K).
+const DecMaxK = 1 << 28
+
 // DecLaunch returns the kernel, grid, block and arguments of a decode launch.
 func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu.Dim3, args []any, err error) {
 	if err = s.Check(DecBN); err != nil {
@@ -418,6 +423,10 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 	}
 	if M < 1 || M > DecMaxM {
 		err = fmt.Errorf("gemm: decode M=%d outside 1..%d", M, DecMaxM)
+		return
+	}
+	if s.K >= DecMaxK {
+		err = fmt.Errorf("gemm: decode K=%d: the kernels step activation rows by 32-bit multiples of K (up to 16 K), so K must be below %d", s.K, DecMaxK)
 		return
 	}
 	// A warp-specialized kernel's S is its block's consumer count: with
@@ -1052,6 +1061,7 @@ var OwnLawTags = func() []string {
 // results/h100-2026-12-06d: 44 cells, gate_up the only shape with such a
 // tail); other devices and shapes are out of sample.
 func DecBody(M, N, sms int) string {
+	sms = max(sms, 1)
 	tiles := N / DecBN
 	waves := (tiles + sms - 1) / sms
 	if last := tiles - (waves-1)*sms; waves >= 2 && 4*last < sms && M <= 24 {

@@ -620,3 +620,20 @@ func TestDecSplitWK(t *testing.T) {
 		})
 	}
 }
+
+// A K whose 16-fold row step would not fit 32 bits is refused before any
+// launch, with the bound in the message.
+func TestDecLaunchRefusesHugeK(t *testing.T) {
+	a := DecArgs{W: 0x1000, SZ: 0x2000, Act: 0x3000, ASG: 0x4000, RS: 0x5000, Out: 0x6000, WS: 0x7000, Sema: 0x8000, Kernel: "pq_gemm_dec_wp3_m8"}
+	for _, c := range []struct {
+		K    int
+		fail bool
+	}{{DecMaxK - 128, false}, {DecMaxK, true}} {
+		t.Run(fmt.Sprintf("K=%d", c.K), func(t *testing.T) {
+			_, _, _, _, err := DecLaunch(GemmShape{K: c.K, Parts: []int{64}}, 1, DecWP3Split, a)
+			if c.fail != (err != nil) || (err != nil && !strings.Contains(err.Error(), fmt.Sprint(DecMaxK))) {
+				t.Errorf("DecLaunch(K=%d): err %v, want failure %t naming %d", c.K, err, c.fail, DecMaxK)
+			}
+		})
+	}
+}
