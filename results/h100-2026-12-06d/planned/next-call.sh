@@ -4,8 +4,7 @@
 # 3ef97b8a). The full gemm gate under memcheck with the wp and wp3
 # kernels instrumented (call 5's plain gate stopped at its 90 s timeout),
 # then the acceptance sweep with every wk1 split and ncu per M class; ask
-# for an H200 (issue
-# 17's acceptance names it) and record which card came.
+# for an H200 (issue 17's acceptance names it) and record which card came.
 # Run from the repository root with bin/ and build/ carried.
 set -u
 O=${OUT:?}
