@@ -1556,6 +1556,9 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // thread. Without
 // DWP_PIPE each round waits for its own ops before folding (the two
 // consumers still overlap each other).
+#ifndef DWP3_PIPE
+#define DWP3_PIPE 0
+#endif
 #ifndef DWP_PIPE
 #define DWP_PIPE 1
 #endif
@@ -1772,8 +1775,9 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   u32 r = wg; // this consumer's rounds: wg, wg + C, ...
   // Three consumers run the unpipelined loop: one temporary and one
   // fragment set fit their 152 registers (with two consumers it measured
-  // as fast as the pipelined one).
-  if constexpr (DWP_PIPE && C == 2) {
+  // as fast as the pipelined one). DWP3_PIPE=1, a trial build, gives
+  // them the pipelined loop too (ptxas decides whether it fits).
+  if constexpr (DWP_PIPE && (C == 2 || DWP3_PIPE)) {
     // A steady state of two rounds an iteration, then a peeled tail: with
     // the waits inside data-dependent branches ptxas serializes every wgmma
     // (C7518, the H100's ptxas 13.0), with this shape it keeps wait_group 1.
