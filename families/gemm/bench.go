@@ -114,13 +114,14 @@ func decBodyLaw(variants []string) bench.Law {
 			if _, done := picks[c]; done {
 				continue
 			}
-			tag := ""
 			if sm90 {
-				tag = DecBody(r.M, int(r.Extra["N"]), doc.Device.SMs)
+				tag := DecBody(r.M, int(r.Extra["N"]), doc.Device.SMs)
+				if S, ok := r.Extra["S_law_"+tag]; ok {
+					picks[c] = decSplitName(tag, int(S))
+					continue
+				}
 			}
-			if S, ok := r.Extra["S_law_"+tag]; ok && sm90 {
-				picks[c] = decSplitName(tag, int(S))
-			} else if S, ok := r.Extra["S_law"]; ok {
+			if S, ok := r.Extra["S_law"]; ok {
 				picks[c] = decSplitName("", int(S))
 			}
 		}

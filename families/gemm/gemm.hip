@@ -1538,8 +1538,8 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // asg·(2^9·sc·T − sc·z·rs).
 // Stages (a ring of D, one round each; mbarriers full = the round landed:
 // the producer's bulk copies by transaction count, its bulk issuer's
-// arrival and its 96 copier threads' cp.async arrivals; empty = the consuming warpgroup's four warps are done
-// with it):
+// arrival and its 96 copier threads' cp.async arrivals; empty = the
+// consuming warpgroup's four warps are done with it):
 //   [U][NB rows][128 B]            activation tiles (swizzled; rows >= M zero)
 //   [4 warps][U][1 KiB]            weight words (one bulk copy a warp tile)
 //   [U][asg/rs pairs 2·NB, 64 words] fp32 asg and rs by row pair (the FP
@@ -1566,7 +1566,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // setmaxnreg (the block's 65536 split; C = 2 is pq_gemm_pre_wg's split):
 // C = 2: 256 x 224 + 128 x 56; C = 3: 384 x 152 + 128 x 56.
 #define DWP_THREADS(C) (128 * ((C) + 1))
-template <int C> constexpr int dwp_producer_regs() { return 56; }
+#define DWP_PRODUCER_REGS 56
 template <int C> constexpr int dwp_consumer_regs() { return C == 2 ? 224 : 152; }
 #define DWP_COPIERS 96u // the producer's cp.async threads (its warps 1..3)
 // Marks fragment registers as read here, after the wait that retires
@@ -1591,7 +1591,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   constexpr u32 PART = MT * 4u * 128u; // floats of one consumer's partial tile
   constexpr u32 NT = DWP_THREADS(C);
   static_assert(C == 2 || C == 3, "two or three consumer warpgroups");
-  static_assert(dwp_producer_regs<C>() * 128 + dwp_consumer_regs<C>() * 128 * C <= 65536, "the block's registers after setmaxnreg");
+  static_assert(DWP_PRODUCER_REGS * 128 + dwp_consumer_regs<C>() * 128 * C <= 65536, "the block's registers after setmaxnreg");
   static_assert(U == 1 || U == 2, "a round is one or two groups");
   static_assert(D > C, "a consumer holds round r while it waits for round r + C's stage");
   // A full-barrier wait names its phase by parity only, so it must never
@@ -1632,7 +1632,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   block_sync();
 
   if (wg == (u32)C) { // producer warpgroup: every copy, nothing else
-    setmaxnreg_dec<dwp_producer_regs<C>()>();
+    setmaxnreg_dec<DWP_PRODUCER_REGS>();
     // Its first warp issues the bulk copies (lane 0), the other three the
     // cp.async copies. The bulk issuer must have no cp.async of its own in
     // flight: its proxy fence would wait for them, one L2 round trip a

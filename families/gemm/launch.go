@@ -426,7 +426,7 @@ func DecLaunch(s GemmShape, M, S int, a DecArgs) (kernel string, grid, block gpu
 		return
 	}
 	if s.K >= DecMaxK {
-		err = fmt.Errorf("gemm: decode K=%d: the kernels step activation rows by 32-bit multiples of K (up to 16 K), so K must be below %d", s.K, DecMaxK)
+		err = fmt.Errorf("gemm: decode K=%d: the wgmma decode bodies step activation rows by 32-bit multiples of K (up to 16 K), so every decode launch keeps K below %d", s.K, DecMaxK)
 		return
 	}
 	// A warp-specialized kernel's S is its block's consumer count: with

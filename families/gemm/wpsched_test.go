@@ -9,9 +9,10 @@ import (
 // A model of gemm_dec_wp's stage ring: the producer issues the rounds in
 // order (a round past the first D waits for its stage's empty phase), a
 // round's copies land any time after they are issued, and the C
-// consumers run the kernel's loop (rounds c, c + C, ...; with two
-// consumers a steady state of two rounds an iteration, then the peeled
-// tail; with three one round at a time) with the full-barrier wait the
+// consumers run the kernel's loop (rounds c, c + C, ...; pipelined, a
+// steady state of two rounds an iteration, then the peeled tail, as two
+// consumers run it and three under the DWP3_PIPE trial; else one round at
+// a time, as three run it by default) with the full-barrier wait the
 // hardware has: it names the phase by parity only. Random
 // interleavings of every agent and every landing must never let a
 // consumer read a stage that does not hold its round, never deadlock, and
@@ -19,6 +20,7 @@ import (
 
 type wpSched struct {
 	D, C, nr    int
+	pipe        bool  // the consumers' pipelined loop (DWP_PIPE at C = 2; DWP3_PIPE at C = 3)
 	full, empty []int // completed phases per stage
 	holds       []int // the round whose copies last landed in each stage (-1: none)
 	inFlight    []int // issued rounds not landed yet, in issue order
@@ -32,16 +34,17 @@ func parityWait(k, n int) bool { return k%2 != n%2 }
 
 // wpConsumerOps is the kernel's consumer loop for consumer c of C over
 // nr rounds: ("start", r) waits for round r and issues its ops,
-// ("finish", r) folds it and releases its stage. Two consumers run the
-// pipelined loop (DWP_PIPE), three the unpipelined one.
-func wpConsumerOps(c, C, nr int) [][2]int {
+// ("finish", r) folds it and releases its stage. pipe: the pipelined
+// loop (two consumers by default; three under the DWP3_PIPE trial), else
+// one round at a time.
+func wpConsumerOps(c, C, nr int, pipe bool) [][2]int {
 	const start, finish = 0, 1
 	var ops [][2]int
 	r := c
 	if r >= nr {
 		return nil
 	}
-	if C != 2 {
+	if !pipe {
 		for ; r < nr; r += C {
 			ops = append(ops, [2]int{start, r}, [2]int{finish, r})
 		}
@@ -68,7 +71,7 @@ func (m *wpSched) run(rng *rand.Rand, lag float64) string {
 	next := 0 // the producer's next round
 	cons := make([][][2]int, m.C)
 	for c := range cons {
-		cons[c] = wpConsumerOps(c, m.C, m.nr)
+		cons[c] = wpConsumerOps(c, m.C, m.nr, m.pipe)
 	}
 	pc := make([]int, m.C)
 	for {
@@ -155,13 +158,17 @@ func TestWPStageRing(t *testing.T) {
 			t.Errorf("%s %+v: the ring needs D a multiple of C and larger than C (gemm.hip's static asserts)", name, g)
 		}
 	}
-	for _, C := range []int{2, 3} {
+	for _, loop := range []struct {
+		C    int
+		pipe bool
+	}{{2, true}, {3, false}, {3, true}} {
+		C := loop.C
 		for D := C + 1; D <= 4*C+1; D++ {
-			t.Run(fmt.Sprintf("C=%d/D=%d", C, D), func(t *testing.T) {
+			t.Run(fmt.Sprintf("C=%d/pipe=%t/D=%d", C, loop.pipe, D), func(t *testing.T) {
 				found := ""
 				for nr := 1; nr <= 3*D+5; nr++ {
 					for seed := range uint64(60) {
-						m := &wpSched{D: D, C: C, nr: nr}
+						m := &wpSched{D: D, C: C, nr: nr, pipe: loop.pipe}
 						rng := rand.New(rand.NewPCG(seed, uint64(nr)))
 						if f := m.run(rng, rng.Float64()); f != "" && found == "" {
 							found = fmt.Sprintf("nr=%d seed=%d: %s", nr, seed, f)
