@@ -1190,6 +1190,44 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // The reduce's partial tiles go to the activation tiles (every op retired).
 #define DWK_MAXS 4 // warpgroups per block (block 128·S threads; the launch bound, so 128 registers a thread)
 DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
+// A stream-K tile t shared by blocks bf..bl (the blocks of its first
+// and last units), from a 128-thread warpgroup of block b holding the
+// block's in-block sum of t in sum ([MT][4], the accumulator order):
+// it goes to the block's ws slot (2b for its first tile t0, 2b + 1 for
+// its last), released by a count in sema[t]; the warpgroup that
+// completes the count sums the slots of the tile's blocks in block order
+// into sum (the bits do not depend on which block is last), resets the
+// counter for the next launch and returns true: it stores the tile. The
+// others return false. barid names a barrier of the warpgroup alone.
+template <int MT>
+DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 t0, u32 G, u32 T, u32 B,
+                           u32 b, u32 barid, u32 t128) {
+  constexpr u32 PART = MT * 4u * 128u;
+  auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); }; // the block holding unit u
+  float *slot = ws + (u64)(2u * b + (t == t0 ? 0u : 1u)) * PART;
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+    for (int j = 0; j < 4; j++) slot[(mt * 4 + j) * 128u + t128] = sum[mt][j];
+  const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
+  fence_gpu();
+  wg_bar_sync(barid);
+  if (t128 == 0) *s_last = atomic_add_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
+  wg_bar_sync(barid);
+  if (!*s_last) return false;
+  fence_gpu();
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
+  for (u32 c = bf; c <= bl; c++) {
+    const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
+  }
+  if (t128 == 0) st_u32_gpu(sema + t, 0u);
+  return true;
+}
 // The stream-K epilogue of gemm_dec_wk (SK). Every warpgroup's last
 // partial tile is in red + w·rstride, and a part that crossed into a
 // second tile left its first tile's partial in flush + w·PART (each in
@@ -1197,18 +1235,13 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 // u0/G .. t1 = (u1 − 1)/G go to its warpgroups in turn (tile t0 + i to
 // warpgroup i mod S); a tile's in-block sum adds its warpgroups' partials
 // in warpgroup order. A tile wholly inside the block's units is stored;
-// one shared with other blocks goes to the block's ws slot (2b for its
-// first tile, 2b + 1 for its last), released by a count in sema[t], and
-// the warpgroup that completes the count sums the slots of the tile's
-// blocks in block order (the bits do not depend on which block is last),
-// stores bf16 and resets the counter for the next launch.
+// one shared with other blocks goes through dec_sk_publish.
 template <int MT>
 DEVICE void dec_sk_reduce(const float *red, u32 rstride, const float *flush, u32 *s_last, float *ws, u32 *sema, u16 *out,
                           u32 M, u32 N, u32 G, u32 T, u32 B, u32 u0, u32 u1, u32 S, u32 wg, u32 t128, u32 warp, u32 gid,
                           u32 tig) {
   constexpr u32 PART = MT * 4u * 128u;
   const u32 L = u1 - u0, t0 = u0 / G, t1 = (u1 - 1u) / G, b = bid_x();
-  auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); }; // the block holding unit u
   for (u32 t = t0 + wg; t <= t1; t += S) {
     float sum[MT][4] = {};
     for (u32 w = 0; w < S; w++) {
@@ -1223,30 +1256,8 @@ DEVICE void dec_sk_reduce(const float *red, u32 rstride, const float *flush, u32
         for (int j = 0; j < 4; j++) sum[mt][j] += src[(mt * 4 + j) * 128u + t128];
     }
     const u32 n0 = 16u * (DEC_WARPS * t + warp);
-    if (t * G < u0 || (t + 1u) * G > u1) { // shared with other blocks
-      float *slot = ws + (u64)(2u * b + (t == t0 ? 0u : 1u)) * PART;
-#pragma unroll
-      for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) slot[(mt * 4 + j) * 128u + t128] = sum[mt][j];
-      const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
-      fence_gpu();
-      wg_bar_sync(1u + wg);
-      if (t128 == 0) s_last[wg] = atomic_add_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
-      wg_bar_sync(1u + wg);
-      if (!s_last[wg]) continue;
-      fence_gpu();
-#pragma unroll
-      for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
-      for (u32 c = bf; c <= bl; c++) {
-        const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-          for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
-      }
-      if (t128 == 0) st_u32_gpu(sema + t, 0u);
-    }
+    // shared with other blocks: only the last of them stores
+    if ((t * G < u0 || (t + 1u) * G > u1) && !dec_sk_publish<MT>(sum, ws, sema, &s_last[wg], t, t0, G, T, B, b, 1u + wg, t128)) continue;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
   }
@@ -1548,17 +1559,23 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // rounds' weights and scale words before the grid dependence (static
 // data), later rounds' once their stage is empty. Its other three warps
 // stage each round's activations, asg and rs by cp.async.
-// A consumer round (DWP_PIPE): wait for the stage, read and convert the
-// weights, issue the 4U ops into a temporary, commit; then wait for the
-// previous round's ops only (wait_group 1), fold that round's temporary
-// and release its stage. So a round's ops run while the previous round
-// folds and the next converts: two temporaries and two fragment sets a
-// thread. Without
-// DWP_PIPE each round waits for its own ops before folding (the two
-// consumers still overlap each other).
-#ifndef DWP3_PIPE
-#define DWP3_PIPE 0
-#endif
+// A consumer round (DWP_PIPE, two consumers): wait for the stage, read
+// and convert the weights, issue the 4U ops into a temporary, commit; then
+// wait for the previous round's ops only (wait_group 1), fold that round's
+// temporary and release its stage. So a round's ops run while the previous
+// round folds and the next converts: two temporaries and two fragment sets
+// a thread. Three consumers (and DWP_PIPE off) wait for each round's own
+// ops before folding; the consumers still overlap each other. (Three on
+// the pipelined loop spill at m56/m64 and serialize the ops at m16..m32:
+// H100, 2026-12-06, results/2026-12-06e.)
+// The block's work is a list of segments, each the groups [ga, gb) of one
+// 64-column tile; the rounds number on across segments (the ring does not
+// drain between them), and a segment's rounds go to the consumers in turn
+// by their global number. Plain (SK false): one segment, tile bid_x(),
+// every group. Stream-K (SK): the T = (N/64)·G (tile, group) units in
+// tile-major order, block b the units [bT/B, (b+1)T/B) of B = the grid
+// (one block an SM: every SM streams whatever N/64 is), any number of
+// tiles; a tile shared with other blocks goes through dec_sk_publish.
 #ifndef DWP_PIPE
 #define DWP_PIPE 1
 #endif
@@ -1581,9 +1598,9 @@ template <int U> DEVICE void wp_keep(u32 (&a)[U][4][4]) {
 #pragma unroll
       for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[u][s][i])::"memory");
 }
-template <int NB, int U, int D, int C>
+template <int NB, int U, int D, int C, bool SK = false>
 DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
-                        u32 M, u32 N, u32 K, u32 nend0, u32 nend1) {
+                        float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1) {
   constexpr int MT = NB / 8, ND = NB / 2;
   constexpr u32 TILE = NB * 128u, ARS = 2u * NB + 64u; // ARS: floats of one group's asg/rs pairs and scale words
   constexpr u32 ST_W = U * TILE, ST_R = ST_W + 4u * U * 1024u;
@@ -1591,6 +1608,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   constexpr u32 PART = MT * 4u * 128u; // floats of one consumer's partial tile
   constexpr u32 NT = DWP_THREADS(C);
   static_assert(C == 2 || C == 3, "two or three consumer warpgroups");
+  static_assert(!SK || C == 3, "the stream-K split takes the three-consumer loop");
   static_assert(DWP_PRODUCER_REGS * 128 + dwp_consumer_regs<C>() * 128 * C <= 65536, "the block's registers after setmaxnreg");
   static_assert(U == 1 || U == 2, "a round is one or two groups");
   static_assert(D > C, "a consumer holds round r while it waits for round r + C's stage");
@@ -1602,12 +1620,20 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   static_assert(D % C == 0, "each consumer's rounds must reuse only the stages of its own earlier rounds");
   extern SHARED __attribute__((aligned(1024))) u8 dwp_smem[];
   SHARED __attribute__((aligned(8))) u64 dwp_bars[2 * D];
+  SHARED u32 dwp_last; // stream-K: dec_sk_publish's broadcast word
   const u32 base = (smem_u32(dwp_smem) + 1023u) & ~1023u;
   u8 *const gbase = dwp_smem + (base - smem_u32(dwp_smem));
   float *const red = (float *)(gbase + D * STAGE);
-  const u32 G = K / GROUP, nr = (G + U - 1u) / U, tile = bid_x();
+  const u32 G = K / GROUP;
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, wg = warp >> 2, wi = warp & 3u;
   const u32 full0 = smem_u32(&dwp_bars[0]), empty0 = smem_u32(&dwp_bars[D]);
+  // The block's segments: tiles t0..t1, tile t's groups [ga(t), gb(t)).
+  const u32 T = SK ? (N / 64u) * G : 0u, B = SK ? gdim_x() : 1u;
+  const u32 u0 = SK ? (u32)((u64)bid_x() * T / B) : 0u, u1 = SK ? (u32)((u64)(bid_x() + 1u) * T / B) : 0u;
+  const u32 t0 = SK ? u0 / G : bid_x(), t1 = SK ? (u1 - 1u) / G : bid_x();
+  if (SK && u1 <= u0) return; // no units (the launch keeps B <= T): the whole block leaves
+  auto ga = [&](u32 t) -> u32 { return SK && u0 > t * G ? u0 - t * G : 0u; };
+  auto gb = [&](u32 t) -> u32 { return SK && u1 < (t + 1u) * G ? u1 - t * G : G; };
   // Float index of row m's asg (which 0) or rs (which 1) in a group's block.
   auto arx = [](u32 m, u32 which) -> u32 { return (m >> 1) * 4u + which * 2u + (m & 1u); };
   if (tid == 0) {
@@ -1639,73 +1665,79 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     // round, and the ring would fill at that rate.
     if (wi == 0) {
       if (lane != 0) return;
-      // Round r's weights and scale words, counted on the stage's full barrier.
-      auto bulk = [&](u32 r) {
-        const u32 s = r % D, st = base + s * STAGE, g0 = r * U, n = G - g0 < U ? G - g0 : U, bar = full0 + 8u * s;
-        fence_proxy_async(); // the consumers' reads of the stage come before the copies' writes
-        mbar_arrive_expect_tx(bar, n * (4u * 1024u + 256u));
+      // Round r (tile t, groups g0 .. g0 + n - 1): its weights and scale
+      // words, counted on the stage's full barrier. The first D rounds go
+      // before the grid dependence (static data), later ones once their
+      // stage is empty.
+      u32 r = 0;
+      for (u32 t = t0; t <= t1; t++) {
+        const u32 e = gb(t);
+        for (u32 g0 = ga(t); g0 < e; g0 += U, r++) {
+          const u32 s = r % D, st = base + s * STAGE, n = e - g0 < U ? e - g0 : U, bar = full0 + 8u * s;
+          if (r >= (u32)D) mbar_wait(empty0 + 8u * s, ((r / D) - 1u) & 1u);
+          fence_proxy_async(); // the consumers' reads of the stage come before the copies' writes
+          mbar_arrive_expect_tx(bar, n * (4u * 1024u + 256u));
 #pragma unroll
-        for (u32 w = 0; w < 4u; w++)
-          bulk_g2s(st + ST_W + w * U * 1024u, wq + ((u64)(DEC_WARPS * tile + w) * G + g0) * 1024u, n * 1024u, bar);
-        for (u32 u = 0; u < n; u++) bulk_g2s(st + ST_R + 4u * (u * ARS + 2u * NB), sz + (u64)(g0 + u) * N + 64u * tile, 256u, bar);
-      };
-      for (u32 r = 0; r < nr && r < (u32)D; r++) bulk(r); // static data: before the grid dependence
-      grid_dep_launch_dependents();
-      for (u32 r = D; r < nr; r++) {
-        mbar_wait(empty0 + 8u * (r % D), ((r / D) - 1u) & 1u);
-        bulk(r);
+          for (u32 w = 0; w < 4u; w++)
+            bulk_g2s(st + ST_W + w * U * 1024u, wq + ((u64)(DEC_WARPS * t + w) * G + g0) * 1024u, n * 1024u, bar);
+          for (u32 u = 0; u < n; u++) bulk_g2s(st + ST_R + 4u * (u * ARS + 2u * NB), sz + (u64)(g0 + u) * N + 64u * t, 256u, bar);
+          if (r + 1u == (u32)D) grid_dep_launch_dependents();
+        }
       }
+      if (r < (u32)D) grid_dep_launch_dependents();
       return;
     }
     grid_dep_launch_dependents();
     grid_dep_wait();
     const u32 pt = tid - 128u * C - 32u; // copier index, 0 .. DWP_COPIERS - 1
-    const u32 p = partition_of(64u * tile, nend0, nend1);
-    const u8 *const ap = act + (u64)p * M * K;
-    const float *const asp = asg + (u64)p * M * G, *const rsp = rsum + (u64)p * M * G;
     // Fixed pieces: copier pt stages the 16-byte piece column pc = pt % 8
     // of rows pm + RSTEP·j (pm = pt / 8), and the asg/rs items pt and pt +
     // DWP_COPIERS of a round's 2·U·M (the index order below). Row m's piece
     // c lands at piece c ^ (m % 8) of its row (the 128B swizzle). Every
-    // address is set here; a round adds only its first group, so the copy
-    // loop issues little more than its copies (the index loop it replaced
-    // kept the copiers, not the consumers, the limit at large M).
+    // address is set once a segment; a round adds only its first group, so
+    // the copy loop issues little more than its copies (the index loop it
+    // replaced kept the copiers, not the consumers, the limit at large M).
     constexpr u32 RSTEP = DWP_COPIERS / 8u, NJ = (NB + RSTEP - 1u) / RSTEP;
     static_assert(RSTEP % 8u == 4u, "a copier's rows alternate between two swizzle phases");
     static_assert(2u * U * NB <= 2u * DWP_COPIERS, "at most two asg/rs items a copier and round");
     const u32 pc = pt & 7u, pm = pt >> 3;
     const u32 dp0 = pm * 128u + ((pc ^ (pm & 7u)) << 4), dp1 = pm * 128u + ((pc ^ ((pm + 4u) & 7u)) << 4);
-    const u8 *const asrc = ap + (u64)pm * K + 16u * pc; // row pm, piece pc, group 0
     // asg/rs item i: row i / (2U), asg or rs by i & 1, group (i >> 1) % U
     // (an item past 2·U·M is never copied; its address is item 0's).
     const bool la = pt < 2u * U * M, lb = pt + DWP_COPIERS < 2u * U * M;
     const u32 ia = la ? pt : 0u, ib = lb ? pt + DWP_COPIERS : 0u, ua = (ia >> 1) % U, ub = (ib >> 1) % U;
-    const float *const sa = ((ia & 1u) ? rsp : asp) + (u64)(ia / (2u * U)) * G + ua;
-    const float *const sb = ((ib & 1u) ? rsp : asp) + (u64)(ib / (2u * U)) * G + ub;
     const u32 da = ST_R + 4u * (ua * ARS + arx(ia / (2u * U), ia & 1u)), db = ST_R + 4u * (ub * ARS + arx(ib / (2u * U), ib & 1u));
-    u32 s = 0u, ph = 1u; // round r's stage; from r = D, the parity of the stage's phase r / D - 1 (flips at each wrap)
-    for (u32 r = 0; r < nr; r++) {
-      const u32 st = base + s * STAGE, g0 = r * U, n = G - g0 < U ? G - g0 : U;
-      if (r >= (u32)D) mbar_wait(empty0 + 8u * s, ph);
+    u32 s = 0u, ph = 1u, r = 0u; // round r's stage; from r = D, the parity of the stage's phase r / D - 1 (flips at each wrap)
+    for (u32 t = t0; t <= t1; t++) {
+      const u32 p = partition_of(64u * t, nend0, nend1), e = gb(t);
+      const u8 *const ap = act + (u64)p * M * K;
+      const float *const asp = asg + (u64)p * M * G, *const rsp = rsum + (u64)p * M * G;
+      const u8 *const asrc = ap + (u64)pm * K + 16u * pc; // row pm, piece pc, group 0
+      const float *const sa = ((ia & 1u) ? rsp : asp) + (u64)(ia / (2u * U)) * G + ua;
+      const float *const sb = ((ib & 1u) ? rsp : asp) + (u64)(ib / (2u * U)) * G + ub;
+      for (u32 g0 = ga(t); g0 < e; g0 += U, r++) {
+        const u32 st = base + s * STAGE, n = e - g0 < U ? e - g0 : U;
+        if (r >= (u32)D) mbar_wait(empty0 + 8u * s, ph);
 #pragma unroll
-      for (u32 u = 0; u < (u32)U; u++) {
-        if (u < n) {
-          const u8 *src = asrc + (g0 + u) * GROUP;
-          // The row step, opaque: kept in one register instead of NJ
-          // hoisted 64-bit multiples (the producer has 56 registers).
-          u32 kstep = RSTEP * K;
-          asm volatile("" : "+r"(kstep));
+        for (u32 u = 0; u < (u32)U; u++) {
+          if (u < n) {
+            const u8 *src = asrc + (g0 + u) * GROUP;
+            // The row step, opaque: kept in one register instead of NJ
+            // hoisted 64-bit multiples (the producer has 56 registers).
+            u32 kstep = RSTEP * K;
+            asm volatile("" : "+r"(kstep));
 #pragma unroll
-          for (u32 j = 0; j < NJ; j++) {
-            if (pm + RSTEP * j < M) cp_async16_s(st + u * TILE + RSTEP * 128u * j + ((j & 1u) ? dp1 : dp0), src, 16u);
-            src += kstep;
+            for (u32 j = 0; j < NJ; j++) {
+              if (pm + RSTEP * j < M) cp_async16_s(st + u * TILE + RSTEP * 128u * j + ((j & 1u) ? dp1 : dp0), src, 16u);
+              src += kstep;
+            }
           }
         }
+        if (la && ua < n) cp_async4_s(st + da, sa + g0, 4u);
+        if (lb && ub < n) cp_async4_s(st + db, sb + g0, 4u);
+        cp_async_mbar_arrive(full0 + 8u * s);
+        if (++s == (u32)D) s = 0u, ph ^= 1u;
       }
-      if (la && ua < n) cp_async4_s(st + da, sa + g0, 4u);
-      if (lb && ub < n) cp_async4_s(st + db, sb + g0, 4u);
-      cp_async_mbar_arrive(full0 + 8u * s);
-      if (++s == (u32)D) s = 0u, ph ^= 1u;
     }
     // Exit only once this thread's copies have landed (the PTX ISA does not
     // promise a thread may exit with cp.async writes in flight).
@@ -1742,15 +1774,15 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
       for (int k = 0; k < 4; k++) wg_mma_e4m3(T[u], af[u][k], sw128_desc(st + u * TILE + 32u * k), (u32)k);
     wg_commit();
   };
-  // Round r after its ops retired: the fold, then its stage released.
-  auto finish = [&](u32 r, u32(&af)[U][4][4], float(&T)[U][ND], const u32x2(&z)[U]) __attribute__((always_inline)) {
+  // Round r (n groups) after its ops retired: the fold, then its stage released.
+  auto finish = [&](u32 r, u32 n, u32(&af)[U][4][4], float(&T)[U][ND], const u32x2(&z)[U]) __attribute__((always_inline)) {
     wp_keep<U>(af);
 #pragma unroll
     for (int u = 0; u < U; u++) wg_fence_regs(T[u]);
-    const u32 s = r % D, st = base + s * STAGE, n = G - r * U < U ? G - r * U : U;
+    const u32 s = r % D, st = base + s * STAGE;
 #pragma unroll
     for (int u = 0; u < U; u++) {
-      if ((u32)u >= n) continue; // past G: the stage holds no such group
+      if ((u32)u >= n) continue; // past the segment: the stage holds no such group
       const float sc0 = f16_to_f32(z[u].x & 0xFFFFu), sc1 = f16_to_f32(z[u].y & 0xFFFFu);
       const float sc90 = 512.0f * sc0, sc91 = 512.0f * sc1;
       const float zq0 = sc0 * (float)((int)(short)(z[u].x >> 16) + 8), zq1 = sc1 * (float)((int)(short)(z[u].y >> 16) + 8);
@@ -1772,66 +1804,80 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   u32 fa[U][4][4], fb[U][4][4];
   float Ta[U][ND], Tb[U][ND];
   u32x2 za[U], zb[U];
-  u32 r = wg; // this consumer's rounds: wg, wg + C, ...
-  // Three consumers run the unpipelined loop: one temporary and one
-  // fragment set fit their 152 registers (with two consumers it measured
-  // as fast as the pipelined one). DWP3_PIPE=1, a trial build, gives
-  // them the pipelined loop too (ptxas decides whether it fits).
-  if constexpr (DWP_PIPE && (C == 2 || DWP3_PIPE)) {
-    // A steady state of two rounds an iteration, then a peeled tail: with
-    // the waits inside data-dependent branches ptxas serializes every wgmma
-    // (C7518, the H100's ptxas 13.0), with this shape it keeps wait_group 1.
-    if (r < nr) {
-      start(r, fa, Ta, za);
-      for (; r + 2u * C < nr; r += 2u * C) {
-        start(r + C, fb, Tb, zb);
-        wg_wait<1>();
-        finish(r, fa, Ta, za);
-        start(r + 2u * C, fa, Ta, za);
-        wg_wait<1>();
-        finish(r + C, fb, Tb, zb);
+  u32 rbeg = 0; // the segment's first round
+  for (u32 t = t0; t <= t1; t++) {
+    const u32 g0s = ga(t), e = gb(t), nrs = (e - g0s + U - 1u) / U;
+    auto n_of = [&](u32 r) -> u32 { const u32 g0 = g0s + (r - rbeg) * U; return e - g0 < U ? e - g0 : U; };
+    u32 r = rbeg + (wg + C - rbeg % C) % C; // this consumer's first round of the segment (rounds r ≡ wg mod C)
+    if constexpr (DWP_PIPE && C == 2) {
+      // A steady state of two rounds an iteration, then a peeled tail: with
+      // the waits inside data-dependent branches ptxas serializes every wgmma
+      // (C7518, the H100's ptxas 13.0), with this shape it keeps wait_group 1.
+      const u32 nr = rbeg + nrs;
+      if (r < nr) {
+        start(r, fa, Ta, za);
+        for (; r + 2u * C < nr; r += 2u * C) {
+          start(r + C, fb, Tb, zb);
+          wg_wait<1>();
+          finish(r, n_of(r), fa, Ta, za);
+          start(r + 2u * C, fa, Ta, za);
+          wg_wait<1>();
+          finish(r + C, n_of(r + C), fb, Tb, zb);
+        }
+        if (r + C < nr) {
+          start(r + C, fb, Tb, zb);
+          wg_wait<1>();
+          finish(r, n_of(r), fa, Ta, za);
+          wg_wait<0>();
+          finish(r + C, n_of(r + C), fb, Tb, zb);
+        } else {
+          wg_wait<0>();
+          finish(r, n_of(r), fa, Ta, za);
+        }
       }
-      if (r + C < nr) {
-        start(r + C, fb, Tb, zb);
-        wg_wait<1>();
-        finish(r, fa, Ta, za);
+    } else {
+      for (; r < rbeg + nrs; r += C) {
+        start(r, fa, Ta, za);
         wg_wait<0>();
-        finish(r + C, fb, Tb, zb);
-      } else {
-        wg_wait<0>();
-        finish(r, fa, Ta, za);
+        finish(r, n_of(r), fa, Ta, za);
       }
+      (void)fb, (void)Tb, (void)zb;
     }
-  } else {
-    for (; r < nr; r += C) {
-      start(r, fa, Ta, za);
-      wg_wait<0>();
-      finish(r, fa, Ta, za);
+    rbeg += nrs;
+    // Consumers 1..C-1 leave their partial tiles in shared memory; consumer
+    // 0 adds them to its own in consumer order (whatever finishes first) and
+    // stores bf16. Before a next segment, a second barrier frees red.
+    const bool more = t < t1;
+    if (wg != 0) {
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) red[(wg - 1u) * PART + (mt * 4 + j) * 128u + t128] = acc[mt][j];
     }
-    (void)fb, (void)Tb, (void)zb;
-  }
-  // Consumers 1..C-1 leave their partial tiles in shared memory; consumer
-  // 0 adds them to its own in consumer order (whatever finishes first) and
-  // stores bf16.
-  if (wg != 0) {
+    asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // the consumer warpgroups
+    if (wg == 0) {
+      float sum[MT][4];
 #pragma unroll
-    for (int mt = 0; mt < MT; mt++)
+      for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-      for (int j = 0; j < 4; j++) red[(C == 2 ? 0u : (wg - 1u) * PART) + (mt * 4 + j) * 128u + t128] = acc[mt][j];
-  }
-  asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // the consumer warpgroups
-  if (wg != 0) return;
-  const u32 n0 = 64u * tile + 16u * wi;
+        for (int j = 0; j < 4; j++) {
+          sum[mt][j] = acc[mt][j];
 #pragma unroll
-  for (int mt = 0; mt < MT; mt++) {
-    float sum[4];
+          for (int w = 0; w < C - 1; w++) sum[mt][j] += red[w * PART + (mt * 4 + j) * 128u + t128];
+        }
+      if (more) asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
+      // A tile shared with other blocks (stream-K): only the last of them stores.
+      const bool stores = !SK || (g0s == 0u && e == G) || dec_sk_publish<MT>(sum, ws, sema, &dwp_last, t, t0, G, T, B, bid_x(), 2u, t128);
+      if (stores) {
+        const u32 n0 = 64u * t + 16u * wi;
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
-      sum[j] = acc[mt][j];
-#pragma unroll
-      for (int w = 0; w < C - 1; w++) sum[j] += red[w * PART + (mt * 4 + j) * 128u + t128];
+        for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
+      }
+    } else if (more) {
+      asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
     }
-    store_bf16_tile(sum, out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
   }
 }
 #else // __AMDGCN__
@@ -2156,31 +2202,39 @@ DEC_WK_ENTRY(pq_gemm_dec_wks_m64, 64, 1, 1, 3, true, true)
 #else
 #define DWP_D(D, C) (D)
 #endif
-#define DEC_WP_ENTRY(NAME, NB, U, D, C)                                                                                \
+#define DEC_WP_ENTRY(NAME, NB, U, D, C, SK)                                                                            \
   KERNEL __attribute__((launch_bounds(DWP_THREADS(C), 1))) void NAME(const u8 *wq, const u32 *sz, const u8 *act,       \
                                                                      const float *asg, const float *rsum, u16 *out,   \
                                                                      float *ws, u32 *sema, u32 M, u32 N, u32 K,       \
                                                                      u32 nend0, u32 nend1, u32 S) {                   \
-    (void)ws, (void)sema, (void)S;                                                                                     \
+    (void)S;                                                                                                           \
     static_assert(DWP_D(D, C) <= (D), "DWP_STAGES beyond the entry's D overruns the shared memory the launch sizes");   \
-    gemm_dec_wp<NB, U, DWP_D(D, C), C>(wq, sz, act, asg, rsum, out, M, N, K, nend0, nend1);                            \
+    gemm_dec_wp<NB, U, DWP_D(D, C), C, SK>(wq, sz, act, asg, rsum, out, ws, sema, M, N, K, nend0, nend1);              \
   }
-DEC_WP_ENTRY(pq_gemm_dec_wp_m8, 8, 2, 8, 2)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m16, 16, 2, 8, 2)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m24, 24, 2, 8, 2)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m32, 32, 2, 6, 2)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m40, 40, 1, 8, 2)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m48, 48, 1, 8, 2)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m56, 56, 1, 8, 2)
-DEC_WP_ENTRY(pq_gemm_dec_wp_m64, 64, 1, 8, 2)
-DEC_WP_ENTRY(pq_gemm_dec_wp3_m8, 8, 2, 9, 3)
-DEC_WP_ENTRY(pq_gemm_dec_wp3_m16, 16, 2, 9, 3)
-DEC_WP_ENTRY(pq_gemm_dec_wp3_m24, 24, 2, 9, 3)
-DEC_WP_ENTRY(pq_gemm_dec_wp3_m32, 32, 2, 9, 3)
-DEC_WP_ENTRY(pq_gemm_dec_wp3_m40, 40, 1, 12, 3)
-DEC_WP_ENTRY(pq_gemm_dec_wp3_m48, 48, 1, 12, 3)
-DEC_WP_ENTRY(pq_gemm_dec_wp3_m56, 56, 1, 12, 3)
-DEC_WP_ENTRY(pq_gemm_dec_wp3_m64, 64, 1, 12, 3)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m8, 8, 2, 8, 2, false)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m16, 16, 2, 8, 2, false)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m24, 24, 2, 8, 2, false)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m32, 32, 2, 6, 2, false)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m40, 40, 1, 8, 2, false)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m48, 48, 1, 8, 2, false)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m56, 56, 1, 8, 2, false)
+DEC_WP_ENTRY(pq_gemm_dec_wp_m64, 64, 1, 8, 2, false)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m8, 8, 2, 9, 3, false)
+DEC_WP_ENTRY(pq_gemm_dec_wps_m8, 8, 2, 9, 3, true)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m16, 16, 2, 9, 3, false)
+DEC_WP_ENTRY(pq_gemm_dec_wps_m16, 16, 2, 9, 3, true)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m24, 24, 2, 9, 3, false)
+DEC_WP_ENTRY(pq_gemm_dec_wps_m24, 24, 2, 9, 3, true)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m32, 32, 2, 9, 3, false)
+DEC_WP_ENTRY(pq_gemm_dec_wps_m32, 32, 2, 9, 3, true)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m40, 40, 1, 12, 3, false)
+DEC_WP_ENTRY(pq_gemm_dec_wps_m40, 40, 1, 12, 3, true)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m48, 48, 1, 12, 3, false)
+DEC_WP_ENTRY(pq_gemm_dec_wps_m48, 48, 1, 12, 3, true)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m56, 56, 1, 12, 3, false)
+DEC_WP_ENTRY(pq_gemm_dec_wps_m56, 56, 1, 12, 3, true)
+DEC_WP_ENTRY(pq_gemm_dec_wp3_m64, 64, 1, 12, 3, false)
+DEC_WP_ENTRY(pq_gemm_dec_wps_m64, 64, 1, 12, 3, true)
 DEC_STAGED_ENTRY(pq_gemm_dec_m32, 4, 4, 4)
 DEC_STAGED_ENTRY(pq_gemm_dec_m64, 8, 2, 2)
 // The per-warp body on sm_90, gated and timed against the staged body

@@ -150,6 +150,22 @@ func init() {
 			Doc: "pq_gemm_dec_wp3_m8's body, 48 < M <= 56 (m64n56k32), 12 stages, one group a round"},
 		{Name: "pq_gemm_dec_wp3_m64", Op: OpDec, Form: FormDecKS, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWP3, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wp3_m8's body, 56 < M <= 64 (m64n64k32), 12 stages, one group a round"},
+		{Name: "pq_gemm_dec_wps_m8", Op: OpDec, Form: FormDecSK, MinM: 1, MaxM: 8, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wp3_m8's body in stream-K order: the (64-column tile, group) units in tile-major order split evenly over one block an SM, so every SM streams the same bytes whatever N/64 is; a block's tiles are segments of one ring (the rounds number on across them), each summed over the three consumers in consumer order; a tile shared between blocks goes through ws slots and a counter per tile, the last of its blocks summing them in block order (deterministic), M <= 8"},
+		{Name: "pq_gemm_dec_wps_m16", Op: OpDec, Form: FormDecSK, MinM: 9, MaxM: 16, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m16's body, 8 < M <= 16 (m64n16k32)"},
+		{Name: "pq_gemm_dec_wps_m24", Op: OpDec, Form: FormDecSK, MinM: 17, MaxM: 24, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m24's body, 16 < M <= 24 (m64n24k32)"},
+		{Name: "pq_gemm_dec_wps_m32", Op: OpDec, Form: FormDecSK, MinM: 25, MaxM: 32, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m32's body, 24 < M <= 32 (m64n32k32)"},
+		{Name: "pq_gemm_dec_wps_m40", Op: OpDec, Form: FormDecSK, MinM: 33, MaxM: 40, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m40's body, 32 < M <= 40 (m64n40k32)"},
+		{Name: "pq_gemm_dec_wps_m48", Op: OpDec, Form: FormDecSK, MinM: 41, MaxM: 48, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m48's body, 40 < M <= 48 (m64n48k32)"},
+		{Name: "pq_gemm_dec_wps_m56", Op: OpDec, Form: FormDecSK, MinM: 49, MaxM: 56, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m56's body, 48 < M <= 56 (m64n56k32)"},
+		{Name: "pq_gemm_dec_wps_m64", Op: OpDec, Form: FormDecSK, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
+			Doc: "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m64's body, 56 < M <= 64 (m64n64k32)"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
@@ -591,6 +607,7 @@ var decWGUnsigned = map[string]bool{"pq_gemm_dec_wg_m8": true, "pq_gemm_dec_wg_m
 var decKSGeomByTag = map[string]struct{ tiles, threads, minS, maxS, extra int }{
 	TagKS: {1, 32, 1, DecKSMaxS, 0}, TagKS2: {2, 32, 1, DecKSMaxS, 0}, TagWK: {4, 128, 1, DecWKMaxS, 0}, TagWK1: {4, 128, 1, DecWKMaxS, 0},
 	TagWKS: {4, 128, 1, DecWKMaxS, 0}, TagWP: {4, 128, DecWPSplit, DecWPSplit, 128}, TagWP3: {4, 128, DecWP3Split, DecWP3Split, 128},
+	TagWPS: {4, 128, DecWP3Split, DecWP3Split, 128},
 }
 
 // wkGeom is one wgmma in-block kernel's DEC_WK_ENTRY(NAME, NB, R, U, RA, FP)
@@ -634,9 +651,13 @@ var decWKGeom = map[string]wkGeom{
 	"pq_gemm_dec_wks_m64": {NB: 64, R: 1, U: 1, RA: 3, FP: true, SK: true},
 }
 
-// wpGeom is one warp-specialized kernel's DEC_WP_ENTRY(NAME, NB, U, D, C)
-// numbers: op width NB, U groups a round, D stages, C consumer warpgroups.
-type wpGeom struct{ NB, U, D, C int }
+// wpGeom is one warp-specialized kernel's DEC_WP_ENTRY(NAME, NB, U, D, C,
+// SK) numbers: op width NB, U groups a round, D stages, C consumer
+// warpgroups, SK the stream-K split (FormDecSK).
+type wpGeom struct {
+	NB, U, D, C int
+	SK          bool
+}
 
 // bytes is gemm_dec_wp's dynamic shared memory: D stages (U activation
 // tiles of NB rows of 128 bytes, four warps' U KiB of weight words, U
@@ -661,13 +682,21 @@ var decWPGeom = map[string]wpGeom{
 	"pq_gemm_dec_wp_m56":  {NB: 56, U: 1, D: 8, C: 2},
 	"pq_gemm_dec_wp_m64":  {NB: 64, U: 1, D: 8, C: 2},
 	"pq_gemm_dec_wp3_m8":  {NB: 8, U: 2, D: 9, C: 3},
+	"pq_gemm_dec_wps_m8":  {NB: 8, U: 2, D: 9, C: 3, SK: true},
 	"pq_gemm_dec_wp3_m16": {NB: 16, U: 2, D: 9, C: 3},
+	"pq_gemm_dec_wps_m16": {NB: 16, U: 2, D: 9, C: 3, SK: true},
 	"pq_gemm_dec_wp3_m24": {NB: 24, U: 2, D: 9, C: 3},
+	"pq_gemm_dec_wps_m24": {NB: 24, U: 2, D: 9, C: 3, SK: true},
 	"pq_gemm_dec_wp3_m32": {NB: 32, U: 2, D: 9, C: 3},
+	"pq_gemm_dec_wps_m32": {NB: 32, U: 2, D: 9, C: 3, SK: true},
 	"pq_gemm_dec_wp3_m40": {NB: 40, U: 1, D: 12, C: 3},
+	"pq_gemm_dec_wps_m40": {NB: 40, U: 1, D: 12, C: 3, SK: true},
 	"pq_gemm_dec_wp3_m48": {NB: 48, U: 1, D: 12, C: 3},
+	"pq_gemm_dec_wps_m48": {NB: 48, U: 1, D: 12, C: 3, SK: true},
 	"pq_gemm_dec_wp3_m56": {NB: 56, U: 1, D: 12, C: 3},
+	"pq_gemm_dec_wps_m56": {NB: 56, U: 1, D: 12, C: 3, SK: true},
 	"pq_gemm_dec_wp3_m64": {NB: 64, U: 1, D: 12, C: 3},
+	"pq_gemm_dec_wps_m64": {NB: 64, U: 1, D: 12, C: 3, SK: true},
 }
 
 // decKSRow is gemm.hip's DKS_ROW: the staged activation row stride.
@@ -723,9 +752,16 @@ func DecSKSlots(kernel string, M, S, sms, perSM int) int {
 // warpgroup idle on a small GEMM), and enough blocks that a warpgroup's
 // part is at most G units (gemm_dec_wk's bound: a part spans at most two
 // tiles; the kernel traps past it).
+//
+// The warp-specialized stream-K kernels (tag wps) take any number of
+// tiles a block and split a block's rounds over its consumers by turn:
+// one block a slot, at most one a unit.
 func DecSKBlocks(kernel string, M, N, K, S, slots int) int {
 	G := K / refimpl.GroupSize
 	T := (N / DecBN) * G
+	if _, ok := decWPGeom[kernel]; ok {
+		return max(1, min(max(slots, 1), T))
+	}
 	b := min(max(slots, 1), max(1, T/S))
 	for b < T && (T+b-1)/b > S*G {
 		b++
@@ -737,7 +773,11 @@ func DecSKBlocks(kernel string, M, N, K, S, slots int) int {
 // (the block's first and last, in the accumulator order: its M class's NB
 // rows x 64 columns of fp32) for every block.
 func DecSKWorkspaceBytes(kernel string, M, N, K, S, slots int) int {
-	return 2 * DecSKBlocks(kernel, M, N, K, S, slots) * 4 * decWKGeom[kernel].NB * DecBN
+	nb := decWKGeom[kernel].NB
+	if g, ok := decWPGeom[kernel]; ok {
+		nb = g.NB
+	}
+	return 2 * DecSKBlocks(kernel, M, N, K, S, slots) * 4 * nb * DecBN
 }
 
 // DecSKSharedTiles is how many 64-column tiles of a stream-K launch are
@@ -952,6 +992,11 @@ const TagWP = "wp"
 // three consumer warpgroups (pq_gemm_dec_wp3_*).
 const TagWP3 = "wp3"
 
+// TagWPS is the registry tag of the wp3 bodies split stream-K
+// (FormDecSK, pq_gemm_dec_wps_*): one block an SM, any number of tiles
+// a block.
+const TagWPS = "wps"
+
 // DecWPSplit and DecWP3Split are the one split of the wp and wp3
 // kernels: their consumer warpgroups.
 const (
@@ -1039,6 +1084,7 @@ var OwnLaws = []OwnLaw{
 	{TagWKS, "gemm.DecSplitWKS/" + TagWKS, DecSplitWKS, DecWKFixedS, DecWKMaxS, 1},
 	{TagWP, "gemm.DecSplitWP/" + TagWP, DecSplitWP, []int{DecWPSplit}, DecWPSplit, DecWPSplit},
 	{TagWP3, "gemm.DecSplitWP/" + TagWP3, DecSplitWP, []int{DecWP3Split}, DecWP3Split, DecWP3Split},
+	{TagWPS, "gemm.DecSplitWP/" + TagWPS, DecSplitWP, []int{DecWP3Split}, DecWP3Split, DecWP3Split},
 }
 
 // OwnLawTags are OwnLaws' tags.

@@ -545,12 +545,12 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		}
 		seen[e[1]] = true
 	}
-	// DEC_WP_ENTRY(name, NB, U, D, C): a warp-specialized kernel, four
+	// DEC_WP_ENTRY(name, NB, U, D, C, SK): a warp-specialized kernel, four
 	// tiles a block of C consumer warpgroups and the producer
 	// (DWP_THREADS(C), the launch bound), its geometry decWPGeom's, NB its
-	// M class's op width, tagged wp (C = 2) or wp3 (C = 3), launched at
-	// S = C only.
-	wp := regexp.MustCompile(`(?m)^DEC_WP_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+)\)`).FindAllStringSubmatch(string(src), -1)
+	// M class's op width, tagged wp (C = 2), wp3 (C = 3) or wps (C = 3,
+	// stream-K: FormDecSK), launched at S = C only.
+	wp := regexp.MustCompile(`(?m)^DEC_WP_ENTRY\((\w+), (\d+), (\d+), (\d+), (\d+), (true|false)\)`).FindAllStringSubmatch(string(src), -1)
 	if len(wp) == 0 || !strings.Contains(string(src), "#define DWP_THREADS(C) (128 * ((C) + 1))") {
 		t.Error("no DEC_WP_ENTRY lines or no DWP_THREADS(C) = 128 (C + 1) found")
 	}
@@ -559,11 +559,15 @@ func TestDecKSEntriesMatchRegistry(t *testing.T) {
 		for i, p := range []*int{&g.NB, &g.U, &g.D, &g.C} {
 			*p, _ = strconv.Atoi(e[2+i])
 		}
-		tag := map[int]string{2: TagWP, 3: TagWP3}[g.C]
+		g.SK = e[6] == "true"
+		tag, form := map[int]string{2: TagWP, 3: TagWP3}[g.C], FormDecKS
+		if g.SK {
+			tag, form = map[int]string{3: TagWPS}[g.C], FormDecSK
+		}
 		k, ok := kernels.Lookup(e[1])
 		switch {
-		case !ok || tag == "" || k.Tag != tag || k.Form != FormDecKS:
-			t.Errorf("%s: not a registered %s kernel tagged %q (C = %d)", e[1], FormDecKS, tag, g.C)
+		case !ok || tag == "" || k.Tag != tag || k.Form != form:
+			t.Errorf("%s: not a registered %s kernel tagged %q (C = %d, SK %v)", e[1], form, tag, g.C, g.SK)
 		case DecKSBlockThreads(k.Name, g.C) != 128*(g.C+1):
 			t.Errorf("%s: DecKSBlockThreads %d, DWP_THREADS(%d) = %d", k.Name, DecKSBlockThreads(k.Name, g.C), g.C, 128*(g.C+1))
 		case DecKSTiles(k.Name) != 4:
