@@ -1628,8 +1628,8 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, wg = warp >> 2, wi = warp & 3u;
   const u32 full0 = smem_u32(&dwp_bars[0]), empty0 = smem_u32(&dwp_bars[D]);
   // The block's segments: tiles t0..t1, tile t's groups [ga(t), gb(t)).
-  const u32 T = SK ? (N / 64u) * G : 0u, B = SK ? gdim_x() : 1u;
-  const u32 u0 = SK ? (u32)((u64)bid_x() * T / B) : 0u, u1 = SK ? (u32)((u64)(bid_x() + 1u) * T / B) : 0u;
+  const u32 NU = SK ? (N / 64u) * G : 0u, B = SK ? gdim_x() : 1u; // units, blocks
+  const u32 u0 = SK ? (u32)((u64)bid_x() * NU / B) : 0u, u1 = SK ? (u32)((u64)(bid_x() + 1u) * NU / B) : 0u;
   const u32 t0 = SK ? u0 / G : bid_x(), t1 = SK ? (u1 - 1u) / G : bid_x();
   if (SK && u1 <= u0) return; // no units (the launch keeps B <= T): the whole block leaves
   auto ga = [&](u32 t) -> u32 { return SK && u0 > t * G ? u0 - t * G : 0u; };
@@ -1867,7 +1867,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
         }
       if (more) asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
       // A tile shared with other blocks (stream-K): only the last of them stores.
-      const bool stores = !SK || (g0s == 0u && e == G) || dec_sk_publish<MT>(sum, ws, sema, &dwp_last, t, t0, G, T, B, bid_x(), 2u, t128);
+      const bool stores = !SK || (g0s == 0u && e == G) || dec_sk_publish<MT>(sum, ws, sema, &dwp_last, t, t0, G, NU, B, bid_x(), 2u, t128);
       if (stores) {
         const u32 n0 = 64u * t + 16u * wi;
 #pragma unroll
