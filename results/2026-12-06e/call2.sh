@@ -9,8 +9,8 @@
 # Prediction (wps against wp3, stream): gate_up M = 64 36.8 -> ~29 us,
 # down M = 64 18.6 -> ~16 us, down M = 1 11.0 -> ~9.5 us; qkv and
 # in_proj (112 and 128 tiles) within +-5%.
-# Run from the repository root with bin/, bin-old/, build/ and build-alt/
-# carried (build-alt/old.ptx.gz: main 3a0fa58's gemm.ptx, md5 3ef97b8a).
+# Run from the repository root with bin/, build/ and build-alt/
+# carried (build-alt: main 3a0fa58's gemm.ptx, md5 3ef97b8a, and binary, gzipped).
 set -u
 O=${OUT:?}
 W=$(mktemp -d)
@@ -20,6 +20,7 @@ left() { [ $((SECONDS - start)) -lt "$1" ]; }
 step() { echo "$((SECONDS - start))s $*" >>"$W/steps.txt"; }
 trap 'tar -czf "$O/call2.tar.gz" -C "$W" .; cat "$W/steps.txt"' EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv >"$W/smi.txt" 2>&1
+mkdir -p bin-old && gzip -dc build-alt/parharness-old.gz >bin-old/parharness && chmod +x bin-old/parharness
 rm -rf build-old && cp -r build build-old && gzip -dc build-alt/old.ptx.gz >build-old/sm_90a/gemm.ptx
 md5sum build/sm_90a/gemm.ptx build-old/sm_90a/gemm.ptx >"$W/md5.txt"
 timeout 60 ptxas -arch=sm_90a -v -o /tmp/g.cubin build/sm_90a/gemm.ptx >"$W/ptxas.txt" 2>&1
