@@ -83,8 +83,8 @@ func TestDecFootprintLawOnSavedRun(t *testing.T) {
 	}
 }
 
-// DecBody takes wk1 only where a last wave of one-block-per-SM tiles is
-// less than a quarter full, and only up to M = 24.
+// DecBody takes wps where the tiles fill more than one wave and leave the
+// last one partial, wp3 everywhere else.
 func TestDecBody(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -92,18 +92,16 @@ func TestDecBody(t *testing.T) {
 		sms     int
 		wantTag string
 	}{
-		{"gate_up M=1 (272 tiles: last wave 8 of 132)", 1, 17408, 132, TagWK1},
-		{"gate_up M=24", 24, 17408, 132, TagWK1},
-		{"gate_up M=25", 25, 17408, 132, TagWP3},
-		{"gate_up M=64", 64, 17408, 132, TagWP3},
+		{"gate_up M=1 (272 tiles: last wave 8 of 132)", 1, 17408, 132, TagWPS},
+		{"gate_up M=64", 64, 17408, 132, TagWPS},
 		{"qkv M=1 (112 tiles: one wave)", 1, 7168, 132, TagWP3},
-		{"down M=8 (80 tiles)", 8, 5120, 132, TagWP3},
-		{"last wave exactly a quarter (33 of 132)", 1, 64 * (132 + 33), 132, TagWP3},
-		{"last wave one short of a quarter", 1, 64 * (132 + 32), 132, TagWK1},
+		{"down M=64 (80 tiles)", 64, 5120, 132, TagWP3},
+		{"exactly one wave", 8, 64 * 132, 132, TagWP3},
+		{"one tile past a wave", 8, 64 * 133, 132, TagWPS},
 		{"two full waves", 1, 64 * 264, 132, TagWP3},
 		{"tiny N (16 tiles, one wave)", 1, 1024, 132, TagWP3},
-		{"no SM count (taken as 1)", 1, 17408, 0, TagWP3},
-		{"SMs not a multiple of 4 (last wave 1 of 78: 4 < 78)", 1, 64 * 157, 78, TagWK1},
+		{"no SM count (taken as 1; 272 tiles a whole number of waves)", 1, 17408, 0, TagWP3},
+		{"SMs not a multiple of 4 (157 tiles on 78)", 1, 64 * 157, 78, TagWPS},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := DecBody(c.M, c.N, c.sms); got != c.wantTag {

@@ -1598,6 +1598,46 @@ template <int U> DEVICE void wp_keep(u32 (&a)[U][4][4]) {
 #pragma unroll
       for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[u][s][i])::"memory");
 }
+// Stream-K segment i of a block holding the units [u0, u1) of G groups a
+// tile: tile t0 = u0 / G first, then t1 = (u1 - 1) / G, then t0 + 1 ..
+// t1 - 1, so that a block of three or more tiles ends on a whole one (a
+// shared tile's hand-off then does not follow the block's last round);
+// its groups [ga, gb).
+struct WpSeg {
+  u32 t, ga, gb;
+};
+DEVICE WpSeg wp_seg(u32 i, u32 u0, u32 u1, u32 G) {
+  const u32 t0 = u0 / G, t1 = (u1 - 1u) / G, t = i == 0u ? t0 : i == 1u ? t1 : t0 + i - 1u;
+  return WpSeg{t, u0 > t * G ? u0 - t * G : 0u, u1 < (t + 1u) * G ? u1 - t * G : G};
+}
+// One copier's copies of one round (gemm_dec_wp's producer): the row
+// pieces of groups g0 .. g0 + n - 1 from asrc (row pm, piece pc, group 0)
+// to the stage at st, its asg/rs items from sa and sb, then its arrival
+// on the stage's full barrier. mrow is M (the stream-K loop passes it
+// opaque so that the row predicates are not held across rounds).
+template <int NB, int U>
+DEVICE void wp_copy_round(u32 st, u32 full, const u8 *asrc, const float *sa, const float *sb, u32 g0, u32 n, u32 K,
+                          u32 mrow, u32 pm, u32 dp0, u32 dp1, bool la, bool lb, u32 ua, u32 ub, u32 da, u32 db) {
+  constexpr u32 TILE = NB * 128u, RSTEP = DWP_COPIERS / 8u, NJ = (NB + RSTEP - 1u) / RSTEP;
+#pragma unroll
+  for (u32 u = 0; u < (u32)U; u++) {
+    if (u < n) {
+      const u8 *src = asrc + (g0 + u) * GROUP;
+      // The row step, opaque: kept in one register instead of NJ
+      // hoisted 64-bit multiples (the producer has 56 registers).
+      u32 kstep = RSTEP * K;
+      asm volatile("" : "+r"(kstep));
+#pragma unroll
+      for (u32 j = 0; j < NJ; j++) {
+        if (pm + RSTEP * j < mrow) cp_async16_s(st + u * TILE + RSTEP * 128u * j + ((j & 1u) ? dp1 : dp0), src, 16u);
+        src += kstep;
+      }
+    }
+  }
+  if (la && ua < n) cp_async4_s(st + da, sa + g0, 4u);
+  if (lb && ub < n) cp_async4_s(st + db, sb + g0, 4u);
+  cp_async_mbar_arrive(full);
+}
 template <int NB, int U, int D, int C, bool SK = false>
 DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float *asg, const float *rsum, u16 *out,
                         float *ws, u32 *sema, u32 M, u32 N, u32 K, u32 nend0, u32 nend1) {
@@ -1620,20 +1660,26 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   static_assert(D % C == 0, "each consumer's rounds must reuse only the stages of its own earlier rounds");
   extern SHARED __attribute__((aligned(1024))) u8 dwp_smem[];
   SHARED __attribute__((aligned(8))) u64 dwp_bars[2 * D];
-  SHARED u32 dwp_last; // stream-K: dec_sk_publish's broadcast word
+  // Stream-K: the block's units [u0, u1) (the loops reload them at each
+  // segment rather than hold them in registers) and dec_sk_publish's word.
+  SHARED u32 dwp_rng[2], dwp_last;
   const u32 base = (smem_u32(dwp_smem) + 1023u) & ~1023u;
   u8 *const gbase = dwp_smem + (base - smem_u32(dwp_smem));
   float *const red = (float *)(gbase + D * STAGE);
-  const u32 G = K / GROUP;
+  const u32 G = K / GROUP, nr = (G + U - 1u) / U, tile = bid_x();
   const u32 tid = tid_x(), lane = lane_id(), warp = tid >> 5, wg = warp >> 2, wi = warp & 3u;
   const u32 full0 = smem_u32(&dwp_bars[0]), empty0 = smem_u32(&dwp_bars[D]);
-  // The block's segments: tiles t0..t1, tile t's groups [ga(t), gb(t)).
-  const u32 NU = SK ? (N / 64u) * G : 0u, B = SK ? gdim_x() : 1u; // units, blocks
-  const u32 u0 = SK ? (u32)((u64)bid_x() * NU / B) : 0u, u1 = SK ? (u32)((u64)(bid_x() + 1u) * NU / B) : 0u;
-  const u32 t0 = SK ? u0 / G : bid_x(), t1 = SK ? (u1 - 1u) / G : bid_x();
-  if (SK && u1 <= u0) return; // no units (the launch keeps B <= T): the whole block leaves
-  auto ga = [&](u32 t) -> u32 { return SK && u0 > t * G ? u0 - t * G : 0u; };
-  auto gb = [&](u32 t) -> u32 { return SK && u1 < (t + 1u) * G ? u1 - t * G : G; };
+  // Stream-K: NU = (N/64)·G units in tile-major order, block b of B the
+  // units [bNU/B, (b+1)NU/B) in nseg segments (wp_seg).
+  const u32 NU = SK ? (N / 64u) * G : 0u, B = SK ? gdim_x() : 1u;
+  u32 nseg = 1u;
+  if constexpr (SK) {
+    const u32 u0 = (u32)((u64)bid_x() * NU / B), u1 = (u32)((u64)(bid_x() + 1u) * NU / B);
+    if (u1 <= u0) return; // no units (the launch keeps B <= NU): the whole block leaves
+    nseg = (u1 - 1u) / G - u0 / G + 1u;
+    if (tid == 0) dwp_rng[0] = u0, dwp_rng[1] = u1;
+  }
+  (void)nseg;
   // Float index of row m's asg (which 0) or rs (which 1) in a group's block.
   auto arx = [](u32 m, u32 which) -> u32 { return (m >> 1) * 4u + which * 2u + (m & 1u); };
   if (tid == 0) {
@@ -1666,25 +1712,38 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     if (wi == 0) {
       if (lane != 0) return;
       // Round r (tile t, groups g0 .. g0 + n - 1): its weights and scale
-      // words, counted on the stage's full barrier. The first D rounds go
-      // before the grid dependence (static data), later ones once their
-      // stage is empty.
-      u32 r = 0;
-      for (u32 t = t0; t <= t1; t++) {
-        const u32 e = gb(t);
-        for (u32 g0 = ga(t); g0 < e; g0 += U, r++) {
-          const u32 s = r % D, st = base + s * STAGE, n = e - g0 < U ? e - g0 : U, bar = full0 + 8u * s;
-          if (r >= (u32)D) mbar_wait(empty0 + 8u * s, ((r / D) - 1u) & 1u);
-          fence_proxy_async(); // the consumers' reads of the stage come before the copies' writes
-          mbar_arrive_expect_tx(bar, n * (4u * 1024u + 256u));
+      // words, counted on the stage's full barrier.
+      auto bulk_at = [&](u32 r, u32 t, u32 g0, u32 n) {
+        const u32 s = r % D, st = base + s * STAGE, bar = full0 + 8u * s;
+        fence_proxy_async(); // the consumers' reads of the stage come before the copies' writes
+        mbar_arrive_expect_tx(bar, n * (4u * 1024u + 256u));
 #pragma unroll
-          for (u32 w = 0; w < 4u; w++)
-            bulk_g2s(st + ST_W + w * U * 1024u, wq + ((u64)(DEC_WARPS * t + w) * G + g0) * 1024u, n * 1024u, bar);
-          for (u32 u = 0; u < n; u++) bulk_g2s(st + ST_R + 4u * (u * ARS + 2u * NB), sz + (u64)(g0 + u) * N + 64u * t, 256u, bar);
-          if (r + 1u == (u32)D) grid_dep_launch_dependents();
+        for (u32 w = 0; w < 4u; w++)
+          bulk_g2s(st + ST_W + w * U * 1024u, wq + ((u64)(DEC_WARPS * t + w) * G + g0) * 1024u, n * 1024u, bar);
+        for (u32 u = 0; u < n; u++) bulk_g2s(st + ST_R + 4u * (u * ARS + 2u * NB), sz + (u64)(g0 + u) * N + 64u * t, 256u, bar);
+      };
+      // The first D rounds go before the grid dependence (static data),
+      // later ones once their stage is empty.
+      if constexpr (SK) {
+        u32 r = 0;
+        for (u32 i = 0; i < nseg; i++) {
+          const WpSeg sg = wp_seg(i, dwp_rng[0], dwp_rng[1], G);
+          for (u32 g0 = sg.ga; g0 < sg.gb; g0 += U, r++) {
+            if (r >= (u32)D) mbar_wait(empty0 + 8u * (r % D), ((r / D) - 1u) & 1u);
+            bulk_at(r, sg.t, g0, sg.gb - g0 < U ? sg.gb - g0 : U);
+            if (r + 1u == (u32)D) grid_dep_launch_dependents();
+          }
+        }
+        if (r < (u32)D) grid_dep_launch_dependents();
+      } else {
+        auto bulk = [&](u32 r) { bulk_at(r, tile, r * U, G - r * U < U ? G - r * U : U); };
+        for (u32 r = 0; r < nr && r < (u32)D; r++) bulk(r);
+        grid_dep_launch_dependents();
+        for (u32 r = D; r < nr; r++) {
+          mbar_wait(empty0 + 8u * (r % D), ((r / D) - 1u) & 1u);
+          bulk(r);
         }
       }
-      if (r < (u32)D) grid_dep_launch_dependents();
       return;
     }
     grid_dep_launch_dependents();
@@ -1694,10 +1753,11 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     // of rows pm + RSTEP·j (pm = pt / 8), and the asg/rs items pt and pt +
     // DWP_COPIERS of a round's 2·U·M (the index order below). Row m's piece
     // c lands at piece c ^ (m % 8) of its row (the 128B swizzle). Every
-    // address is set once a segment; a round adds only its first group, so
-    // the copy loop issues little more than its copies (the index loop it
-    // replaced kept the copiers, not the consumers, the limit at large M).
-    constexpr u32 RSTEP = DWP_COPIERS / 8u, NJ = (NB + RSTEP - 1u) / RSTEP;
+    // address is set here (a segment's, stream-K); a round adds only its
+    // first group, so the copy loop issues little more than its copies (the
+    // index loop it replaced kept the copiers, not the consumers, the limit
+    // at large M).
+    constexpr u32 RSTEP = DWP_COPIERS / 8u;
     static_assert(RSTEP % 8u == 4u, "a copier's rows alternate between two swizzle phases");
     static_assert(2u * U * NB <= 2u * DWP_COPIERS, "at most two asg/rs items a copier and round");
     const u32 pc = pt & 7u, pm = pt >> 3;
@@ -1707,35 +1767,40 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     const bool la = pt < 2u * U * M, lb = pt + DWP_COPIERS < 2u * U * M;
     const u32 ia = la ? pt : 0u, ib = lb ? pt + DWP_COPIERS : 0u, ua = (ia >> 1) % U, ub = (ib >> 1) % U;
     const u32 da = ST_R + 4u * (ua * ARS + arx(ia / (2u * U), ia & 1u)), db = ST_R + 4u * (ub * ARS + arx(ib / (2u * U), ib & 1u));
-    u32 s = 0u, ph = 1u, r = 0u; // round r's stage; from r = D, the parity of the stage's phase r / D - 1 (flips at each wrap)
-    for (u32 t = t0; t <= t1; t++) {
-      const u32 p = partition_of(64u * t, nend0, nend1), e = gb(t);
-      const u8 *const ap = act + (u64)p * M * K;
+    // Tile t's sources: row pm's piece pc of group 0, and the asg/rs items.
+    auto srcs = [&](u32 t, const u8 *&asrc, const float *&sa, const float *&sb) __attribute__((always_inline)) {
+      const u32 p = partition_of(64u * t, nend0, nend1);
       const float *const asp = asg + (u64)p * M * G, *const rsp = rsum + (u64)p * M * G;
-      const u8 *const asrc = ap + (u64)pm * K + 16u * pc; // row pm, piece pc, group 0
-      const float *const sa = ((ia & 1u) ? rsp : asp) + (u64)(ia / (2u * U)) * G + ua;
-      const float *const sb = ((ib & 1u) ? rsp : asp) + (u64)(ib / (2u * U)) * G + ub;
-      for (u32 g0 = ga(t); g0 < e; g0 += U, r++) {
-        const u32 st = base + s * STAGE, n = e - g0 < U ? e - g0 : U;
-        if (r >= (u32)D) mbar_wait(empty0 + 8u * s, ph);
-#pragma unroll
-        for (u32 u = 0; u < (u32)U; u++) {
-          if (u < n) {
-            const u8 *src = asrc + (g0 + u) * GROUP;
-            // The row step, opaque: kept in one register instead of NJ
-            // hoisted 64-bit multiples (the producer has 56 registers).
-            u32 kstep = RSTEP * K;
-            asm volatile("" : "+r"(kstep));
-#pragma unroll
-            for (u32 j = 0; j < NJ; j++) {
-              if (pm + RSTEP * j < M) cp_async16_s(st + u * TILE + RSTEP * 128u * j + ((j & 1u) ? dp1 : dp0), src, 16u);
-              src += kstep;
-            }
-          }
+      asrc = act + (u64)p * M * K + (u64)pm * K + 16u * pc;
+      sa = ((ia & 1u) ? rsp : asp) + (u64)(ia / (2u * U)) * G + ua;
+      sb = ((ib & 1u) ? rsp : asp) + (u64)(ib / (2u * U)) * G + ub;
+    };
+    u32 s = 0u, ph = 1u; // round r's stage; from r = D, the parity of the stage's phase r / D - 1 (flips at each wrap)
+    if constexpr (SK) {
+      u32 r = 0u;
+      for (u32 i = 0; i < nseg; i++) {
+        const WpSeg sg = wp_seg(i, dwp_rng[0], dwp_rng[1], G);
+        const u8 *asrc;
+        const float *sa, *sb;
+        srcs(sg.t, asrc, sa, sb);
+        for (u32 g0 = sg.ga; g0 < sg.gb; g0 += U, r++) {
+          if (r >= (u32)D) mbar_wait(empty0 + 8u * s, ph);
+          u32 mrow = M;
+          asm volatile("" : "+r"(mrow));
+          wp_copy_round<NB, U>(base + s * STAGE, full0 + 8u * s, asrc, sa, sb, g0, sg.gb - g0 < U ? sg.gb - g0 : U, K, mrow, pm, dp0,
+                               dp1, la, lb, ua, ub, da, db);
+          if (++s == (u32)D) s = 0u, ph ^= 1u;
         }
-        if (la && ua < n) cp_async4_s(st + da, sa + g0, 4u);
-        if (lb && ub < n) cp_async4_s(st + db, sb + g0, 4u);
-        cp_async_mbar_arrive(full0 + 8u * s);
+      }
+    } else {
+      const u8 *asrc;
+      const float *sa, *sb;
+      srcs(tile, asrc, sa, sb);
+      for (u32 r = 0; r < nr; r++) {
+        const u32 g0 = r * U;
+        if (r >= (u32)D) mbar_wait(empty0 + 8u * s, ph);
+        wp_copy_round<NB, U>(base + s * STAGE, full0 + 8u * s, asrc, sa, sb, g0, G - g0 < U ? G - g0 : U, K, M, pm, dp0, dp1, la, lb,
+                             ua, ub, da, db);
         if (++s == (u32)D) s = 0u, ph ^= 1u;
       }
     }
@@ -1782,7 +1847,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     const u32 s = r % D, st = base + s * STAGE;
 #pragma unroll
     for (int u = 0; u < U; u++) {
-      if ((u32)u >= n) continue; // past the segment: the stage holds no such group
+      if ((u32)u >= n) continue; // past G or the segment: the stage holds no such group
       const float sc0 = f16_to_f32(z[u].x & 0xFFFFu), sc1 = f16_to_f32(z[u].y & 0xFFFFu);
       const float sc90 = 512.0f * sc0, sc91 = 512.0f * sc1;
       const float zq0 = sc0 * (float)((int)(short)(z[u].x >> 16) + 8), zq1 = sc1 * (float)((int)(short)(z[u].y >> 16) + 8);
@@ -1801,53 +1866,12 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     warp_sync_all(); // every lane's reads of the stage are done
     if (lane == 0) mbar_arrive(empty0 + 8u * s);
   };
-  u32 fa[U][4][4], fb[U][4][4];
-  float Ta[U][ND], Tb[U][ND];
-  u32x2 za[U], zb[U];
-  u32 rbeg = 0; // the segment's first round
-  for (u32 t = t0; t <= t1; t++) {
-    const u32 g0s = ga(t), e = gb(t), nrs = (e - g0s + U - 1u) / U;
-    auto n_of = [&](u32 r) -> u32 { const u32 g0 = g0s + (r - rbeg) * U; return e - g0 < U ? e - g0 : U; };
-    u32 r = rbeg + (wg + C - rbeg % C) % C; // this consumer's first round of the segment (rounds r ≡ wg mod C)
-    if constexpr (DWP_PIPE && C == 2) {
-      // A steady state of two rounds an iteration, then a peeled tail: with
-      // the waits inside data-dependent branches ptxas serializes every wgmma
-      // (C7518, the H100's ptxas 13.0), with this shape it keeps wait_group 1.
-      const u32 nr = rbeg + nrs;
-      if (r < nr) {
-        start(r, fa, Ta, za);
-        for (; r + 2u * C < nr; r += 2u * C) {
-          start(r + C, fb, Tb, zb);
-          wg_wait<1>();
-          finish(r, n_of(r), fa, Ta, za);
-          start(r + 2u * C, fa, Ta, za);
-          wg_wait<1>();
-          finish(r + C, n_of(r + C), fb, Tb, zb);
-        }
-        if (r + C < nr) {
-          start(r + C, fb, Tb, zb);
-          wg_wait<1>();
-          finish(r, n_of(r), fa, Ta, za);
-          wg_wait<0>();
-          finish(r + C, n_of(r + C), fb, Tb, zb);
-        } else {
-          wg_wait<0>();
-          finish(r, n_of(r), fa, Ta, za);
-        }
-      }
-    } else {
-      for (; r < rbeg + nrs; r += C) {
-        start(r, fa, Ta, za);
-        wg_wait<0>();
-        finish(r, n_of(r), fa, Ta, za);
-      }
-      (void)fb, (void)Tb, (void)zb;
-    }
-    rbeg += nrs;
-    // Consumers 1..C-1 leave their partial tiles in shared memory; consumer
-    // 0 adds them to its own in consumer order (whatever finishes first) and
-    // stores bf16. Before a next segment, a second barrier frees red.
-    const bool more = t < t1;
+  // Tile t's epilogue: consumers 1..C-1 leave their partial tiles in
+  // shared memory; consumer 0 adds them to its own in consumer order
+  // (whatever finishes first) and stores bf16, or for a tile shared with
+  // other blocks (stream-K, !whole) hands it to dec_sk_publish. Before a
+  // next segment (more) a second barrier frees red.
+  auto epilogue = [&](u32 t, bool whole, bool more) __attribute__((always_inline)) {
     if (wg != 0) {
 #pragma unroll
       for (int mt = 0; mt < MT; mt++)
@@ -1855,30 +1879,89 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
         for (int j = 0; j < 4; j++) red[(wg - 1u) * PART + (mt * 4 + j) * 128u + t128] = acc[mt][j];
     }
     asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // the consumer warpgroups
-    if (wg == 0) {
-      float sum[MT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-          sum[mt][j] = acc[mt][j];
-#pragma unroll
-          for (int w = 0; w < C - 1; w++) sum[mt][j] += red[w * PART + (mt * 4 + j) * 128u + t128];
-        }
+    if (wg != 0) {
       if (more) asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
-      // A tile shared with other blocks (stream-K): only the last of them stores.
-      const bool stores = !SK || (g0s == 0u && e == G) || dec_sk_publish<MT>(sum, ws, sema, &dwp_last, t, t0, G, NU, B, bid_x(), 2u, t128);
-      if (stores) {
-        const u32 n0 = 64u * t + 16u * wi;
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
-      }
-    } else if (more) {
-      asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
+      return;
     }
+    float sum[MT][4];
 #pragma unroll
-    for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        sum[mt][j] = acc[mt][j];
+#pragma unroll
+        for (int w = 0; w < C - 1; w++) sum[mt][j] += red[w * PART + (mt * 4 + j) * 128u + t128];
+      }
+    if (more) asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
+    if (!whole && !dec_sk_publish<MT>(sum, ws, sema, &dwp_last, t, dwp_rng[0] / G, G, NU, B, bid_x(), 2u, t128)) return;
+    const u32 n0 = 64u * t + 16u * wi;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
+  };
+  u32 fa[U][4][4], fb[U][4][4];
+  float Ta[U][ND], Tb[U][ND];
+  u32x2 za[U], zb[U];
+  if constexpr (SK) {
+    // A segment's rounds by their number in the block: this consumer's
+    // are r ≡ wg (mod C), as in the plain loop.
+    u32 rbeg = 0;
+    for (u32 i = 0; i < nseg; i++) {
+      const WpSeg sg = wp_seg(i, dwp_rng[0], dwp_rng[1], G);
+      const u32 nrs = (sg.gb - sg.ga + U - 1u) / U;
+      for (u32 r = rbeg + (wg + C - rbeg % C) % C; r < rbeg + nrs; r += C) {
+        const u32 g0 = sg.ga + (r - rbeg) * U;
+        start(r, fa, Ta, za);
+        wg_wait<0>();
+        finish(r, U == 1 ? 1u : sg.gb - g0 < U ? sg.gb - g0 : U, fa, Ta, za);
+      }
+      rbeg += nrs;
+      const WpSeg se = wp_seg(i, dwp_rng[0], dwp_rng[1], G); // reloaded: nothing of sg held across the rounds
+      epilogue(se.t, se.ga == 0u && se.gb == G, i + 1u < nseg);
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
+    }
+    (void)fb, (void)Tb, (void)zb;
+    return;
   }
+  auto n_of = [&](u32 r) -> u32 { return G - r * U < U ? G - r * U : U; };
+  u32 r = wg; // this consumer's rounds: wg, wg + C, ...
+  // Three consumers run the unpipelined loop: one temporary and one
+  // fragment set fit their 152 registers (with two consumers it measured
+  // as fast as the pipelined one).
+  if constexpr (DWP_PIPE && C == 2) {
+    // A steady state of two rounds an iteration, then a peeled tail: with
+    // the waits inside data-dependent branches ptxas serializes every wgmma
+    // (C7518, the H100's ptxas 13.0), with this shape it keeps wait_group 1.
+    if (r < nr) {
+      start(r, fa, Ta, za);
+      for (; r + 2u * C < nr; r += 2u * C) {
+        start(r + C, fb, Tb, zb);
+        wg_wait<1>();
+        finish(r, n_of(r), fa, Ta, za);
+        start(r + 2u * C, fa, Ta, za);
+        wg_wait<1>();
+        finish(r + C, n_of(r + C), fb, Tb, zb);
+      }
+      if (r + C < nr) {
+        start(r + C, fb, Tb, zb);
+        wg_wait<1>();
+        finish(r, n_of(r), fa, Ta, za);
+        wg_wait<0>();
+        finish(r + C, n_of(r + C), fb, Tb, zb);
+      } else {
+        wg_wait<0>();
+        finish(r, n_of(r), fa, Ta, za);
+      }
+    }
+  } else {
+    for (; r < nr; r += C) {
+      start(r, fa, Ta, za);
+      wg_wait<0>();
+      finish(r, n_of(r), fa, Ta, za);
+    }
+    (void)fb, (void)Tb, (void)zb;
+  }
+  epilogue(tile, true, false);
 }
 #else // __AMDGCN__
 // gfx1201 decode body: the sm_90 per-warp (v1) algorithm, block geometry, split-K protocol

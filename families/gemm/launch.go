@@ -1099,19 +1099,21 @@ var OwnLawTags = func() []string {
 // DecBody is the decode body law on sm_90a: which own-law tag to launch
 // (at that tag's law's S) for M rows of an N-column problem on sms SMs.
 // wp3, the warp-specialized body, runs one 512-thread block per SM and
-// one block per 64-column tile. Where N/64 tiles spill into a last wave
-// less than a quarter full, that wave costs a whole block's time; up to
-// M = 24, where a block's rounds are short, wk1 (several small blocks an
-// SM) loses less to it, so the law takes wk1 there. Everywhere else wp3.
-// The M and quarter-wave bounds are fitted on one H100 run (2026-12-06,
-// results/h100-2026-12-06d: 44 cells, gate_up the only shape with such a
-// tail); other devices and shapes are out of sample.
+// one block per 64-column tile, so N/64 tiles past one wave that leave
+// the last wave partial cost a whole block's time for it; wps splits the
+// same body stream-K over one block an SM, paying for it a hand-off of
+// the tiles shared between blocks (a gpu fence, a counter and the other
+// blocks' partials) that wp3 does not have. The law takes wps there and
+// wp3 everywhere else, whatever M: in one partial wave (qkv's 112 tiles,
+// down's 80) the idle SMs cost less than the hand-off.
+// Fitted on one H100 A/B run (2026-12-06, results/2026-12-06e call 2,
+// M = 1, 8, 16, 32, 64: gate_up's 272 tiles wps -9.5..-17.6% against
+// wp3 and faster than wk1, qkv and in_proj +30..+39%, down +1..+8%);
+// other devices and shapes are out of sample.
 func DecBody(M, N, sms int) string {
 	sms = max(sms, 1)
-	tiles := N / DecBN
-	waves := (tiles + sms - 1) / sms
-	if last := tiles - (waves-1)*sms; waves >= 2 && 4*last < sms && M <= 24 {
-		return TagWK1
+	if tiles := N / DecBN; tiles > sms && tiles%sms != 0 {
+		return TagWPS
 	}
 	return TagWP3
 }

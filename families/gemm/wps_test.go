@@ -14,12 +14,21 @@ import (
 // tile t, groups [g0, g0+n).
 type wpsRound struct{ r, t, g0, n uint32 }
 
-// wpsSegments lists block b's segments (tile, ga, gb) the way the kernel
-// walks them: tiles t0 = u0/G .. t1 = (u1-1)/G, tile t's groups
-// [max(u0, tG) - tG, min(u1, (t+1)G) - tG).
+// wpsSegments lists a block's segments (tile, ga, gb) in the order the
+// kernel walks them (gemm.hip wp_seg): tile t0 = u0/G, then t1 =
+// (u1-1)/G, then t0+1 .. t1-1; tile t's groups [max(u0, tG) - tG,
+// min(u1, (t+1)G) - tG).
 func wpsSegments(u0, u1, G uint32) [][3]uint32 {
+	t0, t1 := u0/G, (u1-1)/G
 	var out [][3]uint32
-	for t := u0 / G; t <= (u1-1)/G; t++ {
+	for i := uint32(0); i < t1-t0+1; i++ {
+		t := t0 + i - 1
+		switch i {
+		case 0:
+			t = t0
+		case 1:
+			t = t1
+		}
 		ga, gb := uint32(0), G
 		if u0 > t*G {
 			ga = u0 - t*G
@@ -127,6 +136,11 @@ func checkDecWPSSplit(t *testing.T, kernel string, g wpGeom, N, K, sms int) {
 		}
 		segs := wpsSegments(bk.u0, bk.u1, G)
 		segsOf[b] = segs
+		// A block of three or more tiles ends on a whole one (no hand-off
+		// after its last round).
+		if last := segs[len(segs)-1]; len(segs) >= 3 && (last[1] != 0 || last[2] != G) {
+			t.Fatalf("block %d: %d segments, the last (tile %d groups [%d, %d)) is not whole", b, len(segs), last[0], last[1], last[2])
+		}
 		prod := wpsProducerRounds(segs, U)
 		for _, r := range prod {
 			if r.n == 0 || r.g0+r.n > G {
