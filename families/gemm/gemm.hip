@@ -1736,7 +1736,15 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
         }
         if (r < (u32)D) grid_dep_launch_dependents();
       } else {
-        auto bulk = [&](u32 r) { bulk_at(r, tile, r * U, G - r * U < U ? G - r * U : U); };
+        auto bulk = [&](u32 r) {
+          const u32 s = r % D, st = base + s * STAGE, g0 = r * U, n = G - g0 < U ? G - g0 : U, bar = full0 + 8u * s;
+          fence_proxy_async(); // the consumers' reads of the stage come before the copies' writes
+          mbar_arrive_expect_tx(bar, n * (4u * 1024u + 256u));
+#pragma unroll
+          for (u32 w = 0; w < 4u; w++)
+            bulk_g2s(st + ST_W + w * U * 1024u, wq + ((u64)(DEC_WARPS * tile + w) * G + g0) * 1024u, n * 1024u, bar);
+          for (u32 u = 0; u < n; u++) bulk_g2s(st + ST_R + 4u * (u * ARS + 2u * NB), sz + (u64)(g0 + u) * N + 64u * tile, 256u, bar);
+        };
         for (u32 r = 0; r < nr && r < (u32)D; r++) bulk(r);
         grid_dep_launch_dependents();
         for (u32 r = D; r < nr; r++) {
@@ -1757,7 +1765,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     // first group, so the copy loop issues little more than its copies (the
     // index loop it replaced kept the copiers, not the consumers, the limit
     // at large M).
-    constexpr u32 RSTEP = DWP_COPIERS / 8u;
+    constexpr u32 RSTEP = DWP_COPIERS / 8u, NJ = (NB + RSTEP - 1u) / RSTEP;
     static_assert(RSTEP % 8u == 4u, "a copier's rows alternate between two swizzle phases");
     static_assert(2u * U * NB <= 2u * DWP_COPIERS, "at most two asg/rs items a copier and round");
     const u32 pc = pt & 7u, pm = pt >> 3;
@@ -1793,14 +1801,31 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
         }
       }
     } else {
-      const u8 *asrc;
-      const float *sa, *sb;
-      srcs(tile, asrc, sa, sb);
+      const u32 p = partition_of(64u * tile, nend0, nend1);
+      const u8 *const ap = act + (u64)p * M * K;
+      const float *const asp = asg + (u64)p * M * G, *const rsp = rsum + (u64)p * M * G;
+      const u8 *const asrc = ap + (u64)pm * K + 16u * pc; // row pm, piece pc, group 0
+      const float *const sa = ((ia & 1u) ? rsp : asp) + (u64)(ia / (2u * U)) * G + ua;
+      const float *const sb = ((ib & 1u) ? rsp : asp) + (u64)(ib / (2u * U)) * G + ub;
       for (u32 r = 0; r < nr; r++) {
-        const u32 g0 = r * U;
+        const u32 st = base + s * STAGE, g0 = r * U, n = G - g0 < U ? G - g0 : U;
         if (r >= (u32)D) mbar_wait(empty0 + 8u * s, ph);
-        wp_copy_round<NB, U>(base + s * STAGE, full0 + 8u * s, asrc, sa, sb, g0, G - g0 < U ? G - g0 : U, K, M, pm, dp0, dp1, la, lb,
-                             ua, ub, da, db);
+#pragma unroll
+        for (u32 u = 0; u < (u32)U; u++) {
+          if (u < n) {
+            const u8 *src = asrc + (g0 + u) * GROUP;
+            u32 kstep = RSTEP * K; // opaque, as in wp_copy_round
+            asm volatile("" : "+r"(kstep));
+#pragma unroll
+            for (u32 j = 0; j < NJ; j++) {
+              if (pm + RSTEP * j < M) cp_async16_s(st + u * TILE + RSTEP * 128u * j + ((j & 1u) ? dp1 : dp0), src, 16u);
+              src += kstep;
+            }
+          }
+        }
+        if (la && ua < n) cp_async4_s(st + da, sa + g0, 4u);
+        if (lb && ub < n) cp_async4_s(st + db, sb + g0, 4u);
+        cp_async_mbar_arrive(full0 + 8u * s);
         if (++s == (u32)D) s = 0u, ph ^= 1u;
       }
     }
@@ -1876,7 +1901,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #pragma unroll
       for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int j = 0; j < 4; j++) red[(wg - 1u) * PART + (mt * 4 + j) * 128u + t128] = acc[mt][j];
+        for (int j = 0; j < 4; j++) red[(C == 2 ? 0u : (wg - 1u) * PART) + (mt * 4 + j) * 128u + t128] = acc[mt][j];
     }
     asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // the consumer warpgroups
     if (wg != 0) {
