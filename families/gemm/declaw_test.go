@@ -111,12 +111,13 @@ func TestDecBody(t *testing.T) {
 	}
 }
 
-// The body law on the saved H100 sweep it was fitted on
-// (results/h100-2026-12-06d/call4/dec.json): 42 of 44 cells, time-weighted
-// under 0.1%, worst gate_up M = 1. Without the document's device it scores
-// the baseline's law instead of failing.
+// The body law on a saved H100 sweep taken after it was fitted
+// (results/2026-12-06e/call3/dec.json; fitted on call 2's A/B run): 44
+// cells, 40 best, time-weighted 0.4%, worst gate_up M = 1, where wps's
+// plain launch (no PDL) pays its prologue. Without the document's device
+// it scores the baseline's law instead of failing.
 func TestDecBodyLawOnSavedRun(t *testing.T) {
-	doc, err := results.Read(filepath.Join("..", "..", "results", "h100-2026-12-06d", "call4", "dec.json"))
+	doc, err := results.Read(filepath.Join("..", "..", "results", "2026-12-06e", "call3", "dec.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,13 +131,13 @@ func TestDecBodyLawOnSavedRun(t *testing.T) {
 	if law.Name == "" {
 		t.Fatal("the dec suite has no gemm.DecBody law")
 	}
-	t.Run("fitted run", func(t *testing.T) {
+	t.Run("held-out run", func(t *testing.T) {
 		tab, err := law.Regret(doc, "dec")
 		if err != nil {
 			t.Fatal(err)
 		}
 		w := tab.Rows[tab.Worst]
-		if len(tab.Rows) != 44 || tab.Hits != 42 || tab.Weighted > 0.001 || w.Shape != "gate_up" || w.M != 1 {
+		if len(tab.Rows) != 44 || tab.Hits != 40 || tab.Weighted > 0.005 || w.Shape != "gate_up" || w.M != 1 {
 			t.Errorf("%d cells, %d hits, weighted %+.2f%%, worst %s M=%d", len(tab.Rows), tab.Hits, 100*tab.Weighted, w.Shape, w.M)
 		}
 	})
