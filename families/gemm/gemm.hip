@@ -2301,7 +2301,10 @@ DEC_WK_ENTRY(pq_gemm_dec_wks_m64, 64, 1, 1, 3, true, true)
 // DWP_THREADS(C), grid N/64, S = C. wp (C = 2): U = 1 from m40 up, as two
 // temporaries and two fragment sets of two groups would pass the
 // consumers' 224 registers. wp3 (C = 3): three consumers at 152 registers
-// and the unpipelined loop; D a multiple of 3.
+// and the unpipelined loop; D a multiple of 3. wps (SK): wp3's entries split
+// stream-K, grid DecSKBlocks (one block an SM, whatever N/64 is); gate_up's
+// 272 tiles 9.5-17.6% faster than wp3, one partial wave of tiles 1-39%
+// slower (H100, results/2026-12-06e).
 // DWP_STAGES (a build-time trial, e.g. -DDWP_STAGES=4) overrides the D of
 // every two-consumer entry; the launch still sizes shared memory for the
 // entry's D, so the override may not exceed it.
