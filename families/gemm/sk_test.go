@@ -85,6 +85,19 @@ func (m skModel) partialsOn(b, t uint32) int {
 	return n
 }
 
+// streamKNames are the sorted names of the kernels in geom whose
+// geometry sk reports stream-K.
+func streamKNames[G any](geom map[string]G, sk func(G) bool) []string {
+	var names []string
+	for name, g := range geom {
+		if sk(g) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 // skShapes are the (N, K) the stream-K model covers: tiny ones (one tile, one
 // group; G < S), odd tile counts, and the real model linears.
 var skShapes = [][2]int{
@@ -108,13 +121,7 @@ var skSMs = []int{1, 2, 3, 7, 37, 114, 132, 264} // the device slots (SMs × blo
 // device it is on. This covers every wks kernel, M class edge, split,
 // shape and SM count without a device.
 func TestDecSKSplitModel(t *testing.T) {
-	var names []string
-	for name, g := range decWKGeom {
-		if g.SK {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
+	names := streamKNames(decWKGeom, func(g wkGeom) bool { return g.SK })
 	if len(names) == 0 {
 		t.Fatal("no stream-K kernel in decWKGeom")
 	}

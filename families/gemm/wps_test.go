@@ -3,7 +3,6 @@ package gemm
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"testing"
 
 	"github.com/parharness/parharness/refimpl"
@@ -81,13 +80,7 @@ func wpsConsumerRounds(segs [][3]uint32, U, C, wg uint32) []wpsRound {
 // kernel derives; and DecSKBlocks, DecSKSharedTiles, DecSumTerms and
 // DecSKWorkspaceBytes against the model.
 func TestDecWPSSplitModel(t *testing.T) {
-	var names []string
-	for name, g := range decWPGeom {
-		if g.SK {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
+	names := streamKNames(decWPGeom, func(g wpGeom) bool { return g.SK })
 	if len(names) == 0 {
 		t.Fatal("no stream-K kernel in decWPGeom")
 	}
