@@ -84,7 +84,7 @@ func TestDecFootprintLawOnSavedRun(t *testing.T) {
 }
 
 // DecBody takes wps where the tiles fill more than one wave and leave the
-// last one partial, wp3 everywhere else.
+// last one at most half full, wp3 everywhere else.
 func TestDecBody(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -98,6 +98,8 @@ func TestDecBody(t *testing.T) {
 		{"down M=64 (80 tiles)", 64, 5120, 132, TagWP3},
 		{"exactly one wave", 8, 64 * 132, 132, TagWP3},
 		{"one tile past a wave", 8, 64 * 133, 132, TagWPS},
+		{"last wave exactly half full (66 of 132)", 8, 64 * (132 + 66), 132, TagWPS},
+		{"last wave over half full (67 of 132)", 8, 64 * (132 + 67), 132, TagWP3},
 		{"two full waves", 1, 64 * 264, 132, TagWP3},
 		{"tiny N (16 tiles, one wave)", 1, 1024, 132, TagWP3},
 		{"no SM count (taken as 1; 272 tiles a whole number of waves)", 1, 17408, 0, TagWP3},

@@ -583,7 +583,7 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 			return 0
 		}
 		n := t.BlocksPerSM(kern, DecKSBlockThreads(kern, S), DecShared(kern, M, S))
-		if est := decResidentAt(kern, M, S); n > 0 && n != est {
+		if est := decResidentAt(kern, M, S); n > 0 && est > 0 && n != est { // est 0: no estimate (no footprint registers)
 			t.Logf("%s at M=%d S=%d: the driver holds %d blocks an SM, decResidentAt estimates %d", kern, M, S, n, est)
 		}
 		return n
@@ -664,7 +664,9 @@ func runGEMMCase(t *gates.T, c gemmCase, seed uint64, w *refimpl.QWeight, pk gem
 	for _, k := range DecKernelsBits(bits, M, t.Device().Info().CodeArch(), true) {
 		if DecStreamK(k.Name) {
 			for S := 1; S <= DecWKMaxS; S++ {
-				if !DecKSFits(k.Name, M, S) || S > G {
+				// S > G launches only for the warp-specialized kernels (their
+				// consumer count, whatever G is).
+				if _, wp := decWPGeom[k.Name]; !DecKSFits(k.Name, M, S) || (S > G && !wp) {
 					continue
 				}
 				n := perSM(k.Name, S)

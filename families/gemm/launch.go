@@ -165,7 +165,7 @@ func init() {
 		{Name: "pq_gemm_dec_wps_m56", Op: OpDec, Form: FormDecSK, MinM: 49, MaxM: 56, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m56's body, 48 < M <= 56 (m64n56k32)"},
 		{Name: "pq_gemm_dec_wps_m64", Op: OpDec, Form: FormDecSK, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			AllowScratch: "80 bytes of local memory under ptxas 13.0 (H100, 2026-12-06, results/2026-12-06e calls 3 and 4): consumer registers (152 a thread) stored once before the rounds and reloaded in one block of the epilogue, not in the round loop; measured faster than every other body at gate_up M = 57..64 regardless (call 3); to be removed, not kept",
+			AllowScratch: "80 bytes of local memory under ptxas 13.0 (H100, 2026-12-06, results/2026-12-06e calls 3 and 4): consumer registers (152 a thread) stored once before the rounds and reloaded in one block of the epilogue (once a segment), not in the round loop; measured faster than every other body at gate_up M = 57..64 regardless (call 3); to be removed, not kept",
 			Doc:          "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m64's body, 56 < M <= 64 (m64n64k32)"},
 	} {
 		k.Family, k.Module = Family, "gemm"
@@ -760,7 +760,7 @@ func DecSKSlots(kernel string, M, S, sms, perSM int) int {
 func DecSKBlocks(kernel string, M, N, K, S, slots int) int {
 	G := K / refimpl.GroupSize
 	T := (N / DecBN) * G
-	if _, ok := decWPGeom[kernel]; ok {
+	if g, ok := decWPGeom[kernel]; ok && g.SK {
 		return max(1, min(max(slots, 1), T))
 	}
 	b := min(max(slots, 1), max(1, T/S))
@@ -1104,16 +1104,19 @@ var OwnLawTags = func() []string {
 // the last wave partial cost a whole block's time for it; wps splits the
 // same body stream-K over one block an SM, paying for it a hand-off of
 // the tiles shared between blocks (a gpu fence, a counter and the other
-// blocks' partials) that wp3 does not have. The law takes wps there and
-// wp3 everywhere else, whatever M: in one partial wave (qkv's 112 tiles,
-// down's 80) the idle SMs cost less than the hand-off.
+// blocks' partials) that wp3 does not have. The law takes wps there (a
+// last wave at most half full) and wp3 everywhere else, whatever M: in one partial wave (qkv's 112 tiles,
+// down's 80) the idle SMs cost less than the hand-off. A last wave more
+// than half full keeps wp3 (the gain shrinks with the empty part, the
+// hand-off does not; no shape measured there).
+// sms 0 counts as one SM: every tile count is then whole waves (wp3).
 // Fitted on one H100 A/B run (2026-12-06, results/2026-12-06e call 2,
 // M = 1, 8, 16, 32, 64: gate_up's 272 tiles wps -9.5..-17.6% against
 // wp3 and faster than wk1, qkv and in_proj +30..+39%, down +1..+8%);
 // other devices and shapes are out of sample.
 func DecBody(M, N, sms int) string {
 	sms = max(sms, 1)
-	if tiles := N / DecBN; tiles > sms && tiles%sms != 0 {
+	if tiles := N / DecBN; tiles > sms && 2*(tiles%sms) <= sms && tiles%sms != 0 {
 		return TagWPS
 	}
 	return TagWP3

@@ -11,8 +11,7 @@ import (
 // round's copies land any time after they are issued, and the C
 // consumers run the kernel's loop (rounds c, c + C, ...; pipelined, a
 // steady state of two rounds an iteration, then the peeled tail, as two
-// consumers run it and three under the DWP3_PIPE trial; else one round at
-// a time, as three run it by default) with the full-barrier wait the
+// consumers run it; else one round at a time, as three run it) with the full-barrier wait the
 // hardware has: it names the phase by parity only. Random
 // interleavings of every agent and every landing must never let a
 // consumer read a stage that does not hold its round, never deadlock, and
@@ -20,7 +19,7 @@ import (
 
 type wpSched struct {
 	D, C, nr    int
-	pipe        bool  // the consumers' pipelined loop (DWP_PIPE at C = 2; DWP3_PIPE at C = 3)
+	pipe        bool  // the consumers' pipelined loop (DWP_PIPE, two consumers)
 	full, empty []int // completed phases per stage
 	holds       []int // the round whose copies last landed in each stage (-1: none)
 	inFlight    []int // issued rounds not landed yet, in issue order
@@ -35,8 +34,7 @@ func parityWait(k, n int) bool { return k%2 != n%2 }
 // wpConsumerOps is the kernel's consumer loop for consumer c of C over
 // nr rounds: ("start", r) waits for round r and issues its ops,
 // ("finish", r) folds it and releases its stage. pipe: the pipelined
-// loop (two consumers by default; three under the DWP3_PIPE trial), else
-// one round at a time.
+// loop (two consumers), else one round at a time (three).
 func wpConsumerOps(c, C, nr int, pipe bool) [][2]int {
 	const start, finish = 0, 1
 	var ops [][2]int
@@ -161,7 +159,7 @@ func TestWPStageRing(t *testing.T) {
 	for _, loop := range []struct {
 		C    int
 		pipe bool
-	}{{2, true}, {3, false}, {3, true}} {
+	}{{2, true}, {3, false}} {
 		C := loop.C
 		for D := C + 1; D <= 4*C+1; D++ {
 			t.Run(fmt.Sprintf("C=%d/pipe=%t/D=%d", C, loop.pipe, D), func(t *testing.T) {
