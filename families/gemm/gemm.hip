@@ -1579,6 +1579,9 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #ifndef DWP_PIPE
 #define DWP_PIPE 1
 #endif
+#ifndef DWPS_OPAQUE
+#define DWPS_OPAQUE 0
+#endif
 // Block: C consumer warpgroups and the producer. Registers a thread after
 // setmaxnreg (the block's 65536 split; C = 2 is pq_gemm_pre_wg's split):
 // C = 2: 256 x 224 + 128 x 56; C = 3: 384 x 152 + 128 x 56.
@@ -1897,11 +1900,20 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   // other blocks (stream-K, !whole) hands it to dec_sk_publish. Before a
   // next segment (more) a second barrier frees red.
   auto epilogue = [&](u32 t, bool whole, bool more) __attribute__((always_inline)) {
+    // DWPS_OPAQUE (a trial, stream-K only): the bases and the thread's
+    // indices opaque here, so that the epilogue's addresses are computed at each
+    // segment's end instead of hoisted out of the segment loop (call 3's
+    // wps_m64 held about 50 such 64-bit addresses across its rounds: the
+    // red and ws slots' (mt, j) words, the output rows; 80 bytes spilled).
+    float *rb = red, *wb = ws;
+    u16 *ob = out;
+    u32 tt = t128, tg = tig, mm = M, nn = N;
+    if constexpr (SK && DWPS_OPAQUE) asm volatile("" : "+l"(rb), "+l"(wb), "+l"(ob), "+r"(tt), "+r"(tg), "+r"(mm), "+r"(nn));
     if (wg != 0) {
 #pragma unroll
       for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int j = 0; j < 4; j++) red[(C == 2 ? 0u : (wg - 1u) * PART) + (mt * 4 + j) * 128u + t128] = acc[mt][j];
+        for (int j = 0; j < 4; j++) rb[(C == 2 ? 0u : (wg - 1u) * PART) + (mt * 4 + j) * 128u + tt] = acc[mt][j];
     }
     asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // the consumer warpgroups
     if (wg != 0) {
@@ -1915,13 +1927,13 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
       for (int j = 0; j < 4; j++) {
         sum[mt][j] = acc[mt][j];
 #pragma unroll
-        for (int w = 0; w < C - 1; w++) sum[mt][j] += red[w * PART + (mt * 4 + j) * 128u + t128];
+        for (int w = 0; w < C - 1; w++) sum[mt][j] += rb[w * PART + (mt * 4 + j) * 128u + tt];
       }
     if (more) asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
-    if (!whole && !dec_sk_publish<MT>(sum, ws, sema, &dwp_last, t, dwp_rng[0] / G, G, NU, B, bid_x(), 2u, t128)) return;
+    if (!whole && !dec_sk_publish<MT>(sum, wb, sema, &dwp_last, t, dwp_rng[0] / G, G, NU, B, bid_x(), 2u, tt)) return;
     const u32 n0 = 64u * t + 16u * wi;
 #pragma unroll
-    for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
+    for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], ob, mm, nn, 8u * mt + 2u * tg, n0 + gid, n0 + gid + 8u);
   };
   u32 fa[U][4][4], fb[U][4][4];
   float Ta[U][ND], Tb[U][ND];
