@@ -2,9 +2,11 @@ package results
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -154,12 +156,43 @@ var ErrSchema = errors.New("unsupported schema version")
 // ErrTruncated is wrapped by the error for a file that ends mid-document.
 var ErrTruncated = errors.New("truncated results file")
 
-// Parse decodes a results document from data; name is used in errors. It
-// rejects malformed or truncated JSON (with the line, column and byte
-// offset), a missing or other schema version, fields of the wrong type,
-// and documents that break an invariant (Validate), such as two records
-// with the same Key.
+// maxGunzipped bounds a gzip-compressed results file's decompressed size
+// (the largest sweep so far is a few MiB; a bound keeps a corrupt or
+// hostile file from filling memory).
+const maxGunzipped = 1 << 30
+
+// gunzip decompresses a gzip-compressed results file (results/ keeps
+// large runs as .json.gz); a damaged stream is ErrTruncated when it ends
+// early, else a FileError naming the gzip problem.
+func gunzip(name string, data []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, &FileError{Path: name, Err: fmt.Errorf("%w: gzip header: %v", ErrTruncated, err)}
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, maxGunzipped+1))
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, &FileError{Path: name, Err: fmt.Errorf("%w: the gzip stream ends early", ErrTruncated)}
+	case err != nil:
+		return nil, &FileError{Path: name, Err: fmt.Errorf("gzip stream: %v", err)}
+	case len(out) > maxGunzipped:
+		return nil, &FileError{Path: name, Err: fmt.Errorf("gzip stream decompresses past %d bytes; not a results file", maxGunzipped)}
+	}
+	return out, nil
+}
+
+// Parse decodes a results document from data, gzip-compressed or not;
+// name is used in errors. It rejects malformed or truncated JSON (with the
+// line, column and byte offset in the decompressed text), a missing or
+// other schema version, fields of the wrong type, and documents that break
+// an invariant (Validate), such as two records with the same Key.
 func Parse(name string, data []byte) (*Document, error) {
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		var err error
+		if data, err = gunzip(name, data); err != nil {
+			return nil, err
+		}
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &FileError{Path: name, Err: fmt.Errorf("%w: the file is empty; the run that wrote it probably died before writing (look for a .partial.json beside it)", ErrTruncated)}
 	}

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,6 +21,12 @@ func FuzzRead(f *testing.F) {
 		}
 		f.Add(data)
 		f.Add(data[:len(data)/2])
+		var gz bytes.Buffer // the same document gzip-compressed, whole and cut
+		zw := gzip.NewWriter(&gz)
+		zw.Write(data)
+		zw.Close()
+		f.Add(gz.Bytes())
+		f.Add(gz.Bytes()[:gz.Len()/2])
 		f.Add(bytes.Replace(data, []byte(`"schema": 1`), []byte(`"schema": 2`), 1))
 	}
 	old, new := diffPair()

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"math"
 	"os"
@@ -313,3 +314,61 @@ func TestCellTimes(t *testing.T) {
 }
 
 func readFile(p string) ([]byte, error) { return os.ReadFile(p) }
+
+// A gzip-compressed results file (results/ keeps large runs as .json.gz)
+// reads as its plain text does; a cut-off stream is ErrTruncated and a
+// damaged one a FileError, never a panic or a half document.
+func TestReadGzip(t *testing.T) {
+	plain, err := os.ReadFile(filepath.Join("testdata", "document.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(plain); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gz := buf.Bytes()
+	want, err := Parse("document.json", plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("whole", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "document.json.gz")
+		if err := os.WriteFile(p, gz, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := Marshal(want)
+		b, _ := Marshal(got)
+		if !bytes.Equal(a, b) {
+			t.Error("the gzip-compressed file reads differently from the plain one")
+		}
+	})
+	t.Run("cut off", func(t *testing.T) {
+		_, err := Parse("cut.json.gz", gz[:len(gz)/2])
+		var fe *FileError
+		if !errors.Is(err, ErrTruncated) || !errors.As(err, &fe) {
+			t.Errorf("half a gzip stream: %v, want a FileError wrapping ErrTruncated", err)
+		}
+	})
+	t.Run("header only", func(t *testing.T) {
+		if _, err := Parse("hdr.json.gz", gz[:2]); !errors.Is(err, ErrTruncated) {
+			t.Errorf("a gzip magic alone: %v, want ErrTruncated", err)
+		}
+	})
+	t.Run("damaged", func(t *testing.T) {
+		bad := bytes.Clone(gz)
+		bad[len(bad)-5] ^= 0xff // the trailer's CRC/size
+		var fe *FileError
+		if _, err := Parse("bad.json.gz", bad); !errors.As(err, &fe) {
+			t.Errorf("a damaged gzip trailer: %v, want a FileError", err)
+		}
+	})
+}
