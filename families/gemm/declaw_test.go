@@ -113,10 +113,10 @@ func TestDecBody(t *testing.T) {
 	}
 }
 
-// The body law on a saved H100 sweep taken after it was fitted
-// (results/2026-12-06e/call3/dec.json; fitted on call 2's A/B run): 44
-// cells, 40 best, time-weighted 0.4%, worst gate_up M = 1, where wps's
-// plain launch (no PDL) pays its prologue. Without the document's device
+// The body law on a saved H100 sweep it was not fitted on
+// (results/2026-12-06e/call3/dec.json): 44 cells, 40 best, time-weighted
+// 0.4%, worst gate_up M = 1, where wps's plain launch (no PDL) pays its
+// prologue. Without the document's device
 // it scores the baseline's law instead of failing.
 func TestDecBodyLawOnSavedRun(t *testing.T) {
 	doc, err := results.Read(filepath.Join("..", "..", "results", "2026-12-06e", "call3", "dec.json"))

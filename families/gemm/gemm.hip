@@ -1565,9 +1565,9 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // temporary and release its stage. So a round's ops run while the previous
 // round folds and the next converts: two temporaries and two fragment sets
 // a thread. Three consumers (and DWP_PIPE off) wait for each round's own
-// ops before folding; the consumers still overlap each other. (Three on
-// the pipelined loop spill at m56/m64 and serialize the ops at m16..m32:
-// H100, 2026-12-06, results/2026-12-06e.)
+// ops before folding; the consumers still overlap each other (at 152
+// registers the pipelined loop's second temporary spills at m56/m64 and
+// makes ptxas serialize the ops at m16..m32).
 // The block's work is a list of segments, each the groups [ga, gb) of one
 // 64-column tile; the rounds number on across segments (the ring does not
 // drain between them), and a segment's rounds go to the consumers in turn
@@ -1765,9 +1765,8 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     // DWP_COPIERS of a round's 2·U·M (the index order below). Row m's piece
     // c lands at piece c ^ (m % 8) of its row (the 128B swizzle). Every
     // address is set here (a segment's, stream-K); a round adds only its
-    // first group, so the copy loop issues little more than its copies (the
-    // index loop it replaced kept the copiers, not the consumers, the limit
-    // at large M).
+    // first group, so the copy loop issues little more than its copies and
+    // the copiers keep up with the consumers at large M.
     constexpr u32 RSTEP = DWP_COPIERS / 8u, NJ = (NB + RSTEP - 1u) / RSTEP;
     static_assert(RSTEP % 8u == 4u, "a copier's rows alternate between two swizzle phases");
     static_assert(2u * U * NB <= 2u * DWP_COPIERS, "at most two asg/rs items a copier and round");
@@ -1901,10 +1900,10 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   // next segment (more) a second barrier frees red.
   auto epilogue = [&](u32 t, bool whole, bool more) __attribute__((always_inline)) {
     // DWPS_OPAQUE (a trial, stream-K only): the bases and the thread's
-    // indices opaque here, so that the epilogue's addresses are computed at each
-    // segment's end instead of hoisted out of the segment loop (call 3's
-    // wps_m64 held about 50 such 64-bit addresses across its rounds: the
-    // red and ws slots' (mt, j) words, the output rows; 80 bytes spilled).
+    // indices opaque here, so that the epilogue's addresses are computed at
+    // each segment's end. Without it they are loop-invariant and hoisted out
+    // of the segment loop: at m64 about 50 64-bit addresses (the red and ws
+    // words of each (mt, j), the output rows) held across every round.
     float *rb = red, *wb = ws;
     u16 *ob = out;
     u32 tt = t128, tg = tig, mm = M, nn = N;
@@ -1963,8 +1962,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   auto n_of = [&](u32 r) -> u32 { return G - r * U < U ? G - r * U : U; };
   u32 r = wg; // this consumer's rounds: wg, wg + C, ...
   // Three consumers run the unpipelined loop: one temporary and one
-  // fragment set fit their 152 registers (with two consumers it measured
-  // as fast as the pipelined one).
+  // fragment set fit their 152 registers.
   if constexpr (DWP_PIPE && C == 2) {
     // A steady state of two rounds an iteration, then a peeled tail: with
     // the waits inside data-dependent branches ptxas serializes every wgmma
@@ -2314,9 +2312,8 @@ DEC_WK_ENTRY(pq_gemm_dec_wks_m64, 64, 1, 1, 3, true, true)
 // temporaries and two fragment sets of two groups would pass the
 // consumers' 224 registers. wp3 (C = 3): three consumers at 152 registers
 // and the unpipelined loop; D a multiple of 3. wps (SK): wp3's entries split
-// stream-K, grid DecSKBlocks (one block an SM, whatever N/64 is); gate_up's
-// 272 tiles 9.5-17.6% faster than wp3, one partial wave of tiles 1-39%
-// slower (H100, results/2026-12-06e).
+// stream-K, grid DecSKBlocks (one block an SM, whatever N/64 is); which of
+// wp3 and wps a call takes is gemm.DecBody's choice.
 // DWP_STAGES (a build-time trial, e.g. -DDWP_STAGES=4) overrides the D of
 // every two-consumer entry; the launch still sizes shared memory for the
 // entry's D, so the override may not exceed it.

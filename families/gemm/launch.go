@@ -165,7 +165,7 @@ func init() {
 		{Name: "pq_gemm_dec_wps_m56", Op: OpDec, Form: FormDecSK, MinM: 49, MaxM: 56, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m56's body, 48 < M <= 56 (m64n56k32)"},
 		{Name: "pq_gemm_dec_wps_m64", Op: OpDec, Form: FormDecSK, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			AllowScratch: "80 bytes of local memory under ptxas 13.0 (H100, 2026-12-06, results/2026-12-06e calls 3 and 4): consumer registers (152 a thread) stored once before the rounds and reloaded in one block of the epilogue (once a segment), not in the round loop; measured faster than every other body at gate_up M = 57..64 regardless (call 3); to be removed, not kept",
+			AllowScratch: "the consumers' epilogue addresses, hoisted out of the segment loop, pass their 152 registers: stored once before the rounds and reloaded at each segment's end, never in the round loop; DWPS_OPAQUE recomputes them per segment instead",
 			Doc:          "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m64's body, 56 < M <= 64 (m64n64k32)"},
 	} {
 		k.Family, k.Module = Family, "gemm"
@@ -799,8 +799,9 @@ func DecSKSharedTiles(kernel string, M, N, K, S, slots int) int {
 
 // DecSumTerms bounds the partial sums a decode launch adds into one output
 // (the reference's error bound counts them): S for the split-K kernels;
-// for stream-K a tile's warpgroups in each block (at most S + 1: the parts
-// of a block cover a tile's units once) over the blocks that share it.
+// for stream-K a tile's partials in each block (wks: at most S + 1, the
+// parts of a block cover a tile's units once; wps: its C consumers') over
+// the blocks that share it.
 func DecSumTerms(kernel string, M, N, K, S, slots int) int {
 	if !DecStreamK(kernel) {
 		return S
@@ -809,7 +810,11 @@ func DecSumTerms(kernel string, M, N, K, S, slots int) int {
 	T := (N / DecBN) * G
 	B := DecSKBlocks(kernel, M, N, K, S, slots)
 	perBlock := max(T/B, 1)
-	return (S + 1) * ((G+perBlock-1)/perBlock + 1)
+	inBlock := S + 1 // wks: a part that crosses a tile adds a second partial to it
+	if g, ok := decWPGeom[kernel]; ok && g.SK {
+		inBlock = g.C // wps: a segment's consumer partials, one each
+	}
+	return inBlock * ((G+perBlock-1)/perBlock + 1)
 }
 
 // decFootprintRegs are the registers per thread of the decode kernels that
@@ -1100,20 +1105,17 @@ var OwnLawTags = func() []string {
 // DecBody is the decode body law on sm_90a: which own-law tag to launch
 // (at that tag's law's S) for M rows of an N-column problem on sms SMs.
 // wp3, the warp-specialized body, runs one 512-thread block per SM and
-// one block per 64-column tile, so N/64 tiles past one wave that leave
-// the last wave partial cost a whole block's time for it; wps splits the
-// same body stream-K over one block an SM, paying for it a hand-off of
-// the tiles shared between blocks (a gpu fence, a counter and the other
-// blocks' partials) that wp3 does not have. The law takes wps there (a
-// last wave at most half full) and wp3 everywhere else, whatever M: in one partial wave (qkv's 112 tiles,
-// down's 80) the idle SMs cost less than the hand-off. A last wave more
-// than half full keeps wp3 (the gain shrinks with the empty part, the
-// hand-off does not; no shape measured there).
-// sms 0 counts as one SM: every tile count is then whole waves (wp3).
-// Fitted on one H100 A/B run (2026-12-06, results/2026-12-06e call 2,
-// M = 1, 8, 16, 32, 64: gate_up's 272 tiles wps -9.5..-17.6% against
-// wp3 and faster than wk1, qkv and in_proj +30..+39%, down +1..+8%);
-// other devices and shapes are out of sample.
+// one block per 64-column tile, so a partial last wave after the first
+// costs a whole block's time; wps splits the same body stream-K over one
+// block an SM and pays instead a hand-off of the tiles shared between
+// blocks (a gpu fence, a counter, the other blocks' partials). The law
+// takes wps where the tiles fill more than one wave and leave the last at
+// most half full, wp3 everywhere else, whatever M: in one partial wave
+// the idle SMs cost less than the hand-off, and as the last wave fills
+// the gain shrinks while the hand-off does not. sms 0 counts as one SM
+// (every tile count whole waves: wp3). Fitted on gate_up, qkv, down and
+// in_proj on one H100 (results/2026-12-06e); other devices and shapes are
+// out of sample.
 func DecBody(M, N, sms int) string {
 	sms = max(sms, 1)
 	if tiles := N / DecBN; tiles > sms && 2*(tiles%sms) <= sms && tiles%sms != 0 {
