@@ -146,6 +146,9 @@ type Engine struct {
 	// isolated regime (needs Scrub): IsolatedReps single launches each.
 	Isolated     bool
 	IsolatedReps int
+	// IsolatedFlags are added to every isolated record (the scrub check's
+	// verdict).
+	IsolatedFlags []string
 	// Clocks, when set, reads the device's clocks and throttle reasons;
 	// Measure records them before and after every point.
 	Clocks func() (results.ClockSample, []string, error)
@@ -339,6 +342,11 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 		if err != nil {
 			return nil, err
 		}
+		for i := range iso {
+			for _, f := range e.IsolatedFlags {
+				iso[i].AddFlag(f)
+			}
+		}
 		recs = append(recs, iso...)
 	}
 	return recs, nil
@@ -371,13 +379,30 @@ func (e *Engine) readClocks() (results.ClockSample, []string, error) {
 	return e.Clocks()
 }
 
-// timeIsolated times each variant's single calls on buffer set 0, one
-// launch between two events with a cache scrub before each (outside the
-// events), interleaved round-robin over the variants for IsolatedReps
-// rounds. The host waits for each round, so no launch queues behind
-// another's events.
+// timeIsolated times each variant's single calls on buffer set 0 after
+// the engine's scrub (TimeIsolatedArms), for IsolatedReps rounds.
 func (e *Engine) timeIsolated(vs []Variant) (map[string][]float64, error) {
-	reps := max(e.IsolatedReps, e.Cfg.Reps)
+	arms := make([]IsolatedArm, len(vs))
+	for i, v := range vs {
+		arms[i] = IsolatedArm{Name: v.Name, Scrub: e.Scrub, Enqueue: v.Enqueue}
+	}
+	return e.TimeIsolatedArms(arms, max(e.IsolatedReps, e.Cfg.Reps))
+}
+
+// IsolatedArm is one arm of TimeIsolatedArms: a launch on buffer set 0,
+// after Scrub (nil: none, so the launch finds the cache as the previous
+// launch left it).
+type IsolatedArm struct {
+	Name    string
+	Scrub   func(gpu.Stream) error
+	Enqueue func(gpu.Stream, int) error
+}
+
+// TimeIsolatedArms times each arm's single launch between two events,
+// its scrub before them, interleaved round-robin over the arms for reps
+// rounds; the samples are in microseconds by arm name. The host waits for
+// each launch, so none queues behind another's events.
+func (e *Engine) TimeIsolatedArms(arms []IsolatedArm, reps int) (map[string][]float64, error) {
 	a, b, err := e.eventPair()
 	if err != nil {
 		return nil, err
@@ -386,24 +411,26 @@ func (e *Engine) timeIsolated(vs []Variant) (map[string][]float64, error) {
 	defer e.Dev.DestroyEvent(b)
 	out := map[string][]float64{}
 	for r := 0; r < reps; r++ {
-		for _, v := range vs {
-			if err := e.Scrub(e.Stream); err != nil {
-				return nil, fmt.Errorf("scrub: %w", err)
+		for _, arm := range arms {
+			if arm.Scrub != nil {
+				if err := arm.Scrub(e.Stream); err != nil {
+					return nil, fmt.Errorf("scrub before %s: %w", arm.Name, err)
+				}
 			}
 			if err := e.Dev.Record(a, e.Stream); err != nil {
 				return nil, err
 			}
-			if err := v.Enqueue(e.Stream, 0); err != nil {
-				return nil, fmt.Errorf("%s: %w", v.Name, err)
+			if err := arm.Enqueue(e.Stream, 0); err != nil {
+				return nil, fmt.Errorf("%s: %w", arm.Name, err)
 			}
 			if err := e.Dev.Record(b, e.Stream); err != nil {
 				return nil, err
 			}
 			ms, err := e.Dev.Elapsed(a, b)
 			if err != nil {
-				return nil, fmt.Errorf("timing %s: %w", v.Name, err)
+				return nil, fmt.Errorf("timing %s: %w", arm.Name, err)
 			}
-			out[v.Name] = append(out[v.Name], float64(ms)*1000)
+			out[arm.Name] = append(out[arm.Name], float64(ms)*1000)
 		}
 	}
 	return out, nil

@@ -120,6 +120,28 @@ type EvictionCheck struct {
 	OK           bool    `json:"ok"`
 }
 
+// FlagScrubLeaked marks the isolated records of a run whose scrub check
+// failed: the scrub did not evict what the launch after it reads.
+const FlagScrubLeaked = "scrub-leaked"
+
+// ScrubCheck is a run's proof that the isolated regime's cache scrub
+// evicts: one copy timed alone after the scrub, after a scrub twice as
+// large, and after none (hot), interleaved. The scrub evicts when the
+// larger scrub leaves the copy no slower (Scrub2xDeltaPct within noise)
+// and the hot copy is faster (HotDeltaPct beyond it, negative).
+type ScrubCheck struct {
+	Scrub           string  `json:"scrub"` // what the run's scrub does
+	BytesPerCall    int64   `json:"bytes_per_call"`
+	ScrubUS         float64 `json:"scrub_us"`          // trimmed means of the single launches: after the scrub,
+	Scrub2xUS       float64 `json:"scrub2x_us"`        // after the doubled scrub,
+	HotUS           float64 `json:"hot_us"`            // after none
+	Scrub2xDeltaPct float64 `json:"scrub2x_delta_pct"` // 100 x (Scrub2xUS / ScrubUS - 1)
+	HotDeltaPct     float64 `json:"hot_delta_pct"`     // 100 x (HotUS / ScrubUS - 1)
+	NoisePct        float64 `json:"noise_pct"`         // the scrubbed arm against its identical control
+	OK              bool    `json:"ok"`
+	Why             string  `json:"why,omitempty"` // the failed condition when !OK
+}
+
 // Document is one run.
 type Document struct {
 	Schema        int               `json:"schema"`
@@ -136,6 +158,9 @@ type Document struct {
 	// Eviction is the run's check that its stream rotation evicts the
 	// last-level cache (bench runs with cold points).
 	Eviction *EvictionCheck `json:"eviction,omitempty"`
+	// ScrubCheck is the run's check that the isolated regime's scrub
+	// evicts (bench runs that time the isolated regime).
+	ScrubCheck *ScrubCheck `json:"scrub_check,omitempty"`
 	// Profiler names the profiler or sanitizer injected into a bench run
 	// that was allowed to time under it ("" : none detected).
 	Profiler string       `json:"profiler,omitempty"`

@@ -91,6 +91,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	deviceTimeout := fs.Duration("device-timeout", 2*time.Hour, "with --devices: longest one device's part may take before it is killed")
 	regimes := fs.String("regimes", "auto", "timing regimes of cold points: stream (graph replays through a rotation of 3x the last-level cache), stream,isolated (also each call alone after a cache scrub), or auto (the suite's default: both for dec and the producer suites)")
 	isoReps := fs.Int("isolated-reps", 30, "single timed launches per variant in the isolated regime")
+	scrubKind := fs.String("scrub", basics.ScrubRead, "the isolated regime's cache scrub: read (reads 3x the last-level cache, leaving clean lines) or copy (copies 3x the cache, leaving dirty lines whose write-back the timed launch pays)")
 	allowProfiler := fs.Bool("allow-profiler", false, "time even under a profiler or sanitizer (every record is flagged under-profiler)")
 	fs.Usage = func() {
 		o := fs.Output()
@@ -135,6 +136,9 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if *isoReps < 4 {
 		return ExitUsage, usagef("--isolated-reps %d: at least 4", *isoReps)
+	}
+	if *scrubKind != basics.ScrubRead && *scrubKind != basics.ScrubCopy {
+		return ExitUsage, usagef("--scrub %q: want %s or %s", *scrubKind, basics.ScrubRead, basics.ScrubCopy)
 	}
 	profiler := gpu.ProfilerInjected(os.Environ())
 	if profiler != "" && !*allowProfiler {
@@ -265,12 +269,25 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	fmt.Fprintf(stdout, "eviction check: 16 MiB copy rotated through 3x LLC %.2f us, 6x LLC %.2f us: %+.2f%% (noise %.2f%%): %s\n", ev.Rot3xUS, ev.Rot6xUS, ev.DiffPct, ev.NoisePct, verdict)
 	if isolated {
-		scrub, free, err := basics.NewScrub(ctx)
+		sc, err := basics.ScrubCheck(ctx, *scrubKind, *isoReps)
+		if err != nil {
+			writePartial("scrub check: " + err.Error())
+			return ExitFail, fmt.Errorf("scrub check: %v", err)
+		}
+		doc.ScrubCheck = sc
+		verdict := "agree: the scrub evicts"
+		if !sc.OK {
+			verdict = "DISAGREE: " + sc.Why + " (isolated records flagged " + results.FlagScrubLeaked + ")"
+			eng.IsolatedFlags = append(eng.IsolatedFlags, results.FlagScrubLeaked)
+		}
+		fmt.Fprintf(stdout, "scrub check (%s): %d MiB copy alone after the scrub %.2f us, after twice the scrub %.2f us (%+.2f%%), hot %.2f us (%+.2f%%), noise %.2f%%: %s\n",
+			sc.Scrub, sc.BytesPerCall>>21, sc.ScrubUS, sc.Scrub2xUS, sc.Scrub2xDeltaPct, sc.HotUS, sc.HotDeltaPct, sc.NoisePct, verdict)
+		scrub, err := basics.NewScrub(ctx, *scrubKind, basics.ScrubFactor)
 		if err != nil {
 			return ExitFail, fmt.Errorf("isolated regime: %v", err)
 		}
-		defer free()
-		eng.Scrub, eng.Isolated = scrub, true
+		defer scrub.Free()
+		eng.Scrub, eng.Isolated = scrub.Run, true
 	}
 	sample("before " + suite.Name)
 	startMeter(suite.Name, "points")

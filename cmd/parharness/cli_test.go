@@ -51,6 +51,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bench2", "dec", "--shard", "4/4"},
 		{"bench2", "dec", "--devices", "0", "--shard", "0/2"},
 		{"bench2", "dec", "--warmup", "-5ms"},
+		{"bench2", "dec", "--scrub", "flush"},
 		{"doctor", "--step-timeout", "0s"},
 		{"diff", "a.json", "b.json", "--fail-on-slower", "NaN"},
 		{"diff", "a.json", "b.json", "--noise", "-1"},

@@ -9,6 +9,7 @@ import (
 	"github.com/parharness/parharness/bench"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/results"
+	"github.com/parharness/parharness/stats"
 )
 
 // The copy suite: device-to-device copies at several sizes, cold. It is the
@@ -210,38 +211,150 @@ func MeasureCopyCeiling(c *bench.Ctx) (results.Ceiling, error) {
 		How: fmt.Sprintf("copy_v4 1 GiB -> 1 GiB, 16-byte vectors, read+write bytes over the graph-timed trimmed mean (%.1f us/call, cold)", r.TrimmedMeanUS)}, nil
 }
 
-// NewScrub returns the isolated regime's cache scrub: copy_v4 over two
-// buffers of twice the last-level cache each, so every line a timed
-// launch could find resident has been replaced (4x the cache moves). The
-// buffers outlive the points (Ctx.Alloc's are freed after each): free
-// releases them.
-func NewScrub(c *bench.Ctx) (scrub func(gpu.Stream) error, free func(), err error) {
+// Scrub kinds (bench2 --scrub): what the isolated regime runs before each
+// timed launch.
+const (
+	// ScrubRead reads ScrubFactor x the last-level cache (scrub_read_v4):
+	// the cache ends full of clean lines, so the timed launch evicts
+	// without writing back, as after a profiler's cache flush.
+	ScrubRead = "read"
+	// ScrubCopy copies ScrubFactor x the cache into another buffer
+	// (copy_v4): the cache ends full of the copy's dirty lines, and the
+	// timed launch pays their write-back as it evicts them.
+	ScrubCopy = "copy"
+)
+
+// ScrubFactor is the scrub's size over the last-level cache.
+const ScrubFactor = 3
+
+// Scrub is the isolated regime's cache scrub.
+type Scrub struct {
+	Run  func(gpu.Stream) error
+	How  string // what it does, for the results
+	Free func() // releases its buffers, which outlive the points
+}
+
+// NewScrub returns a scrub of the given kind over factor x the last-level
+// cache.
+func NewScrub(c *bench.Ctx, kind string, factor int64) (*Scrub, error) {
 	llc := int64(c.Dev.Info().LLCBytes)
 	if llc <= 0 {
-		return nil, nil, fmt.Errorf("scrub: the device's last-level cache size is unknown")
+		return nil, fmt.Errorf("scrub: the device's last-level cache size is unknown")
 	}
-	size := 2 * llc / 16 * 16
+	size := factor * llc / 16 * 16
+	kernel := "scrub_read_v4"
+	switch kind {
+	case ScrubRead:
+	case ScrubCopy:
+		kernel = "copy_v4"
+	default:
+		return nil, fmt.Errorf("scrub: kind %q: want %q or %q", kind, ScrubRead, ScrubCopy)
+	}
+	n := size / 16
+	grid := copyGrid(c.Dev, n)
 	var bufs []gpu.Ptr
-	free = func() {
+	free := func() {
 		for _, p := range bufs {
 			c.Dev.Free(p)
 		}
 	}
-	for range 2 {
-		p, err := c.Dev.Malloc(int(size))
+	// The second buffer is the copy's destination, or the read's sink of
+	// one word a block.
+	second := size
+	if kind == ScrubRead {
+		second = 4 * int64(grid.X)
+	}
+	for _, bytes := range []int64{size, second} {
+		p, err := c.Dev.Malloc(int(bytes))
 		if err != nil {
 			free()
-			return nil, nil, fmt.Errorf("scrub: allocating %d bytes: %w", size, err)
+			return nil, fmt.Errorf("scrub: allocating %d bytes: %w", bytes, err)
 		}
 		bufs = append(bufs, p)
 	}
-	n := size / 16
-	f, err := c.Launcher("copy_v4", copyGrid(c.Dev, n), gpu.D1(256), 0, func(int) []any { return []any{bufs[0], bufs[1], uint64(n)} })
+	f, err := c.Launcher(kernel, grid, gpu.D1(256), 0, func(int) []any { return []any{bufs[0], bufs[1], uint64(n)} })
 	if err != nil {
 		free()
-		return nil, nil, err
+		return nil, err
 	}
-	return func(s gpu.Stream) error { return f(s, 0) }, free, nil
+	how := fmt.Sprintf("%s reads %d MiB (%dx the %d MiB last-level cache), writes %d bytes", kernel, size>>20, factor, llc>>20, second)
+	if kind == ScrubCopy {
+		how = fmt.Sprintf("%s copies %d MiB into another buffer (%dx the %d MiB last-level cache each way)", kernel, size>>20, factor, llc>>20)
+	}
+	return &Scrub{Run: func(s gpu.Stream) error { return f(s, 0) }, How: how, Free: free}, nil
+}
+
+// ScrubCheck shows that the isolated regime's scrub evicts: a copy of at
+// most a quarter of the last-level cache each way, timed alone after a
+// scrub of this kind at ScrubFactor, after one at twice that, and after
+// none, interleaved, with the first arm run twice as its own control. If
+// the scrub left part of the copy's data resident, the doubled scrub
+// would make the copy slower; if it evicted nothing, the hot copy would
+// not be faster.
+// Its copy's buffers are freed on return (Ctx.FreeAll): call it between
+// points.
+func ScrubCheck(c *bench.Ctx, kind string, reps int) (*results.ScrubCheck, error) {
+	defer c.FreeAll()
+	var scrubs [2]*Scrub
+	for i, f := range []int64{ScrubFactor, 2 * ScrubFactor} {
+		sc, err := NewScrub(c, kind, f)
+		if err != nil {
+			return nil, err
+		}
+		defer sc.Free()
+		scrubs[i] = sc
+	}
+	size := min(int64(8<<20), int64(c.Dev.Info().LLCBytes)/4) / 16 * 16
+	src, err := c.Alloc(size)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := c.Alloc(size)
+	if err != nil {
+		return nil, err
+	}
+	n := size / 16
+	cp, err := c.Launcher("copy_v4", copyGrid(c.Dev, n), gpu.D1(256), 0, func(int) []any { return []any{src, dst, uint64(n)} })
+	if err != nil {
+		return nil, err
+	}
+	arms := []bench.IsolatedArm{
+		{Name: "scrub", Scrub: scrubs[0].Run, Enqueue: cp},
+		{Name: "scrub2x", Scrub: scrubs[1].Run, Enqueue: cp},
+		{Name: "hot", Enqueue: cp},
+		{Name: "control", Scrub: scrubs[0].Run, Enqueue: cp},
+	}
+	s, err := c.Engine.TimeIsolatedArms(arms, reps)
+	if err != nil {
+		return nil, fmt.Errorf("scrub check: %w", err)
+	}
+	return judgeScrub(scrubs[0].How, 2*size, s)
+}
+
+// judgeScrub is ScrubCheck's verdict on the samples of its four arms.
+func judgeScrub(how string, bytes int64, s map[string][]float64) (*results.ScrubCheck, error) {
+	noise, err := stats.ControlSpread(s["scrub"], s["control"])
+	if err != nil {
+		return nil, fmt.Errorf("scrub check: %w", err)
+	}
+	v2, err := stats.Compare(s["scrub"], s["scrub2x"], noise)
+	if err != nil {
+		return nil, fmt.Errorf("scrub check: %w", err)
+	}
+	vh, err := stats.Compare(s["scrub"], s["hot"], noise)
+	if err != nil {
+		return nil, fmt.Errorf("scrub check: %w", err)
+	}
+	t := func(name string) float64 { m, _ := stats.TrimmedMean(s[name]); return m }
+	r := &results.ScrubCheck{Scrub: how, BytesPerCall: bytes, ScrubUS: t("scrub"), Scrub2xUS: t("scrub2x"), HotUS: t("hot"),
+		Scrub2xDeltaPct: v2.DeltaPct(), HotDeltaPct: vh.DeltaPct(), NoisePct: noise, OK: true}
+	switch {
+	case v2.Call == stats.Slower:
+		r.OK, r.Why = false, fmt.Sprintf("after the doubled scrub the copy is %+.2f%% slower (noise %.2f%%): the scrub leaves data resident", r.Scrub2xDeltaPct, noise)
+	case vh.Call != stats.Faster:
+		r.OK, r.Why = false, fmt.Sprintf("the hot copy is not faster than the scrubbed one (%+.2f%%, %s): the scrub evicts nothing measurable", r.HotDeltaPct, vh.Why)
+	}
+	return r, nil
 }
 
 // EvictionCheck shows that the stream regime's rotation evicts: the same

@@ -7,6 +7,10 @@
 //   copy_v4_extra  copy_v4, then copies the first `extra` vectors again: a
 //                  variant made deliberately slower by a known amount of
 //                  traffic, to prove the A/B protocol calls it slower
+//   scrub_read_v4  reads n 16-byte vectors, grid-stride, and stores one word
+//                  a block: the isolated regime's cache scrub. It leaves the
+//                  cache full of clean lines, so the timed kernel after it
+//                  pays no write-back of the scrub's data
 #include "arch/arch.h"
 
 KERNEL LAUNCH_BOUNDS(256) void copy_v4(const u32x4v *__restrict__ src, u32x4v *__restrict__ dst, u64 n) {
@@ -21,5 +25,23 @@ KERNEL LAUNCH_BOUNDS(256) void copy_v4_extra(const u32x4v *__restrict__ src, u32
   for (u64 i = (u64)bid_x() * bdim_x() + tid_x(); i < total; i += stride) {
     u64 j = i < n ? i : i - n;
     dst[j] = src[j];
+  }
+}
+
+KERNEL LAUNCH_BOUNDS(256) void scrub_read_v4(const u32x4v *__restrict__ src, u32 *__restrict__ sink, u64 n) {
+  u64 stride = (u64)gdim_x() * bdim_x();
+  u32 acc = 0;
+  for (u64 i = (u64)bid_x() * bdim_x() + tid_x(); i < n; i += stride) {
+    u32x4v v = src[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  // One store a block keeps the loads live and writes gdim_x() words.
+  SHARED u32 red[256];
+  red[tid_x()] = acc;
+  block_sync();
+  if (tid_x() == 0) {
+    u32 a = 0;
+    for (u32 t = 0; t < bdim_x(); t++) a ^= red[t];
+    sink[bid_x()] = a;
   }
 }

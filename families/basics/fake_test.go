@@ -37,6 +37,11 @@ func TestBasicsRunEveryKernel(t *testing.T) {
 		if err := c.Measure(p); err != nil {
 			t.Fatal(err)
 		}
+		for _, kind := range []string{ScrubRead, ScrubCopy} {
+			if _, err := ScrubCheck(c, kind, 4); err != nil {
+				t.Fatalf("%s scrub check: %v", kind, err)
+			}
+		}
 		if s, ok := bench.LookupSuite("launch"); !ok || s.Run(c) != nil {
 			t.Fatalf("launch suite: %v", ok)
 		}

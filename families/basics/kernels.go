@@ -5,8 +5,8 @@ import "github.com/parharness/parharness/kernels"
 // Family is this folder's name in the registry.
 const Family = "basics"
 
-// Device copies (copy.hip): the copy-bandwidth ceiling and the bench
-// engine's self-test subject; kernels that misbehave on purpose
+// Device copies (copy.hip): the copy-bandwidth ceiling, the bench
+// engine's self-test subject and the isolated regime's cache scrub; kernels that misbehave on purpose
 // (selftest.hip), which prove the harness's canaries, poison checks and
 // watchdog catch what they claim to, and the empty kernel of the launch
 // floor.
@@ -14,6 +14,7 @@ func init() {
 	for _, k := range []kernels.Kernel{
 		{Name: "copy_v4", Module: "copy", Op: "copy", Role: kernels.Baseline, Tag: "copy", Doc: "16-byte vector copy, grid-stride: the copy-bandwidth ceiling"},
 		{Name: "copy_v4_extra", Module: "copy", Op: "copy", Role: kernels.Variant, Tag: "copy+5%", Doc: "copy_v4 plus a chosen amount of extra traffic: a deliberately slower A/B subject"},
+		{Name: "scrub_read_v4", Module: "copy", Op: "scrub", Role: kernels.Baseline, Tag: "scrub", Doc: "reads a buffer, one word a block written: the isolated regime's cache scrub, leaving clean lines"},
 		{Name: "selftest_fill", Module: "selftest", Op: "fill", Role: kernels.Baseline, Tag: "fill", Doc: "writes a byte over a chosen index range, including out of bounds"},
 		{Name: "selftest_spin", Module: "selftest", Op: "spin", Role: kernels.Baseline, Tag: "spin", Doc: "never returns: exercises the watchdog"},
 		{Name: "selftest_empty", Module: "selftest", Op: "empty", Role: kernels.Baseline, Tag: "empty", Doc: "does nothing: the launch floor of a graph node"},
