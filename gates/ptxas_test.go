@@ -11,8 +11,9 @@ import (
 
 // The golden reports are real `ptxas -arch=sm_90a -v build/sm_90a/gemm.ptx`
 // output from the GPU host. clean: the committed kernels' (gemm.ptx md5
-// 4950e767, ptxas 13.0 on the H100 image: results/2026-12-06e/call5/
-// ptxas.txt; wps_m64's 80 bytes of local memory under its AllowScratch). From the H200 image (2026-11-29), one per pq_gemm_pre_wg
+// edae4315, ptxas 13.0 on the H100 image: results/2026-12-06f/call2/
+// ptxas.txt; no stack or spill in any function). From the H200 image
+// (2026-11-29), one per pq_gemm_pre_wg
 // version: serialized-c7514 (temporaries read while a wgmma was in
 // flight), outofline-stack (a lambda compiled out of line: 912-byte stack,
 // injected warpgroup syncs, C7520), producer-spill (a 232/40 setmaxnreg

@@ -126,7 +126,7 @@ const FlagScrubLeaked = "scrub-leaked"
 
 // ScrubCheck is a run's proof that the isolated regime's cache scrub
 // evicts: one copy timed alone after the scrub, after a scrub twice as
-// large, and after none (hot), interleaved. The scrub evicts when the
+// large, and right after the same copy (hot), interleaved. The scrub evicts when the
 // larger scrub leaves the copy no slower (Scrub2xDeltaPct within noise)
 // and the hot copy is faster (HotDeltaPct beyond it, negative).
 type ScrubCheck struct {
@@ -134,7 +134,7 @@ type ScrubCheck struct {
 	BytesPerCall    int64   `json:"bytes_per_call"`
 	ScrubUS         float64 `json:"scrub_us"`          // trimmed means of the single launches: after the scrub,
 	Scrub2xUS       float64 `json:"scrub2x_us"`        // after the doubled scrub,
-	HotUS           float64 `json:"hot_us"`            // after none
+	HotUS           float64 `json:"hot_us"`            // right after the same copy
 	Scrub2xDeltaPct float64 `json:"scrub2x_delta_pct"` // 100 x (Scrub2xUS / ScrubUS - 1)
 	HotDeltaPct     float64 `json:"hot_delta_pct"`     // 100 x (HotUS / ScrubUS - 1)
 	NoisePct        float64 `json:"noise_pct"`         // the scrubbed arm against its identical control

@@ -1579,9 +1579,6 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #ifndef DWP_PIPE
 #define DWP_PIPE 1
 #endif
-#ifndef DWPS_OPAQUE
-#define DWPS_OPAQUE 0
-#endif
 // Block: C consumer warpgroups and the producer. Registers a thread after
 // setmaxnreg (the block's 65536 split; C = 2 is pq_gemm_pre_wg's split):
 // C = 2: 256 x 224 + 128 x 56; C = 3: 384 x 152 + 128 x 56.
@@ -1899,15 +1896,17 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   // other blocks (stream-K, !whole) hands it to dec_sk_publish. Before a
   // next segment (more) a second barrier frees red.
   auto epilogue = [&](u32 t, bool whole, bool more) __attribute__((always_inline)) {
-    // DWPS_OPAQUE (a trial, stream-K only): the bases and the thread's
-    // indices opaque here, so that the epilogue's addresses are computed at
-    // each segment's end. Without it they are loop-invariant and hoisted out
-    // of the segment loop: at m64 about 50 64-bit addresses (the red and ws
-    // words of each (mt, j), the output rows) held across every round.
+    // At NB = 64 under stream-K the bases and the thread's indices are made
+    // opaque here, so the epilogue's addresses are computed at each
+    // segment's end. Otherwise they are loop-invariant and hoisted out of
+    // the segment loop; at NB = 64 that is about 50 64-bit addresses (the
+    // red and ws words of each (mt, j), the output rows) held across every
+    // round, which spills. Below NB = 64 they fit, and holding them is the
+    // faster form.
     float *rb = red, *wb = ws;
     u16 *ob = out;
     u32 tt = t128, tg = tig, mm = M, nn = N;
-    if constexpr (SK && DWPS_OPAQUE) asm volatile("" : "+l"(rb), "+l"(wb), "+l"(ob), "+r"(tt), "+r"(tg), "+r"(mm), "+r"(nn));
+    if constexpr (SK && NB == 64) asm volatile("" : "+l"(rb), "+l"(wb), "+l"(ob), "+r"(tt), "+r"(tg), "+r"(mm), "+r"(nn));
     if (wg != 0) {
 #pragma unroll
       for (int mt = 0; mt < MT; mt++)

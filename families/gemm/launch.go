@@ -165,8 +165,7 @@ func init() {
 		{Name: "pq_gemm_dec_wps_m56", Op: OpDec, Form: FormDecSK, MinM: 49, MaxM: 56, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
 			Doc: "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m56's body, 48 < M <= 56 (m64n56k32)"},
 		{Name: "pq_gemm_dec_wps_m64", Op: OpDec, Form: FormDecSK, MinM: 57, MaxM: 64, Role: kernels.Variant, Tag: TagWPS, Caps: kernels.PDL | kernels.DynShared, Targets: sm90, MatrixOp: map[string]string{kernels.SM90a: MatrixOpWGMMA},
-			AllowScratch: "the consumers' epilogue addresses, hoisted out of the segment loop, pass their 152 registers: stored once before the rounds and reloaded at each segment's end, never in the round loop; DWPS_OPAQUE recomputes them per segment instead",
-			Doc:          "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m64's body, 56 < M <= 64 (m64n64k32)"},
+			Doc: "pq_gemm_dec_wps_m8's split over pq_gemm_dec_wp3_m64's body, 56 < M <= 64 (m64n64k32); its epilogue computes its addresses at each segment's end (held across the rounds they spill)"},
 	} {
 		k.Family, k.Module = Family, "gemm"
 		kernels.Register(k)
