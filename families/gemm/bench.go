@@ -60,7 +60,15 @@ func init() {
 		ownNames = append(ownNames, decPDLName(l.Tag))
 		laws = append(laws, decLaw(l.Name, "S_law_"+l.Tag, l.Tag, tagNames))
 	}
-	laws = append(laws, decBodyLaw(slices.Concat(names, slices.DeleteFunc(slices.Clone(ownNames), func(v string) bool { return strings.HasSuffix(v, "pdl") }))))
+	var pdlNames []string
+	for _, v := range ownNames {
+		if strings.HasSuffix(v, "pdl") {
+			pdlNames = append(pdlNames, v)
+		}
+	}
+	laws = append(laws,
+		decBodyLaw(slices.Concat(names, slices.DeleteFunc(slices.Clone(ownNames), func(v string) bool { return strings.HasSuffix(v, "pdl") }))),
+		decBodyPDLLaw(slices.Concat([]string{decPDLName("")}, pdlNames)))
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: laws,
 		Variants: func() []string {
 			tags := slices.DeleteFunc(registryTags(OpDec), func(t string) bool { return t == TagRowLayout || slices.Contains(OwnLawTags, t) })
@@ -104,29 +112,47 @@ func decLaw(name, extra, tag string, variants []string) bench.Law {
 // bodies) it is the baseline's law.
 func decBodyLaw(variants []string) bench.Law {
 	return bench.Law{Name: "gemm.DecBody", Kernel: "pq_gemm_dec", Variants: variants, Over: "the baseline's and own laws' splits", PickFrom: func(doc *results.Document, suite string) regret.Law {
-		picks := map[regret.Cell]string{}
-		sm90 := doc.Device != nil && doc.Device.SMs > 0 && (gpu.Info{Arch: doc.Device.Arch}).CodeArch() == kernels.SM90a
-		for _, r := range doc.Records {
-			if r.Suite != suite || r.Kernel != "pq_gemm_dec" {
+		return decBodyPicks(doc, suite, decSplitName)
+	}}
+}
+
+// decBodyPDLLaw scores DecBody as a decode step serves it: every body
+// launched with programmatic dependent launch at its own law's S
+// (variants: the baseline's "pdl" and each own law's "<tag>pdl"). Plain
+// launches expose a body's prologue, which PDL overlaps with the previous
+// call, so the two tables can disagree; this one is the served order.
+func decBodyPDLLaw(variants []string) bench.Law {
+	return bench.Law{Name: "gemm.DecBody/pdl", Kernel: "pq_gemm_dec", Variants: variants, Over: "every body's PDL launch", PickFrom: func(doc *results.Document, suite string) regret.Law {
+		return decBodyPicks(doc, suite, func(tag string, _ int) string { return decPDLName(tag) })
+	}}
+}
+
+// decBodyPicks is DecBody's pick in each cell of doc's suite records,
+// named by name(tag, S) at the tag's own-law S (the baseline's tag "" at
+// its law's S where the record has none for DecBody's tag).
+func decBodyPicks(doc *results.Document, suite string, name func(tag string, S int) string) regret.Law {
+	picks := map[regret.Cell]string{}
+	sm90 := doc.Device != nil && doc.Device.SMs > 0 && (gpu.Info{Arch: doc.Device.Arch}).CodeArch() == kernels.SM90a
+	for _, r := range doc.Records {
+		if r.Suite != suite || r.Kernel != "pq_gemm_dec" {
+			continue
+		}
+		c := regret.Cell{Shape: r.Shape, M: r.M}
+		if _, done := picks[c]; done {
+			continue
+		}
+		if sm90 {
+			tag := DecBody(r.M, int(r.Extra["N"]), doc.Device.SMs)
+			if S, ok := r.Extra["S_law_"+tag]; ok {
+				picks[c] = name(tag, int(S))
 				continue
-			}
-			c := regret.Cell{Shape: r.Shape, M: r.M}
-			if _, done := picks[c]; done {
-				continue
-			}
-			if sm90 {
-				tag := DecBody(r.M, int(r.Extra["N"]), doc.Device.SMs)
-				if S, ok := r.Extra["S_law_"+tag]; ok {
-					picks[c] = decSplitName(tag, int(S))
-					continue
-				}
-			}
-			if S, ok := r.Extra["S_law"]; ok {
-				picks[c] = decSplitName("", int(S))
 			}
 		}
-		return func(c regret.Cell) string { return picks[c] }
-	}}
+		if S, ok := r.Extra["S_law"]; ok {
+			picks[c] = name("", int(S))
+		}
+	}
+	return func(c regret.Cell) string { return picks[c] }
 }
 
 // vendorPeers are the variant names of the vendor fp8 GEMM rows

@@ -124,15 +124,7 @@ func TestDecBodyLawOnSavedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := bench.LookupSuite("dec")
-	var law bench.Law
-	for _, l := range s.Laws {
-		if l.Name == "gemm.DecBody" {
-			law = l
-		}
-	}
-	if law.Name == "" {
-		t.Fatal("the dec suite has no gemm.DecBody law")
-	}
+	law := lawNamed(t, s, "gemm.DecBody")
 	t.Run("held-out run", func(t *testing.T) {
 		tab, err := law.Regret(doc, "dec")
 		if err != nil {
@@ -141,6 +133,27 @@ func TestDecBodyLawOnSavedRun(t *testing.T) {
 		w := tab.Rows[tab.Worst]
 		if len(tab.Rows) != 44 || tab.Hits != 40 || tab.Weighted > 0.005 || w.Shape != "gate_up" || w.M != 1 {
 			t.Errorf("%d cells, %d hits, weighted %+.2f%%, worst %s M=%d", len(tab.Rows), tab.Hits, 100*tab.Weighted, w.Shape, w.M)
+		}
+	})
+	t.Run("served under PDL", func(t *testing.T) {
+		// The landed build's sweep: every body's PDL launch, the goal of
+		// at most 3% in every cell.
+		doc, err := results.Read(filepath.Join("..", "..", "results", "2026-12-06f", "call2", "dec.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		law := lawNamed(t, s, "gemm.DecBody/pdl")
+		tab, err := law.Regret(doc, "dec")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tab.Rows) != 44 || tab.Hits != 42 {
+			t.Errorf("%d cells, %d hits; want 44 and 42", len(tab.Rows), tab.Hits)
+		}
+		for _, r := range tab.Rows {
+			if !strings.HasSuffix(r.Pick, "pdl") || r.Regret > 0.03 {
+				t.Errorf("%s M=%d: picks %s, regret %+.2f%%; want a PDL launch within 3%%", r.Shape, r.M, r.Pick, 100*r.Regret)
+			}
 		}
 	})
 	t.Run("no device", func(t *testing.T) {
@@ -156,4 +169,16 @@ func TestDecBodyLawOnSavedRun(t *testing.T) {
 			}
 		}
 	})
+}
+
+// lawNamed is suite s's law of that name.
+func lawNamed(t *testing.T, s bench.Suite, name string) bench.Law {
+	t.Helper()
+	for _, l := range s.Laws {
+		if l.Name == name {
+			return l
+		}
+	}
+	t.Fatalf("the %s suite has no %s law", s.Name, name)
+	return bench.Law{}
 }
