@@ -35,7 +35,7 @@ func TestIsolatedRegime(t *testing.T) {
 		}
 	}
 	e := &Engine{Dev: d, Stream: 1, Cfg: Config{MinCalls: 8, MinGraphUS: 50, Warmup: time.Millisecond, Reps: 6},
-		Isolated: true, IsolatedReps: 9,
+		Isolated: true, IsolatedReps: 9, IsolatedFlags: []string{results.FlagScrubLeaked},
 		Scrub: func(gpu.Stream) error { scrubs++; cold = true; d.clock += 100; return nil },
 		Clocks: func() (results.ClockSample, []string, error) {
 			return results.ClockSample{SMMHz: 1980, MemMHz: 3201}, []string{"sw_power_cap"}, nil
@@ -66,6 +66,9 @@ func TestIsolatedRegime(t *testing.T) {
 		}
 		if r.Regime != wantRegime || r.Timing != wantTiming {
 			t.Errorf("record %d: regime %q timing %q, want %q %q", i, r.Regime, r.Timing, wantRegime, wantTiming)
+		}
+		if r.HasFlag(results.FlagScrubLeaked) != (i >= 2) {
+			t.Errorf("record %d (%s): flags %v; the scrub check's flag belongs on the isolated records only", i, r.Regime, r.Flags)
 		}
 		if r.Clocks == nil || r.Clocks.Before.SMMHz != 1980 || !slices.Contains(r.Flags, results.FlagThrottled) || !slices.Contains(r.Flags, results.FlagUnderProfiler) {
 			t.Errorf("record %d: clocks %+v flags %v", i, r.Clocks, r.Flags)
