@@ -13,8 +13,10 @@ import (
 // memcheck, initcheck and synccheck, "RACECHECK SUMMARY: N hazards
 // displayed (E errors, W warnings)" for racecheck (the formats of NVIDIA's
 // Compute Sanitizer user guide, docs.nvidia.com/compute-sanitizer, and of
-// this project's H200 runs in results/h200-2026-12-01b/). A report is the
-// lines between: "Invalid __global__ write of size 4 bytes" and its
+// this project's H200 runs in results/h200-2026-12-01b/; testdata/sanitizer
+// also keeps two H100 racecheck outputs of 2026-12-06: racecheck-ring, the
+// head of results/2026-12-06f/call3's probe run, and racecheck-wp3-internal,
+// results/2026-12-06e/call4's gemm gate). A report is the lines between: "Invalid __global__ write of size 4 bytes" and its
 // "at", "by thread" and "Address" lines, "Error: Race reported between
 // Write access ... and Read access ...", "Barrier error detected", ...
 
@@ -24,6 +26,12 @@ const sanitizerPrefix = "========="
 var (
 	errorSummaryRE = regexp.MustCompile(`^ERROR SUMMARY:\s+(\d+)\s+errors?\b`)
 	raceSummaryRE  = regexp.MustCompile(`^RACECHECK SUMMARY:\s+(\d+)\s+hazards?\s+displayed\s+\((\d+)\s+errors?,\s+(\d+)\s+warnings?\)`)
+	// racecheck's grouped report: "and Read access at KERNEL+0x6c0 [64 hazards]".
+	racePairRE = regexp.MustCompile(`^and (?:Read|Write) access at ([^\s(+]+)[^+]*\+0x[0-9a-fA-F]+ \[(\d+) hazards?\]`)
+	// racecheck's per-hazard report: a "Potential ... hazard" line, then
+	// "Read Thread (...) at KERNEL(ARGS)+0x3e0" and "Write Thread (...) at ...".
+	raceEntryRE  = regexp.MustCompile(`^(?:Error|Warning): (?:Race reported|Potential \S+ hazard)`)
+	raceWriterRE = regexp.MustCompile(`^Write Thread \([^)]*\) at ([^\s(+]+)[^+]*\+0x[0-9a-fA-F]+`)
 )
 
 // maxReportLines bounds the report lines kept (the first ones: a report's
@@ -46,6 +54,16 @@ type SanitizerReport struct {
 	Lines []string
 	// Reports counts every report line, kept or not.
 	Reports int
+	// RaceKernels are racecheck's hazards by kernel: the counts of its
+	// grouped reports, or one per hazard it printed singly.
+	RaceKernels map[string]int
+	// Unattributed counts racecheck's report entries ("Error: Race
+	// reported ...", "Error: Potential ... hazard ...") without a kernel
+	// the parser could read.
+	Unattributed int
+	// Internal is true when the tool reported an internal error of its
+	// own: it stopped checking there.
+	Internal bool
 }
 
 // Found reports whether the tool reported anything: an error, or a
@@ -68,6 +86,7 @@ func (r SanitizerReport) String() string {
 // processes) add up.
 func ParseSanitizer(out string) SanitizerReport {
 	var r SanitizerReport
+	pending := false // a race entry without its kernel yet
 	for _, line := range strings.Split(out, "\n") {
 		line = strings.TrimRight(line, "\r")
 		rest, ok := strings.CutPrefix(line, sanitizerPrefix)
@@ -94,8 +113,35 @@ func ParseSanitizer(out string) SanitizerReport {
 		if len(r.Lines) < maxReportLines {
 			r.Lines = append(r.Lines, rest)
 		}
+		if strings.HasPrefix(rest, "Internal Sanitizer Error") {
+			r.Internal = true
+		}
+		if raceEntryRE.MatchString(rest) {
+			if pending {
+				r.Unattributed++
+			}
+			pending = true
+		}
+		if m := racePairRE.FindStringSubmatch(rest); m != nil {
+			r.addRace(m[1], atoiSat(m[2]))
+			pending = false
+		} else if m := raceWriterRE.FindStringSubmatch(rest); m != nil {
+			r.addRace(m[1], 1)
+			pending = false
+		}
+	}
+	if pending {
+		r.Unattributed++
 	}
 	return r
+}
+
+// addRace adds n hazards to kernel k, saturating.
+func (r *SanitizerReport) addRace(k string, n int) {
+	if r.RaceKernels == nil {
+		r.RaceKernels = map[string]int{}
+	}
+	r.RaceKernels[k] = min(r.RaceKernels[k]+n, 1<<30)
 }
 
 // atoiSat parses a count of digits, saturating instead of overflowing.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/internal/golden"
 )
 
@@ -28,6 +29,13 @@ func TestParseSanitizerGolden(t *testing.T) {
 			fmt.Fprintf(&out, "summary=%v race=%v errors=%d hazards=%d warnings=%d found=%v reports=%d\n%s\n", r.Summary, r.Race, r.Errors, r.Hazards, r.Warnings, r.Found(), r.Reports, r)
 			for _, l := range r.Lines {
 				fmt.Fprintf(&out, "| %s\n", l)
+			}
+			if r.Race {
+				lines, all := raceByKernel(r.RaceKernels, map[string]bool{"ring": true, "pq_gemm_dec_wp3_m8": true})
+				fmt.Fprintf(&out, "race kernels (ring and pq_gemm_dec_wp3_m8 taken as mbarrier waiters; all waiters: %v), unattributed=%d internal=%v\n", all, r.Unattributed, r.Internal)
+				for _, l := range lines {
+					fmt.Fprintf(&out, "  %s\n", l)
+				}
 			}
 			golden.Check(t, strings.TrimSuffix(f, ".txt")+".golden", []byte(out.String()))
 		})
@@ -70,5 +78,60 @@ func FuzzParseSanitizer(f *testing.F) {
 		if !r.Summary && (r.Found() || r.Race) {
 			t.Fatalf("counts without a summary line: %+v", r)
 		}
+		for k, n := range r.RaceKernels {
+			if k == "" || n < 0 || strings.ContainsAny(k, " (+") {
+				t.Fatalf("race kernel %q with %d hazards: %+v", k, n, r)
+			}
+		}
+		if r.Unattributed < 0 || r.Unattributed > r.Reports {
+			t.Fatalf("%d unattributed entries of %d report lines", r.Unattributed, r.Reports)
+		}
 	})
+}
+
+// The racecheck gate record names the kernels its hazards are in, says so
+// when every one is in a kernel that waits on mbarriers (which racecheck
+// does not take as ordering), and stays FAIL either way.
+func TestSanitizerRecordRaceKernels(t *testing.T) {
+	if !mbarrierWaiters["pq_gemm_dec_wp3_m8"] || mbarrierWaiters["pq_rot_bf16"] {
+		t.Fatalf("mbarrier waiters from the sync inventory: wp3_m8 %v, pq_rot_bf16 %v; want true, false", mbarrierWaiters["pq_gemm_dec_wp3_m8"], mbarrierWaiters["pq_rot_bf16"])
+	}
+	read := func(name string) SanitizerReport {
+		b, err := os.ReadFile(filepath.Join("testdata", "sanitizer", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ParseSanitizer(string(b))
+	}
+	for _, c := range []struct {
+		name, sample string
+		edit         func(*SanitizerReport)
+		ring, intern bool
+		first        string
+	}{
+		{"ring-kernel-only", "racecheck-wp3-internal.txt", nil, true, true, "pq_gemm_dec_wp3_m8: 10000000 hazards (waits on mbarriers"},
+		{"plain-kernel", "racecheck-hazards.txt", nil, false, false, "pq_rot_bf16: 96 hazards"},
+		{"an-entry-without-its-kernel", "racecheck-wp3-internal.txt", func(r *SanitizerReport) { r.Unattributed = 1 }, false, true, "pq_gemm_dec_wp3_m8:"},
+		{"ring-and-plain-kernels", "racecheck-wp3-internal.txt", func(r *SanitizerReport) { r.addRace("pq_rot_bf16", 5) }, false, true, "pq_gemm_dec_wp3_m8:"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := read(c.sample)
+			if c.edit != nil {
+				c.edit(&rep)
+			}
+			r := sanitizerRecord("racecheck", rep, sanitizerErrorExit, nil, 1)
+			if r.Status != gates.Fail {
+				t.Errorf("status %s, want FAIL: hazards are never a pass", r.Status)
+			}
+			if got := strings.Contains(r.Reason, "not by itself evidence of a race"); got != c.ring {
+				t.Errorf("reason %q: says the hazards are all in mbarrier kernels: %v, want %v", r.Reason, got, c.ring)
+			}
+			if got := strings.Contains(r.Reason, "internal error"); got != c.intern {
+				t.Errorf("reason %q: names the internal error: %v, want %v", r.Reason, got, c.intern)
+			}
+			if len(r.Failures) == 0 || !strings.HasPrefix(r.Failures[0], c.first) {
+				t.Errorf("failures %q: want the first to start %q", r.Failures, c.first)
+			}
+		})
+	}
 }
