@@ -16,9 +16,10 @@ import (
 // this project's H200 runs in results/h200-2026-12-01b/; testdata/sanitizer
 // also keeps two H100 racecheck outputs of 2026-12-06: racecheck-ring, the
 // head of results/2026-12-06f/call3's probe run, and racecheck-wp3-internal,
-// results/2026-12-06e/call4's gemm gate). A report is the lines between: "Invalid __global__ write of size 4 bytes" and its
-// "at", "by thread" and "Address" lines, "Error: Race reported between
-// Write access ... and Read access ...", "Barrier error detected", ...
+// results/2026-12-06e/call4's gemm gate). A report is the lines between:
+// "Invalid __global__ write of size 4 bytes" and its "at", "by thread" and
+// "Address" lines, "Error: Race reported between Write access ... and
+// Read access ...", "Barrier error detected", ...
 
 // sanitizerPrefix starts every line the tool prints.
 const sanitizerPrefix = "========="
