@@ -155,6 +155,23 @@ func side(d *Document) DiffSide {
 	return s
 }
 
+// isolatedScrub says which scrub a run's isolated records followed: its
+// scrub check's description, or, for a run with isolated records and no
+// scrub check (written before the check existed), the copy scrub of that
+// time; "" for a run without isolated records.
+func isolatedScrub(d *Document) string {
+	for _, r := range d.Records {
+		if r.Regime != Isolated {
+			continue
+		}
+		if d.ScrubCheck != nil {
+			return fmt.Sprintf("%q", d.ScrubCheck.Scrub)
+		}
+		return "unrecorded (copy_v4 over twice the last-level cache each way, before the scrub check)"
+	}
+	return ""
+}
+
 // Diff compares the records and gates of two runs. Records are matched by
 // Key. A matched pair is compared with stats.Compare on the raw samples:
 // the noise threshold is the larger of the two records' control spreads
@@ -185,6 +202,9 @@ func Diff(old, new *Document, opts DiffOptions) (*DiffReport, error) {
 		}
 	}
 
+	if so, sn := isolatedScrub(old), isolatedScrub(new); so != "" && sn != "" && so != sn {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the isolated regime's scrub differs: old %s, new %s; isolated rows compare scrubs, not code", so, sn))
+	}
 	if so, sn := suitesOf(old), suitesOf(new); so != sn {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("suites differ: old %s, new %s; rows of one have no twin in the other", so, sn))
 	}

@@ -359,3 +359,46 @@ func TestDiffGateMetrics(t *testing.T) {
 		t.Errorf("unparsable key: err = %v", err)
 	}
 }
+
+// Runs whose isolated records followed different scrubs get a warning: a
+// run from before the scrub check (the copy scrub) against one with it,
+// or two different recorded scrubs; the same scrub, or no isolated
+// records on one side, gets none.
+func TestDiffWarnsScrubDiffers(t *testing.T) {
+	isolate := func(d *Document) {
+		r := d.Records[0]
+		r.Regime, r.Timing = Isolated, TimingEvents
+		d.Records = append(d.Records, r)
+	}
+	read := &ScrubCheck{Scrub: "scrub_read_v4 reads 150 MiB", OK: true}
+	for _, c := range []struct {
+		name            string
+		oldIso, newIso  bool
+		oldScrub, newSc *ScrubCheck
+		warn            bool
+	}{
+		{"copy-scrub-run-against-read-scrub-run", true, true, nil, read, true},
+		{"two-recorded-scrubs", true, true, &ScrubCheck{Scrub: "copy_v4 copies 150 MiB", OK: true}, read, true},
+		{"same-scrub", true, true, read, read, false},
+		{"no-isolated-records-on-one-side", false, true, nil, read, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			old, new := diffPair()
+			if c.oldIso {
+				isolate(old)
+			}
+			if c.newIso {
+				isolate(new)
+			}
+			old.ScrubCheck, new.ScrubCheck = c.oldScrub, c.newSc
+			rep, err := Diff(old, new, DiffOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := strings.Join(rep.Warnings, "\n")
+			if got := strings.Contains(all, "isolated regime's scrub differs"); got != c.warn {
+				t.Errorf("warned %v, want %v: %q", got, c.warn, all)
+			}
+		})
+	}
+}
