@@ -1228,6 +1228,61 @@ DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_las
   if (t128 == 0) st_u32_gpu(sema + t, 0u);
   return true;
 }
+#ifndef DWPS_DEFER
+#define DWPS_DEFER 0
+#endif
+#if DWPS_DEFER
+// DWPS_DEFER (a trial, wps only): a block whose first and last tiles are
+// both shared with other blocks (two segments, nothing whole) stores its
+// first tile's partial to its ws slot without publishing it, and after
+// its last round publishes both tiles behind one gpu fence, two counter
+// atomics in flight together. The consumers then never wait on a fence
+// between segments, and the block pays one fence instead of two. The
+// counts, the slots and the last arriver's sum in block order are
+// dec_sk_publish's, so the bits are the same.
+template <int MT>
+DEVICE void dec_sk_store_slot(const float (&sum)[MT][4], float *ws, u32 t, u32 t0, u32 b, u32 t128) {
+  constexpr u32 PART = MT * 4u * 128u;
+  float *slot = ws + (u64)(2u * b + (t == t0 ? 0u : 1u)) * PART;
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+    for (int j = 0; j < 4; j++) slot[(mt * 4 + j) * 128u + t128] = sum[mt][j];
+}
+// Both of the block's slots stored (tiles ta < tb): counts them and
+// returns which the block completes (bit 0: ta, bit 1: tb).
+DEVICE u32 dec_sk_publish_pair(u32 *sema, u32 *s_last, u32 ta, u32 tb, u32 G, u32 T, u32 B, u32 barid, u32 t128) {
+  auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); }; // the block holding unit u
+  fence_gpu();
+  wg_bar_sync(barid);
+  if (t128 == 0) {
+    const u32 na = blk((ta + 1u) * G - 1u) - blk(ta * G), nb = blk((tb + 1u) * G - 1u) - blk(tb * G);
+    const u32 ca = atomic_add_u32_gpu(sema + ta, 1u), cb = atomic_add_u32_gpu(sema + tb, 1u);
+    *s_last = (ca == na ? 1u : 0u) | (cb == nb ? 2u : 0u);
+  }
+  wg_bar_sync(barid);
+  return *s_last;
+}
+// The last arriver's sum of tile t: every slot of its blocks in block
+// order into sum, and the counter reset for the next launch.
+template <int MT>
+DEVICE void dec_sk_gather(float (&sum)[MT][4], const float *ws, u32 *sema, u32 t, u32 G, u32 T, u32 B, u32 t128) {
+  constexpr u32 PART = MT * 4u * 128u;
+  auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); };
+  const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
+  fence_gpu();
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
+  for (u32 c = bf; c <= bl; c++) {
+    const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
+  }
+  if (t128 == 0) st_u32_gpu(sema + t, 0u);
+}
+#endif
 // The stream-K epilogue of gemm_dec_wk (SK). Every warpgroup's last
 // partial tile is in red + w·rstride, and a part that crossed into a
 // second tile left its first tile's partial in flush + w·PART (each in
@@ -1895,7 +1950,9 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   // (whatever finishes first) and stores bf16, or for a tile shared with
   // other blocks (stream-K, !whole) hands it to dec_sk_publish. Before a
   // next segment (more) a second barrier frees red.
-  auto epilogue = [&](u32 t, bool whole, bool more) __attribute__((always_inline)) {
+  // defer (DWPS_DEFER, stream-K): 1 stores a shared tile's partial
+  // unpublished, 2 stores it and publishes it with the block's first tile.
+  auto epilogue = [&](u32 t, bool whole, bool more, u32 defer) __attribute__((always_inline)) {
     // At NB = 64 under stream-K the bases and the thread's indices are made
     // opaque here, so the epilogue's addresses are computed at each
     // segment's end. Otherwise they are loop-invariant and hoisted out of
@@ -1928,6 +1985,27 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
         for (int w = 0; w < C - 1; w++) sum[mt][j] += rb[w * PART + (mt * 4 + j) * 128u + tt];
       }
     if (more) asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
+#if DWPS_DEFER
+    if constexpr (SK) {
+      if (defer != 0u) {
+        const u32 t0 = dwp_rng[0] / G;
+        dec_sk_store_slot<MT>(sum, wb, t, t0, bid_x(), tt);
+        if (defer == 1u) return;
+        const u32 mask = dec_sk_publish_pair(sema, &dwp_last, t0, t, G, NU, B, 2u, tt);
+        for (u32 k = 0; k < 2u; k++) {
+          if (((mask >> k) & 1u) == 0u) continue;
+          const u32 tk = k == 0u ? t0 : t;
+          dec_sk_gather<MT>(sum, wb, sema, tk, G, NU, B, tt);
+          const u32 n0 = 64u * tk + 16u * wi;
+#pragma unroll
+          for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], ob, mm, nn, 8u * mt + 2u * tg, n0 + gid, n0 + gid + 8u);
+        }
+        return;
+      }
+    }
+#else
+    (void)defer;
+#endif
     if (!whole && !dec_sk_publish<MT>(sum, wb, sema, &dwp_last, t, dwp_rng[0] / G, G, NU, B, bid_x(), 2u, tt)) return;
     const u32 n0 = 64u * t + 16u * wi;
 #pragma unroll
@@ -1951,7 +2029,14 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
       }
       rbeg += nrs;
       const WpSeg se = wp_seg(i, dwp_rng[0], dwp_rng[1], G); // reloaded: nothing of sg held across the rounds
-      epilogue(se.t, se.ga == 0u && se.gb == G, i + 1u < nseg);
+      u32 defer = 0u;
+#if DWPS_DEFER
+      if (nseg == 2u) {
+        const WpSeg s0 = wp_seg(0u, dwp_rng[0], dwp_rng[1], G), s1 = wp_seg(1u, dwp_rng[0], dwp_rng[1], G);
+        if ((s0.ga != 0u || s0.gb != G) && (s1.ga != 0u || s1.gb != G)) defer = i + 1u;
+      }
+#endif
+      epilogue(se.t, se.ga == 0u && se.gb == G, i + 1u < nseg, defer);
 #pragma unroll
       for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
     }
@@ -1995,7 +2080,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     }
     (void)fb, (void)Tb, (void)zb;
   }
-  epilogue(tile, true, false);
+  epilogue(tile, true, false, 0u);
 }
 #else // __AMDGCN__
 // gfx1201 decode body: the sm_90 per-warp (v1) algorithm, block geometry, split-K protocol
