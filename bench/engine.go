@@ -403,6 +403,13 @@ type IsolatedArm struct {
 // rounds; the samples are in microseconds by arm name. The host waits for
 // each launch, so none queues behind another's events.
 func (e *Engine) TimeIsolatedArms(arms []IsolatedArm, reps int) (map[string][]float64, error) {
+	names := map[string]bool{}
+	for _, arm := range arms {
+		if names[arm.Name] {
+			return nil, fmt.Errorf("bench: isolated arms: %q twice; their samples would pool", arm.Name)
+		}
+		names[arm.Name] = true
+	}
 	a, b, err := e.eventPair()
 	if err != nil {
 		return nil, err

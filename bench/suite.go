@@ -135,6 +135,10 @@ type Law struct {
 	// Over, when set, names the variants the argmin runs over in the
 	// table's heading, in place of their list (for a law over many).
 	Over string
+	// OnlyPicked scores only the cells where the law's pick was timed (a
+	// law over a launch mode a run need not time); the table's name then
+	// counts the cells left out. Without it a pick not timed is an error.
+	OnlyPicked bool
 }
 
 // OverText is what a law's regret heading says its argmin runs over.
@@ -163,7 +167,22 @@ func (l Law) Regret(doc *results.Document, suite string) (*regret.Table, error) 
 	if l.PickFrom != nil {
 		pick = l.PickFrom(doc, suite)
 	}
-	return regret.Compute(l.Name, times, pick)
+	name, left := l.Name, 0
+	if l.OnlyPicked {
+		for c, vt := range times {
+			if _, ok := vt[pick(c)]; !ok {
+				delete(times, c)
+				left++
+			}
+		}
+		if len(times) == 0 && left > 0 {
+			return nil, fmt.Errorf("regret: law %s: its pick was timed in none of the %d cells (time the variants it picks: %s)", l.Name, left, VariantList(l.Variants))
+		}
+		if left > 0 {
+			name = fmt.Sprintf("%s (%d cells without the pick's launch left out)", l.Name, left)
+		}
+	}
+	return regret.Compute(name, times, pick)
 }
 
 var suites = registry.New[Suite]("bench suite")

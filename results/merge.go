@@ -37,8 +37,9 @@ func (e *MergeError) Error() string {
 // different kinds unless opt.MixedDevices; different planned point sets;
 // a record two shards measured; a planned point no shard measured. The
 // merged document's records each carry their part's label in Device, and
-// each part's device, exit and ceilings are a DeviceRun; the top-level
-// ceilings are the first part's.
+// each part's device, exit, ceilings and cache-regime checks are a
+// DeviceRun; the top-level ceilings are the first part's, the top-level
+// checks the first part's or a failed one.
 func Merge(parts []Part, opt MergeOptions) (*Document, error) {
 	var probs []string
 	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
@@ -101,7 +102,16 @@ func Merge(parts []Part, opt MergeOptions) (*Document, error) {
 				status = Fail
 			}
 		}
-		out.DeviceRuns = append(out.DeviceRuns, DeviceRun{Selector: p.Label, Device: d.Device, Status: status, Ceilings: d.Ceilings})
+		out.DeviceRuns = append(out.DeviceRuns, DeviceRun{Selector: p.Label, Device: d.Device, Status: status, Ceilings: d.Ceilings,
+			Eviction: d.Eviction, ScrubCheck: d.ScrubCheck})
+		// The top-level checks are the first part's, or a part's that
+		// failed: the merged run's checks hold only if every part's did.
+		if d.Eviction != nil && (out.Eviction == nil || !d.Eviction.OK && out.Eviction.OK) {
+			out.Eviction = d.Eviction
+		}
+		if d.ScrubCheck != nil && (out.ScrubCheck == nil || !d.ScrubCheck.OK && out.ScrubCheck.OK) {
+			out.ScrubCheck = d.ScrubCheck
+		}
 		for _, r := range d.Records {
 			if other, dup := byKey[r.Key()]; dup {
 				add("%s: measured by both %s and %s", r.Key(), other, p.Label)

@@ -64,6 +64,34 @@ func TestMerge(t *testing.T) {
 			}
 		})
 	}
+	t.Run("cache-regime checks carried", func(t *testing.T) {
+		// Each part's checks go to its device run; the top level holds the
+		// first part's, or a part's that failed.
+		ps := good()
+		for i, p := range ps {
+			p.Doc.Eviction = &EvictionCheck{Rot3xUS: float64(i + 1), OK: true}
+			p.Doc.ScrubCheck = &ScrubCheck{Scrub: "read", ScrubUS: float64(i + 1), OK: true}
+		}
+		d, err := Merge(ps, MergeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.ScrubCheck == nil || d.ScrubCheck.ScrubUS != 1 || d.Eviction == nil || d.Eviction.Rot3xUS != 1 ||
+			d.DeviceRuns[1].ScrubCheck == nil || d.DeviceRuns[1].ScrubCheck.ScrubUS != 2 || d.DeviceRuns[1].Eviction.Rot3xUS != 2 {
+			t.Errorf("all passed: top %+v %+v, runs %+v", d.ScrubCheck, d.Eviction, d.DeviceRuns)
+		}
+		ps = good()
+		for i, p := range ps {
+			p.Doc.Eviction = &EvictionCheck{Rot3xUS: float64(i + 1), OK: i == 0}
+			p.Doc.ScrubCheck = &ScrubCheck{Scrub: "read", ScrubUS: float64(i + 1), OK: i == 0}
+		}
+		if d, err = Merge(ps, MergeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if d.ScrubCheck.OK || d.ScrubCheck.ScrubUS != 2 || d.Eviction.OK {
+			t.Errorf("part b failed: top %+v %+v; want b's failed checks", d.ScrubCheck, d.Eviction)
+		}
+	})
 	t.Run("mixed devices allowed", func(t *testing.T) {
 		ps := good()
 		ps[1].Doc.Device = &Device{Name: "NVIDIA H100", Arch: "sm_90"}

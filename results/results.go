@@ -126,9 +126,10 @@ const FlagScrubLeaked = "scrub-leaked"
 
 // ScrubCheck is a run's proof that the isolated regime's cache scrub
 // evicts: one copy timed alone after the scrub, after a scrub twice as
-// large, and right after the same copy (hot), interleaved. The scrub evicts when the
-// larger scrub leaves the copy no slower (Scrub2xDeltaPct within noise)
-// and the hot copy is faster (HotDeltaPct beyond it, negative).
+// large, and right after the same copy (hot), interleaved. It holds when
+// the larger scrub does not make the copy slower and the hot copy is
+// faster, each judged by stats.Compare against the scrubbed arm's
+// identical control (NoisePct).
 type ScrubCheck struct {
 	Scrub           string  `json:"scrub"` // what the run's scrub does
 	BytesPerCall    int64   `json:"bytes_per_call"`
@@ -198,6 +199,9 @@ type DeviceRun struct {
 	Seconds  float64      `json:"seconds"`
 	Gates    []GateRecord `json:"gates,omitempty"`
 	Ceilings []Ceiling    `json:"ceilings,omitempty"`
+	// Eviction and ScrubCheck are the child's checks of its cache regimes.
+	Eviction   *EvictionCheck `json:"eviction,omitempty"`
+	ScrubCheck *ScrubCheck    `json:"scrub_check,omitempty"`
 }
 
 // Error is the status of a device run that could not run or did not

@@ -93,9 +93,13 @@ func sanitizerRecord(tool string, rep SanitizerReport, exit int, runErr error, s
 		r.Reason = fmt.Sprintf("compute-sanitizer --tool %s: %s", tool, rep)
 		byKernel, allRing := raceByKernel(rep.RaceKernels, mbarrierWaiters)
 		allRing = allRing && rep.Unattributed == 0
+		every := "every hazard is"
+		if rep.Capped {
+			every = "every recorded hazard (racecheck reached its cap: later ones, in any kernel, went unrecorded) is"
+		}
 		switch {
 		case allRing:
-			r.Reason += "; every hazard is in a kernel that hands shared memory over through mbarriers, which racecheck does not take as ordering (docs/gates.md): not by itself evidence of a race"
+			r.Reason += "; " + every + " in a kernel that hands shared memory over through mbarriers, which racecheck does not take as ordering (docs/gates.md): not by itself evidence of a race"
 		case len(rep.Lines) > 0:
 			r.Reason += ": " + rep.Lines[0]
 		}
@@ -106,6 +110,10 @@ func sanitizerRecord(tool string, rep SanitizerReport, exit int, runErr error, s
 			r.Metrics["race_kernels"] = float64(len(rep.RaceKernels))
 		}
 		r.Failures = append(byKernel, rep.Lines...)
+	case rep.Internal:
+		r.Status = gates.Error
+		r.Reason = fmt.Sprintf("compute-sanitizer --tool %s stopped on an internal error (exit %d): the launches after it were not checked, so its summary (%s) proves nothing", tool, exit, rep)
+		r.Failures = append([]string(nil), rep.Lines...)
 	case !rep.Summary:
 		r.Status = gates.Error
 		r.Reason = fmt.Sprintf("compute-sanitizer --tool %s printed no summary (exit %d): it or the gates ended before the end of the run", tool, exit)

@@ -32,7 +32,9 @@ var (
 	// racecheck's per-hazard report: a "Potential ... hazard" line, then
 	// "Read Thread (...) at KERNEL(ARGS)+0x3e0" and "Write Thread (...) at ...".
 	raceEntryRE  = regexp.MustCompile(`^(?:Error|Warning): (?:Race reported|Potential \S+ hazard)`)
-	raceWriterRE = regexp.MustCompile(`^Write Thread \([^)]*\) at ([^\s(+]+)[^+]*\+0x[0-9a-fA-F]+`)
+	raceThreadRE = regexp.MustCompile(`^(?:Read|Write) Thread \([^)]*\) at ([^\s(+]+)[^+]*\+0x[0-9a-fA-F]+`)
+	// racecheck stops recording hazards at a cap and says so.
+	raceCapRE = regexp.MustCompile(`Maximum number of hazards reached`)
 )
 
 // maxReportLines bounds the report lines kept (the first ones: a report's
@@ -65,6 +67,9 @@ type SanitizerReport struct {
 	// Internal is true when the tool reported an internal error of its
 	// own: it stopped checking there.
 	Internal bool
+	// Capped is true when racecheck reached its hazard cap: hazards after
+	// it, in any kernel, went unrecorded.
+	Capped bool
 }
 
 // Found reports whether the tool reported anything: an error, or a
@@ -123,10 +128,15 @@ func ParseSanitizer(out string) SanitizerReport {
 			}
 			pending = true
 		}
+		if raceCapRE.MatchString(rest) {
+			r.Capped = true
+		}
+		// A grouped pair counts its hazards; a single hazard counts once,
+		// on the first thread line naming its kernel.
 		if m := racePairRE.FindStringSubmatch(rest); m != nil {
 			r.addRace(m[1], atoiSat(m[2]))
 			pending = false
-		} else if m := raceWriterRE.FindStringSubmatch(rest); m != nil {
+		} else if m := raceThreadRE.FindStringSubmatch(rest); m != nil && pending {
 			r.addRace(m[1], 1)
 			pending = false
 		}

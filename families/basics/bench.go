@@ -284,13 +284,16 @@ func NewScrub(c *bench.Ctx, kind string, factor int64) (*Scrub, error) {
 	return &Scrub{Run: func(s gpu.Stream) error { return f(s, 0) }, How: how, Free: free}, nil
 }
 
-// ScrubCheck shows that the isolated regime's scrub evicts: a copy of at
-// most a quarter of the last-level cache each way, timed alone after a
+// ScrubCheck shows that the isolated regime's scrub evicts: a copy of a
+// quarter of the last-level cache each way, timed alone after a
 // scrub of this kind at ScrubFactor, after one at twice that, and right
 // after the same copy (hot), interleaved, with the first arm run twice as
 // its own control. If the scrub left part of the copy's data resident,
 // the doubled scrub would make the copy slower; if it evicted nothing, the
-// hot copy would not be faster.
+// hot copy would not be faster. It sees a residue that moves the copy by
+// more than the control's spread (stats.Compare), not a small one; the
+// doubled scrub also touches more pages, so a tighter threshold would
+// mistake TLB misses for residency.
 //
 // Its copy's buffers are freed on return (Ctx.FreeAll): call it between
 // points.
@@ -305,7 +308,9 @@ func ScrubCheck(c *bench.Ctx, kind string, reps int) (*results.ScrubCheck, error
 		defer sc.Free()
 		scrubs[i] = sc
 	}
-	size := min(int64(8<<20), int64(c.Dev.Info().LLCBytes)/4) / 16 * 16
+	// A quarter of the cache each way: resident whole when hot, and large
+	// enough that residency, not the launch, sets its time.
+	size := int64(c.Dev.Info().LLCBytes) / 4 / 16 * 16
 	src, err := c.Alloc(size)
 	if err != nil {
 		return nil, err
@@ -322,10 +327,18 @@ func ScrubCheck(c *bench.Ctx, kind string, reps int) (*results.ScrubCheck, error
 	arms := []bench.IsolatedArm{
 		{Name: "scrub", Scrub: scrubs[0].Run, Enqueue: cp},
 		{Name: "scrub2x", Scrub: scrubs[1].Run, Enqueue: cp},
-		// Hot: the same copy just before, so its data is resident, and the
-		// timed launch queues behind a kernel as in the other arms (an idle
-		// stream would put the host's launch latency inside the events).
-		{Name: "hot", Scrub: func(st gpu.Stream) error { return cp(st, 0) }, Enqueue: cp},
+		// Hot: the same copy four times just before, so its data is
+		// resident, and the timed launch queues behind kernels as in the
+		// other arms (an idle stream would put the host's launch latency
+		// inside the events; one copy is too short to cover it).
+		{Name: "hot", Scrub: func(st gpu.Stream) error {
+			for range 4 {
+				if err := cp(st, 0); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, Enqueue: cp},
 		{Name: "control", Scrub: scrubs[0].Run, Enqueue: cp},
 	}
 	s, err := c.Engine.TimeIsolatedArms(arms, reps)

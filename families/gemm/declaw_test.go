@@ -3,6 +3,7 @@ package gemm
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,6 +155,44 @@ func TestDecBodyLawOnSavedRun(t *testing.T) {
 			if !strings.HasSuffix(r.Pick, "pdl") || r.Regret > 0.03 {
 				t.Errorf("%s M=%d: picks %s, regret %+.2f%%; want a PDL launch within 3%%", r.Shape, r.M, r.Pick, 100*r.Regret)
 			}
+		}
+	})
+	t.Run("PDL launches not all timed", func(t *testing.T) {
+		// A default run times no own law's PDL launch: the table then
+		// covers the cells whose pick was timed and says how many it left
+		// out, or says it has none, instead of failing on the first.
+		full, err := results.Read(filepath.Join("..", "..", "results", "2026-12-06f", "call2", "dec.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		law := lawNamed(t, s, "gemm.DecBody/pdl")
+		without := func(variant string) *results.Document {
+			d := *full
+			d.Records = slices.DeleteFunc(slices.Clone(full.Records), func(r results.Record) bool { return r.Variant == variant })
+			return &d
+		}
+		tab, err := law.Regret(without("wpspdl"), "dec")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tab.Rows) != 33 || !strings.Contains(tab.Law, "11 cells without the pick's launch left out") {
+			t.Errorf("without wpspdl: %d cells, name %q; want gate_up's 11 left out", len(tab.Rows), tab.Law)
+		}
+		d := without("wpspdl")
+		d.Records = slices.DeleteFunc(d.Records, func(r results.Record) bool { return r.Variant == "wp3pdl" })
+		if _, err := law.Regret(d, "dec"); err == nil || !strings.Contains(err.Error(), "timed in none of the 44 cells") {
+			t.Errorf("no PDL launch timed: err %v", err)
+		}
+	})
+	t.Run("marks the plots", func(t *testing.T) {
+		var last string
+		for _, l := range s.Laws {
+			if l.Kernel == "pq_gemm_dec" {
+				last = l.Name
+			}
+		}
+		if last != "gemm.DecBody" {
+			t.Errorf("the dec suite's last pq_gemm_dec law is %s; the plots mark the last one's picks, which must be gemm.DecBody's", last)
 		}
 	})
 	t.Run("no device", func(t *testing.T) {
