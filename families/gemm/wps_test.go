@@ -232,3 +232,57 @@ func checkDecWPSSplit(t *testing.T, kernel string, g wpGeom, N, K, sms int) {
 		t.Errorf("DecSKWorkspaceBytes = %d, the highest ws slot %d needs %d", got, maxSlot, need)
 	}
 }
+
+// wpsDeferred is the DWPS_DEFER trial's choice (gemm.hip, the wps segment
+// loop): a block of exactly two segments, neither a whole tile, publishes
+// both after its last round.
+func wpsDeferred(segs [][3]uint32, G uint32) bool {
+	whole := func(s [3]uint32) bool { return s[1] == 0 && s[2] == G }
+	return len(segs) == 2 && !whole(segs[0]) && !whole(segs[1])
+}
+
+// The DWPS_DEFER trial's blocks: on every geometry of the wks model a
+// deferred block's two tiles are adjacent and each shared with another
+// block (its slots 2b and 2b + 1, both counted); on the dec suite's TP=2
+// shapes at 132 SMs it changes most blocks of qkv, in_proj and down and
+// none of gate_up (results/2026-12-06f/planned/README.md).
+func TestDecWPSDeferredBlocks(t *testing.T) {
+	shared := func(m skModel, t uint32) bool { return m.blk(t*m.G) != m.blk((t+1)*m.G-1) }
+	for _, sh := range skShapes {
+		N, K := sh[0], sh[1]
+		G, tiles := uint32(K/refimpl.GroupSize), uint32(N/DecBN)
+		if G < 1 || tiles < 1 {
+			continue
+		}
+		for _, sms := range skSMs {
+			B := min(uint32(sms), tiles*G)
+			m := newSKModel(G, tiles, B, 1)
+			for b := uint32(0); b < m.B; b++ {
+				segs := wpsSegments(m.blocks[b].u0, m.blocks[b].u1, G)
+				if !wpsDeferred(segs, G) {
+					continue
+				}
+				if t0, t1 := segs[0][0], segs[1][0]; t1 != t0+1 || !shared(m, t0) || !shared(m, t1) {
+					t.Fatalf("N=%d K=%d sms=%d block %d: deferred tiles %d, %d; want adjacent tiles, each shared", N, K, sms, b, t0, t1)
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		N, K     uint32
+		deferred int
+	}{{"qkv", 7168, 5120, 108}, {"in_proj", 8192, 5120, 124}, {"down", 5120, 8704, 76}, {"gate_up", 17408, 5120, 0}} {
+		G, tiles := c.K/refimpl.GroupSize, c.N/DecBN
+		m := newSKModel(G, tiles, 132, 1)
+		n := 0
+		for b := uint32(0); b < m.B; b++ {
+			if wpsDeferred(wpsSegments(m.blocks[b].u0, m.blocks[b].u1, G), G) {
+				n++
+			}
+		}
+		if n != c.deferred {
+			t.Errorf("%s: %d deferred blocks of 132, want %d", c.name, n, c.deferred)
+		}
+	}
+}
