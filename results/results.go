@@ -126,16 +126,16 @@ const FlagScrubLeaked = "scrub-leaked"
 
 // ScrubCheck is a run's proof that the isolated regime's cache scrub
 // evicts: one copy timed alone after the scrub, after a scrub twice as
-// large, and right after the same copy (hot), interleaved. It holds when
-// the larger scrub does not make the copy slower and the hot copy is
-// faster, each judged by stats.Compare against the scrubbed arm's
-// identical control (NoisePct).
+// large, and right after four runs of the same copy (hot), interleaved.
+// It holds when the larger scrub does not make the copy slower and the
+// hot copy is faster, each judged by stats.Compare against the scrubbed
+// arm's identical control (NoisePct).
 type ScrubCheck struct {
 	Scrub           string  `json:"scrub"` // what the run's scrub does
 	BytesPerCall    int64   `json:"bytes_per_call"`
 	ScrubUS         float64 `json:"scrub_us"`          // trimmed means of the single launches: after the scrub,
 	Scrub2xUS       float64 `json:"scrub2x_us"`        // after the doubled scrub,
-	HotUS           float64 `json:"hot_us"`            // right after the same copy
+	HotUS           float64 `json:"hot_us"`            // right after four runs of the same copy
 	Scrub2xDeltaPct float64 `json:"scrub2x_delta_pct"` // 100 x (Scrub2xUS / ScrubUS - 1)
 	HotDeltaPct     float64 `json:"hot_delta_pct"`     // 100 x (HotUS / ScrubUS - 1)
 	NoisePct        float64 `json:"noise_pct"`         // the scrubbed arm against its identical control

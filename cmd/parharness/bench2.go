@@ -280,8 +280,8 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 			verdict = "DISAGREE: " + sc.Why + " (isolated records flagged " + results.FlagScrubLeaked + ")"
 			eng.IsolatedFlags = append(eng.IsolatedFlags, results.FlagScrubLeaked)
 		}
-		fmt.Fprintf(stdout, "scrub check (%s): %d MiB copy alone after the scrub %.2f us, after twice the scrub %.2f us (%+.2f%%), hot %.2f us (%+.2f%%), noise %.2f%%: %s\n",
-			sc.Scrub, sc.BytesPerCall>>21, sc.ScrubUS, sc.Scrub2xUS, sc.Scrub2xDeltaPct, sc.HotUS, sc.HotDeltaPct, sc.NoisePct, verdict)
+		fmt.Fprintf(stdout, "scrub check (%s): %.1f MiB copy alone after the scrub %.2f us, after twice the scrub %.2f us (%+.2f%%), hot %.2f us (%+.2f%%), noise %.2f%%: %s\n",
+			sc.Scrub, float64(sc.BytesPerCall)/(2<<20), sc.ScrubUS, sc.Scrub2xUS, sc.Scrub2xDeltaPct, sc.HotUS, sc.HotDeltaPct, sc.NoisePct, verdict)
 		scrub, err := basics.NewScrub(ctx, *scrubKind, basics.ScrubFactor)
 		if err != nil {
 			return ExitFail, fmt.Errorf("isolated regime: %v", err)

@@ -6,10 +6,10 @@ import "github.com/parharness/parharness/kernels"
 const Family = "basics"
 
 // Device copies (copy.hip): the copy-bandwidth ceiling, the bench
-// engine's self-test subject and the isolated regime's cache scrub; kernels that misbehave on purpose
-// (selftest.hip), which prove the harness's canaries, poison checks and
-// watchdog catch what they claim to, and the empty kernel of the launch
-// floor.
+// engine's self-test subject and the isolated regime's cache scrub;
+// kernels that misbehave on purpose (selftest.hip), which prove the
+// harness's canaries, poison checks and watchdog catch what they claim
+// to, and the empty kernel of the launch floor.
 func init() {
 	for _, k := range []kernels.Kernel{
 		{Name: "copy_v4", Module: "copy", Op: "copy", Role: kernels.Baseline, Tag: "copy", Doc: "16-byte vector copy, grid-stride: the copy-bandwidth ceiling"},

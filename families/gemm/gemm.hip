@@ -1190,6 +1190,37 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // The reduce's partial tiles go to the activation tiles (every op retired).
 #define DWK_MAXS 4 // warpgroups per block (block 128·S threads; the launch bound, so 128 registers a thread)
 DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
+// dec_sk_publish's pieces. dec_sk_store_slot: the block's partial of
+// tile t to its ws slot. dec_sk_gather: the last arriver's sum of tile t,
+// every slot of its blocks in block order into sum, and the counter reset
+// for the next launch.
+template <int MT>
+DEVICE void dec_sk_store_slot(const float (&sum)[MT][4], float *ws, u32 t, u32 t0, u32 b, u32 t128) {
+  constexpr u32 PART = MT * 4u * 128u;
+  float *slot = ws + (u64)(2u * b + (t == t0 ? 0u : 1u)) * PART;
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+    for (int j = 0; j < 4; j++) slot[(mt * 4 + j) * 128u + t128] = sum[mt][j];
+}
+// The block holding unit u of T units split over B blocks.
+DEVICE u32 dec_sk_block_of(u32 u, u32 T, u32 B) { return (u32)(((u64)(u + 1u) * B - 1u) / T); }
+template <int MT>
+DEVICE void dec_sk_gather(float (&sum)[MT][4], const float *ws, u32 *sema, u32 t, u32 G, u32 T, u32 B, u32 t128) {
+  constexpr u32 PART = MT * 4u * 128u;
+  const u32 bf = dec_sk_block_of(t * G, T, B), bl = dec_sk_block_of((t + 1u) * G - 1u, T, B);
+  fence_gpu();
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
+  for (u32 c = bf; c <= bl; c++) {
+    const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
+  }
+  if (t128 == 0) st_u32_gpu(sema + t, 0u);
+}
 // A stream-K tile t shared by blocks bf..bl (the blocks of its first
 // and last units), from a 128-thread warpgroup of block b holding the
 // block's in-block sum of t in sum ([MT][4], the accumulator order):
@@ -1202,30 +1233,14 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 template <int MT>
 DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 t0, u32 G, u32 T, u32 B,
                            u32 b, u32 barid, u32 t128) {
-  constexpr u32 PART = MT * 4u * 128u;
-  auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); }; // the block holding unit u
-  float *slot = ws + (u64)(2u * b + (t == t0 ? 0u : 1u)) * PART;
-#pragma unroll
-  for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-    for (int j = 0; j < 4; j++) slot[(mt * 4 + j) * 128u + t128] = sum[mt][j];
-  const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
+  dec_sk_store_slot<MT>(sum, ws, t, t0, b, t128);
+  const u32 bf = dec_sk_block_of(t * G, T, B), bl = dec_sk_block_of((t + 1u) * G - 1u, T, B);
   fence_gpu();
   wg_bar_sync(barid);
   if (t128 == 0) *s_last = atomic_add_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
   wg_bar_sync(barid);
   if (!*s_last) return false;
-  fence_gpu();
-#pragma unroll
-  for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
-  for (u32 c = bf; c <= bl; c++) {
-    const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-      for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
-  }
-  if (t128 == 0) st_u32_gpu(sema + t, 0u);
+  dec_sk_gather<MT>(sum, ws, sema, t, G, T, B, t128);
   return true;
 }
 #ifndef DWPS_DEFER
@@ -1240,47 +1255,20 @@ DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_las
 // between segments, and the block pays one fence instead of two. The
 // counts, the slots and the last arriver's sum in block order are
 // dec_sk_publish's, so the bits are the same.
-template <int MT>
-DEVICE void dec_sk_store_slot(const float (&sum)[MT][4], float *ws, u32 t, u32 t0, u32 b, u32 t128) {
-  constexpr u32 PART = MT * 4u * 128u;
-  float *slot = ws + (u64)(2u * b + (t == t0 ? 0u : 1u)) * PART;
-#pragma unroll
-  for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-    for (int j = 0; j < 4; j++) slot[(mt * 4 + j) * 128u + t128] = sum[mt][j];
-}
+//
 // Both of the block's slots stored (tiles ta < tb): counts them and
 // returns which the block completes (bit 0: ta, bit 1: tb).
 DEVICE u32 dec_sk_publish_pair(u32 *sema, u32 *s_last, u32 ta, u32 tb, u32 G, u32 T, u32 B, u32 barid, u32 t128) {
-  auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); }; // the block holding unit u
   fence_gpu();
   wg_bar_sync(barid);
   if (t128 == 0) {
-    const u32 na = blk((ta + 1u) * G - 1u) - blk(ta * G), nb = blk((tb + 1u) * G - 1u) - blk(tb * G);
+    const u32 na = dec_sk_block_of((ta + 1u) * G - 1u, T, B) - dec_sk_block_of(ta * G, T, B);
+    const u32 nb = dec_sk_block_of((tb + 1u) * G - 1u, T, B) - dec_sk_block_of(tb * G, T, B);
     const u32 ca = atomic_add_u32_gpu(sema + ta, 1u), cb = atomic_add_u32_gpu(sema + tb, 1u);
     *s_last = (ca == na ? 1u : 0u) | (cb == nb ? 2u : 0u);
   }
   wg_bar_sync(barid);
   return *s_last;
-}
-// The last arriver's sum of tile t: every slot of its blocks in block
-// order into sum, and the counter reset for the next launch.
-template <int MT>
-DEVICE void dec_sk_gather(float (&sum)[MT][4], const float *ws, u32 *sema, u32 t, u32 G, u32 T, u32 B, u32 t128) {
-  constexpr u32 PART = MT * 4u * 128u;
-  auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); };
-  const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
-  fence_gpu();
-#pragma unroll
-  for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
-  for (u32 c = bf; c <= bl; c++) {
-    const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-      for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
-  }
-  if (t128 == 0) st_u32_gpu(sema + t, 0u);
 }
 #endif
 // The stream-K epilogue of gemm_dec_wk (SK). Every warpgroup's last
