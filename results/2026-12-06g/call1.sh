@@ -1,41 +1,48 @@
 #!/usr/bin/env bash
-# Call 1: the DWPS_DEFER trial, then the final scrub check version.
-# Hypothesis: wps loses to wp3 on qkv, in_proj and down (+30%, +30%, +10%
-# at M = 1) because a block of two shared segments stalls its first
-# consumer warpgroup on a gpu fence and a counter atomic between the
-# segments (the memory system saturated by the weight stream), and pays
-# a second fence at its end. The trial stores the first partial without
-# publishing it and publishes both after the last round behind one fence.
-# Predicted: wps on qkv, in_proj and down 8-15% faster at every M if the
-# stall is the cost, within +-2% if the ring's nine stages absorb it;
-# gate_up (blocks of three segments or more, not deferred) within +-1%.
-# Steps: ptxas -v of the trial, the gemm gate under memcheck on it with
-# wps instrumented, then default and trial alternating.
-# Run from the repository root with build/ and build-alt/ carried
-# (bash results/2026-12-06f/planned/make-alt-defer.sh first).
+# Call 1: two stream-K hand-off trials against the default build, and the
+# landed scrub check on a device.
+# DWPS_DEFER (wps only): a block of two shared segments stores its first
+# partial unpublished and publishes both tiles after its last round behind
+# one fence. Hypothesis: wps loses to wp3 on qkv, in_proj and down (+30%,
+# +30%, +10% at M = 1) because the first segment's hand-off (a gpu fence
+# in every consumer thread, a counter atomic) stalls the consumers between
+# segments. Predicted: wps there 8-15% faster at every M if the stall is
+# the cost, within +-2% if the ring's stages absorb it; gate_up (not
+# deferred) within +-1%.
+# DSK_RELEASE (wks and wps): the counter atomic itself releases (acq_rel,
+# thread 0, after the warpgroup's barrier) instead of a fence in every
+# thread; no fence before the gather. The formally complete form of the
+# hand-off. Predicted: within +-2% (one fence on the path either way).
+# Steps: ptxas -v of both trials; default, defer and release alternating
+# (two runs each, stream, M = 1, 16, 56, 64); one isolated run on the
+# default build (the scrub check's landed form: LLC/4 probe, hot arm
+# behind four copies); the gemm gate under memcheck on the defer build with
+# wps instrumented. Run from the repository root with build/ and
+# build-alt/ carried (bash results/2026-12-06g/make-alt.sh first).
 set -u
 O=${OUT:?}
 P=bin/parharness
 mkdir -p bin && gzip -dc build-alt/parharness.gz >$P && chmod +x $P
 start=$SECONDS
+left() { [ $((SECONDS - start)) -lt "$1" ]; }
 step() { echo "$((SECONDS - start))s $*" >>"$O/steps.txt"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv >"$O/smi.txt" 2>&1
-rm -rf build-defer && cp -r build build-defer && gzip -dc build-alt/defer.ptx.gz >build-defer/sm_90a/gemm.ptx
-md5sum build/sm_90a/gemm.ptx build-defer/sm_90a/gemm.ptx >"$O/md5.txt"
-timeout 60 ptxas -arch=sm_90a -v -o /tmp/d.cubin build-defer/sm_90a/gemm.ptx >"$O/ptxas-defer.txt" 2>&1
-step "ptxas rc=$?"
-timeout 240 compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wps \
-	$P gate --quick --only '^gemm$' --build build-defer --require-device --watchdog 220s >"$O/memcheck-defer.log" 2>&1
-step "memcheck defer rc=$?"
+for t in defer release; do
+	rm -rf build-$t && cp -r build build-$t && gzip -dc build-alt/$t.ptx.gz >build-$t/sm_90a/gemm.ptx
+	timeout 60 ptxas -arch=sm_90a -v -o /tmp/$t.cubin build-$t/sm_90a/gemm.ptx >"$O/ptxas-$t.txt" 2>&1
+	step "ptxas $t rc=$?"
+done
+md5sum build*/sm_90a/gemm.ptx >"$O/md5.txt"
 i=0
-for b in build build-defer build build-defer; do
+for b in build build-defer build-release build build-defer build-release; do
 	i=$((i + 1))
-	timeout 45 $P bench2 dec --build $b --m 1,16,56,64 --variants wp3pdl,wpsS3,wpspdl,cublaslt --reps 4 --regimes stream \
+	timeout 45 $P bench2 dec --build $b --m 1,16,56,64 --variants wp3pdl,wpsS3,wpspdl,wksS4,cublaslt --reps 4 --regimes stream \
 		--watchdog 20s --json "$O/ab-$i-$b.json" >"$O/ab-$i-$b.log" 2>&1
 	step "ab $i $b rc=$?"
 done
-# The scrub check as landed (LLC/4 probe, hot arm behind four copies): one
-# isolated run on the default build.
-timeout 120 $P bench2 dec --build build --m 1,8 --variants wp3pdl,wpspdl,cublaslt --reps 4 --regimes stream,isolated \
+timeout 90 $P bench2 dec --build build --m 1,8 --variants wp3pdl,wpspdl,cublaslt --reps 4 --regimes stream,isolated \
 	--watchdog 20s --json "$O/iso.json" >"$O/iso.log" 2>&1
 step "iso rc=$?"
+left 330 && timeout 240 compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wps \
+	$P gate --quick --only '^gemm$' --build build-defer --require-device --watchdog 220s >"$O/memcheck-defer.log" 2>&1
+step "memcheck defer rc=$?"
