@@ -75,6 +75,12 @@ type Variant struct {
 	// Unchecked is why a variant without Check has no output to compare (an
 	// attribution kernel that computes nothing, an empty kernel).
 	Unchecked string
+	// Roof marks a reference, not a kernel: it moves Bytes a call of the
+	// point's data and computes nothing (the dec suite's read of the
+	// weights alone). Its record carries results.FlagRoof, Bytes and no
+	// flops, and no table counts it as a cell's kernel.
+	Roof  bool
+	Bytes int64
 }
 
 // Check is how the engine verifies one variant's output in one buffer set
@@ -307,6 +313,10 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 		regime := cmp.Or(v.Regime, p.Regime)
 		r := results.Record{Suite: p.Suite, Kernel: p.Kernel, Variant: v.Name, Shape: p.Shape, M: p.M, Regime: regime,
 			Bytes: p.Bytes, Flops: p.Flops, Extra: cloneMap(p.Extra), Timing: results.TimingGraph, Clocks: clocks, Flags: slices.Clone(flags)}
+		if v.Roof {
+			r.Bytes, r.Flops = v.Bytes, 0
+			r.AddFlag(results.FlagRoof)
+		}
 		r.Extra["calls_per_graph"] = float64(n)
 		r.Extra["copies"] = float64(p.Copies)
 		switch {

@@ -16,6 +16,7 @@ type PeerRow struct {
 	Ratio            float64 // KernelUS / PeerUS (< 1: faster than the peer)
 	KernelGBps       float64
 	PeerGBps         float64
+	RoofGBps         float64 // the cell's roof record (FlagRoof), 0 when it has none
 }
 
 // IsPeer reports whether a record is a vendor library's (the figure to beat).
@@ -33,8 +34,8 @@ func (d *Document) PeerRows(suite string) []PeerRow {
 // BestPeerRows pairs, in each shape, M and regime of suite that has a
 // peer record, the fastest record whose output was checked and matched
 // (Check PASS: attribution variants that compute no GEMM never count), of
-// any kernel and variant but the peer's, with the peer; sorted as
-// PeerRows.
+// any kernel and variant but the peer's and a roof's (FlagRoof), with the
+// peer; sorted as PeerRows.
 func (d *Document) BestPeerRows(suite string) []PeerRow {
 	return d.peerRows(suite, func(r *Record) bool { return r.Check != nil && r.Check.Status == CheckPass }, true)
 }
@@ -46,18 +47,21 @@ func (d *Document) peerRows(suite string, keep func(*Record) bool, best bool) []
 		shape, regime string
 		m             int
 	}
-	peers := map[cell]*Record{}
+	peers, roofs := map[cell]*Record{}, map[cell]float64{}
 	for i := range d.Records {
 		r := &d.Records[i]
 		if r.Suite == suite && IsPeer(r) && !r.Failed() && r.TrimmedMeanUS > 0 {
 			peers[cell{r.Shape, r.Regime, r.M}] = r
+		}
+		if r.Suite == suite && r.HasFlag(FlagRoof) && !r.Failed() && r.TrimmedMeanUS > 0 {
+			roofs[cell{r.Shape, r.Regime, r.M}] = r.GBps
 		}
 	}
 	var out []PeerRow
 	at := map[cell]int{} // best: the cell's row in out
 	for i := range d.Records {
 		r := &d.Records[i]
-		if r.Suite != suite || IsPeer(r) || r.Failed() || r.TrimmedMeanUS <= 0 || !keep(r) {
+		if r.Suite != suite || IsPeer(r) || r.HasFlag(FlagRoof) || r.Failed() || r.TrimmedMeanUS <= 0 || !keep(r) {
 			continue
 		}
 		c := cell{r.Shape, r.Regime, r.M}
@@ -66,7 +70,7 @@ func (d *Document) peerRows(suite string, keep func(*Record) bool, best bool) []
 			continue
 		}
 		row := PeerRow{Shape: r.Shape, Regime: r.Regime, M: r.M, Kernel: r.Kernel, Variant: r.Variant, Peer: p.Kernel,
-			KernelUS: r.TrimmedMeanUS, PeerUS: p.TrimmedMeanUS, Ratio: r.TrimmedMeanUS / p.TrimmedMeanUS, KernelGBps: r.GBps, PeerGBps: p.GBps}
+			KernelUS: r.TrimmedMeanUS, PeerUS: p.TrimmedMeanUS, Ratio: r.TrimmedMeanUS / p.TrimmedMeanUS, KernelGBps: r.GBps, PeerGBps: p.GBps, RoofGBps: roofs[c]}
 		if j, seen := at[c]; best && seen {
 			if row.KernelUS < out[j].KernelUS {
 				out[j] = row

@@ -29,6 +29,7 @@ func TestBestPeerRowsTakeTheFastestChecked(t *testing.T) {
 		{Suite: "dec", Kernel: "pq_gemm_dec", Variant: "wpS2", Shape: "qkv", M: 1, Regime: Cold, TrimmedMeanUS: 6, Check: pass},
 		{Suite: "dec", Kernel: "pq_gemm_dec", Variant: "memonly", Shape: "qkv", M: 1, Regime: Cold, TrimmedMeanUS: 3, Check: none},
 		{Suite: "dec", Kernel: "pq_gemm_dec", Variant: "broken", Shape: "qkv", M: 1, Regime: Cold, TrimmedMeanUS: 2, Check: fail},
+		{Suite: "dec", Kernel: "pq_gemm_dec", Variant: "read", Shape: "qkv", M: 1, Regime: Cold, TrimmedMeanUS: 4, GBps: 2000, Check: pass, Flags: []string{FlagRoof}},
 		{Suite: "dec", Kernel: "cublaslt_fp8", Variant: "cublaslt", Shape: "qkv", M: 1, Regime: Cold, TrimmedMeanUS: 12},
 		{Suite: "dec", Kernel: "pq_gemm_dec", Variant: "S4", Shape: "qkv", M: 64, Regime: Cold, TrimmedMeanUS: 20, Check: pass},
 	}}
@@ -36,7 +37,10 @@ func TestBestPeerRowsTakeTheFastestChecked(t *testing.T) {
 	if len(rows) != 1 {
 		t.Fatalf("%d rows, want 1 (M = 64 has no peer): %+v", len(rows), rows)
 	}
-	if r := rows[0]; r.Variant != "wpS2" || r.KernelUS != 6 || r.Ratio != 0.5 {
-		t.Errorf("row %+v, want wpS2 at 6 µs, ratio 0.5", r)
+	if r := rows[0]; r.Variant != "wpS2" || r.KernelUS != 6 || r.Ratio != 0.5 || r.RoofGBps != 2000 {
+		t.Errorf("row %+v, want wpS2 at 6 µs, ratio 0.5, the read roof's 2000 GB/s beside it (a roof is never the cell's kernel)", r)
+	}
+	if rows := d.PeerRows("dec"); len(rows) != 0 {
+		t.Errorf("PeerRows without a baseline record: %+v", rows)
 	}
 }

@@ -94,6 +94,12 @@ const (
 // the cold regime leaked (docs/bench.md).
 const FlagAboveRoofline = "above-roofline"
 
+// FlagRoof marks a record that times a roof, not a kernel: a reference
+// that moves part of its point's data (its Bytes) and computes nothing,
+// such as the dec suite's read of the weights alone. It is never a cell's
+// kernel in the peer tables, and its flops are zero.
+const FlagRoof = "roof"
+
 // FlagUnderProfiler marks a record timed with a profiler or sanitizer
 // injected into the process (bench2 --allow-profiler): its times include
 // the tool's overhead.

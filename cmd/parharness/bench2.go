@@ -507,9 +507,11 @@ func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout
 
 // printBestPeer sets each cell's fastest checked record (any kernel and
 // variant) beside the vendor peer, with the speed-up (peer µs / best µs),
-// the fraction of copy, and for each of the suite's PeerTargets whether
-// the cell meets it ("-" where it does not apply, "n/a" where the run
-// cannot judge it); then how many cells meet each target, per regime.
+// the fraction of copy (and in column "roof" the cell's roof's, where the
+// run timed one: what a kernel that only streamed its bytes reached), and
+// for each of the suite's PeerTargets whether the cell meets it ("-" where
+// it does not apply, "n/a" where the run cannot judge it); then how many
+// cells meet each target, per regime.
 func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 	rows := doc.BestPeerRows(suite)
 	if len(rows) == 0 {
@@ -523,6 +525,10 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 	fmt.Fprintf(w, "\n%s: each cell's fastest checked variant beside the vendor peer (speed-up = peer µs / its µs):\n", suite)
 	t := newTable(w)
 	head := []string{"regime", "shape", "M", "fastest", "us", "%copy", "peer us", "speed-up"}
+	roofs := slices.ContainsFunc(rows, func(r results.PeerRow) bool { return r.RoofGBps > 0 })
+	if roofs {
+		head = slices.Insert(head, 6, "roof")
+	}
 	for _, g := range targets {
 		head = append(head, g.Name)
 	}
@@ -532,6 +538,13 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 	var regimes []string
 	for _, r := range rows {
 		row := []any{r.Regime, r.Shape, r.M, r.Variant, fmt.Sprintf("%.2f", r.KernelUS), pct(r.KernelGBps), fmt.Sprintf("%.2f", r.PeerUS), fmt.Sprintf("%.2fx", r.PeerUS/r.KernelUS)}
+		if roofs {
+			roof := "-"
+			if r.RoofGBps > 0 {
+				roof = pct(r.RoofGBps)
+			}
+			row = slices.Insert(row, 6, any(roof))
+		}
 		if counts[r.Regime] == nil {
 			counts[r.Regime] = make([]count, len(targets))
 			regimes = append(regimes, r.Regime)

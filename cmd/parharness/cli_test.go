@@ -262,7 +262,7 @@ func TestBench2UnknownVariant(t *testing.T) {
 	if code != ExitUsage || out != "" {
 		t.Fatalf("exit %d, stdout %q", code, out)
 	}
-	want := `parharness bench2: --variants: unknown variant "pld" for suite dec; its variants: S1..S64, pdl, ws, dec, v1, memonly, wgS1..wgS64, wgpdl, ksS1..ksS16, kspdl, ks2S1..ks2S16, ks2pdl, wkS1..wkS4, wkpdl, wk1S1..wk1S4, wk1pdl, wksS1..wksS4, wkspdl, wpS2, wppdl, wp3S3, wp3pdl, wpsS3, wpspdl, cublaslt, hipblaslt` + "\n"
+	want := `parharness bench2: --variants: unknown variant "pld" for suite dec; its variants: S1..S64, pdl, ws, dec, v1, memonly, wgS1..wgS64, wgpdl, ksS1..ksS16, kspdl, ks2S1..ks2S16, ks2pdl, wkS1..wkS4, wkpdl, wk1S1..wk1S4, wk1pdl, wksS1..wksS4, wkspdl, wpS2, wppdl, wp3S3, wp3pdl, wpsS3, wpspdl, cublaslt, hipblaslt, read` + "\n"
 	if stderr != want {
 		t.Errorf("stderr\n%q\nwant\n%q", stderr, want)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,9 +172,18 @@ func TestBestPeerTargets(t *testing.T) {
 			[]string{`target "faster", cold: met in 1 of 2 cells`, `target "1.4x M<=16", cold: met in 1 of 1 cells`, `target "75% M<=8", cold: met in 1 of 1 cells`}},
 		{"no copy ceiling", nil,
 			[]string{`target "75% M<=8", cold: met in 0 of 0 cells; 1 not judged (the run measured no copy ceiling)`, "│ n/a "}},
+		// A read roof (faster, checked) is shown beside the cell's kernel,
+		// never taken for it; a cell without one shows "-".
+		{"read roof", []results.Ceiling{{Name: results.CeilingCopyGBps, Value: 3500, Unit: "GB/s"}},
+			[]string{"│ roof ", "│ 80% ", `target "faster", cold: met in 1 of 2 cells`, "│ S4 "}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var b strings.Builder
+			recs := recs
+			if c.name == "read roof" {
+				recs = append(slices.Clone(recs), results.Record{Suite: "dec", Kernel: "pq_gemm_dec", Variant: "read", Shape: "qkv", M: 1, Regime: results.Cold,
+					TrimmedMeanUS: 1, GBps: 2800, Check: pass, Flags: []string{results.FlagRoof}})
+			}
 			printBestPeer(&b, &results.Document{Records: recs, Ceilings: c.ceilings}, "dec")
 			for _, w := range c.want {
 				if !strings.Contains(b.String(), w) {

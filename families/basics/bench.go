@@ -2,6 +2,7 @@ package basics
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -53,6 +54,36 @@ func runLaunchSuiteTaken(c *bench.Ctx) error {
 		return nil
 	}
 	return runLaunchSuite(c)
+}
+
+// ReadKernel (scrub_read_v4) reads n 16-byte vectors grid-stride, 256
+// threads a block, and stores one word a block: the XOR of every 32-bit
+// word its threads read (ReadSink). It is the isolated regime's scrub and,
+// over a suite's own buffers, a read roof at their size.
+const ReadKernel = "scrub_read_v4"
+
+// ReadGrid is ReadKernel's grid for n vectors: the copy ceiling's.
+func ReadGrid(dev gpu.Device, n int64) gpu.Dim3 { return copyGrid(dev, n) }
+
+// ReadSink is what a blocks-block ReadKernel launch over src stores: block
+// b's word is the XOR of the 32-bit words of vectors b·256 + t + j·256·blocks.
+func ReadSink(src []byte, blocks int) ([]byte, error) {
+	if len(src)%16 != 0 || blocks < 1 {
+		return nil, fmt.Errorf("%s: %d bytes over %d blocks: want whole 16-byte vectors and a block", ReadKernel, len(src), blocks)
+	}
+	acc := make([]uint32, blocks)
+	stride := 256 * blocks
+	for i := 0; i < len(src)/16; i++ {
+		b := (i % stride) / 256
+		for w := 0; w < 4; w++ {
+			acc[b] ^= binary.LittleEndian.Uint32(src[16*i+4*w:])
+		}
+	}
+	out := make([]byte, 4*blocks)
+	for b, a := range acc {
+		binary.LittleEndian.PutUint32(out[4*b:], a)
+	}
+	return out, nil
 }
 
 // copyGrid is the grid-stride launch geometry for n 16-byte vectors.
@@ -242,7 +273,7 @@ func NewScrub(c *bench.Ctx, kind string, factor int64) (*Scrub, error) {
 		return nil, fmt.Errorf("scrub: the device's last-level cache size is unknown")
 	}
 	size := factor * llc / 16 * 16
-	kernel := "scrub_read_v4"
+	kernel := ReadKernel
 	switch kind {
 	case ScrubRead:
 	case ScrubCopy:

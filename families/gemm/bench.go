@@ -74,7 +74,7 @@ func init() {
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "dec", Isolated: true, Doc: "decode-band W4A8 GEMM (split-K law vs fixed S; regret table; cuBLASLt fp8 peer) on gate_up, qkv, down, in_proj, M 1..64, cold", Run: runDecSuite, Laws: laws,
 		Variants: func() []string {
 			tags := slices.DeleteFunc(registryTags(OpDec), func(t string) bool { return t == TagRowLayout || slices.Contains(OwnLawTags, t) })
-			return slices.Concat(names, []string{"pdl", "ws"}, tags, ownNames, vendorPeers)
+			return slices.Concat(names, []string{"pdl", "ws"}, tags, ownNames, vendorPeers, []string{DecReadVariant})
 		},
 		Axes: "shape: gate_up, qkv, down, in_proj of --shapes; M: --m, default 1, 2, 5, 8, 16, 40, 48, 64; regime cold", PeerTargets: decTargets})
 	bench.RegisterSuite(bench.Suite{Family: Family, Name: "pre", Doc: "per-token tiled prefill W4A8 GEMM on every --shapes linear (default TP=2) at M=2048, 8192 (cuBLASLt fp8 peer), cold", Run: runPreSuite,
@@ -571,6 +571,11 @@ func runDecSuite(c *bench.Ctx) error {
 			return err
 		}
 		vs, err := b.decVariants(names[si], law, Ss, ownSs, arch)
+		if err == nil && c.Named(DecReadVariant) {
+			var v bench.Variant
+			v, err = b.decReadVariant(bw.pk.words)
+			vs = append(vs, v)
+		}
 		if err != nil {
 			c.FreeAll()
 			return err

@@ -163,18 +163,46 @@ func TestBenchTimesEveryRegisteredKernel(t *testing.T) {
 				t.Fatalf("%s suite %s: %v", info.Arch, s.Name, err)
 			}
 		}
-		// Experimental kernels and the own-law PDL launches run only when
-		// --variants names them: a second pass of the dec suite names the
-		// wgmma kernels' split variants and every <tag>pdl.
+		// Experimental kernels, the own-law PDL launches and the read roof
+		// run only when --variants names them: a second pass of the dec
+		// suite names the wgmma kernels' split variants, every <tag>pdl and
+		// the read roof.
 		if dec, ok := bench.LookupSuite("dec"); ok {
 			var pdls []string
 			for _, tag := range OwnLawTags {
 				pdls = append(pdls, decPDLName(tag))
 			}
-			c.Variants = slices.DeleteFunc(dec.Variants(), func(v string) bool { return !strings.HasPrefix(v, TagWG+"S") && !slices.Contains(pdls, v) })
+			c.Variants = slices.DeleteFunc(dec.Variants(), func(v string) bool {
+				return !strings.HasPrefix(v, TagWG+"S") && !slices.Contains(pdls, v) && v != DecReadVariant
+			})
 			n0 := len(c.Records)
 			if err := dec.Run(c); err != nil {
 				t.Fatalf("%s suite dec, experimental variants %v: %v", info.Arch, c.Variants, err)
+			}
+			// The read roof ran at every point, on its own bytes (the weight
+			// words: less than the point's).
+			roofs, beside := 0, 0
+			for _, r := range c.Records[n0:] {
+				if r.Variant == DecReadVariant {
+					roofs++
+				}
+				if !strings.HasPrefix(r.Variant, "S") {
+					continue
+				}
+				i := slices.IndexFunc(c.Records[n0:], func(q results.Record) bool {
+					return q.Variant == DecReadVariant && q.Shape == r.Shape && q.M == r.M && q.Regime == r.Regime
+				})
+				if i < 0 {
+					t.Errorf("%s %s: --variants %s: no read roof record beside it", info.Arch, r.Key(), DecReadVariant)
+					continue
+				}
+				beside++
+				if q := c.Records[n0+i]; q.Bytes <= 0 || q.Bytes >= r.Bytes || q.Flops != 0 || !q.HasFlag(results.FlagRoof) {
+					t.Errorf("%s %s: read roof's work %d bytes %d flops, flags %v: want the weight words alone (point: %d bytes), no flops, %s", info.Arch, q.Key(), q.Bytes, q.Flops, q.Flags, r.Bytes, results.FlagRoof)
+				}
+			}
+			if roofs == 0 || beside == 0 {
+				t.Errorf("%s: --variants %s: %d read roof records, %d beside a baseline record", info.Arch, DecReadVariant, roofs, beside)
 			}
 			// Each named PDL variant ran or said why not (one per M class).
 			if info.CodeArch() == kernels.SM90a {
