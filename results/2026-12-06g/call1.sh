@@ -14,9 +14,12 @@
 # thread; no fence before the gather. The formally complete form of the
 # hand-off. Predicted: within +-2% (one fence on the path either way).
 # Steps: ptxas -v of both trials; default, defer and release alternating
-# (two runs each, stream, M = 1, 16, 56, 64); one isolated run on the
-# default build (the scrub check's landed form: LLC/4 probe, hot arm
-# behind four copies); the gemm gate under memcheck on the defer build with
+# (two runs each, stream, M = 1, 16, 56, 64); one run of both regimes on
+# the default build at M <= 8 with the read roof (the scrub check's landed
+# form: LLC/4 probe, hot arm behind four copies). Predicted: the roof's
+# isolated fraction of copy below 75% at M <= 8 on qkv, in_proj and down
+# (about 3 us of fixed cost on 10-22 MB), its stream fraction near the
+# kernels' 74-80%; the gemm gate under memcheck on the defer build with
 # wps instrumented. Run from the repository root with build/ and
 # build-alt/ carried (bash results/2026-12-06g/make-alt.sh first).
 set -u
@@ -40,7 +43,7 @@ for b in build build-defer build-release build build-defer build-release; do
 		--watchdog 20s --json "$O/ab-$i-$b.json" >"$O/ab-$i-$b.log" 2>&1
 	step "ab $i $b rc=$?"
 done
-timeout 90 $P bench2 dec --build build --m 1,8 --variants wp3pdl,wpspdl,cublaslt --reps 4 --regimes stream,isolated \
+timeout 120 $P bench2 dec --build build --m 1,2,5,8 --variants wp3pdl,wpspdl,cublaslt,read --reps 4 --regimes stream,isolated \
 	--watchdog 20s --json "$O/iso.json" >"$O/iso.log" 2>&1
 step "iso rc=$?"
 left 330 && timeout 240 compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wps \
