@@ -22,7 +22,7 @@ step "gate static rc=$?"
 timeout 230 $P gate --quick --only '^gemm$' --require-device --watchdog 200s --json "$W/gate-gemm.json" >"$W/gate-gemm.log" 2>&1
 step "gate gemm rc=$?"
 timeout 150 $P bench2 dec --m 1,2,5,8,16,24,32,40,48,56,64 \
-	--variants wk1S1,wk1S4,wk1pdl,wp3S3,wp3pdl,wpsS3,wpspdl,cublaslt --reps 4 \
+	--variants wk1S1,wk1S4,wk1pdl,wp3S3,wp3pdl,wpsS3,wpspdl,cublaslt,read --reps 4 \
 	--regimes stream,isolated --watchdog 30s --json "$W/dec.json" >"$W/dec.log" 2>&1
 step "dec rc=$?"
 for e in gateup:1:wps_m8:wpspdl gateup:16:wps_m16:wpspdl gateup:64:wps_m64:wpspdl down:1:wp3_m8:wp3pdl; do
