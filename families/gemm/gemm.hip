@@ -1190,16 +1190,6 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // The reduce's partial tiles go to the activation tiles (every op retired).
 #define DWK_MAXS 4 // warpgroups per block (block 128·S threads; the launch bound, so 128 registers a thread)
 DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
-// DSK_RELEASE (a trial, every stream-K kernel): the hand-off of a shared
-// tile as a release by the counter itself. The warpgroup's stores, its
-// barrier, then thread 0's acq_rel atomic (cumulative over the stores the
-// barrier ordered before it; the acquire of the other blocks' partials
-// for the last arriver), the barrier again, the gather's loads. No thread
-// fences on its own. Off: every thread fences after its stores, thread 0
-// counts with a relaxed atomic, and the gatherers fence before loading.
-#ifndef DSK_RELEASE
-#define DSK_RELEASE 0
-#endif
 // dec_sk_publish's pieces. dec_sk_store_slot: the block's partial of
 // tile t to its ws slot. dec_sk_gather: the last arriver's sum of tile t,
 // every slot of its blocks in block order into sum, and the counter reset
@@ -1219,7 +1209,6 @@ template <int MT>
 DEVICE void dec_sk_gather(float (&sum)[MT][4], const float *ws, u32 *sema, u32 t, u32 G, u32 T, u32 B, u32 t128) {
   constexpr u32 PART = MT * 4u * 128u;
   const u32 bf = dec_sk_block_of(t * G, T, B), bl = dec_sk_block_of((t + 1u) * G - 1u, T, B);
-  if (!DSK_RELEASE) fence_gpu();
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
   for (u32 c = bf; c <= bl; c++) {
@@ -1240,53 +1229,25 @@ DEVICE void dec_sk_gather(float (&sum)[MT][4], const float *ws, u32 *sema, u32 t
 // into sum (the bits do not depend on which block is last), resets the
 // counter for the next launch and returns true: it stores the tile. The
 // others return false. barid names a barrier of the warpgroup alone.
+// Ordering: the warpgroup's slot stores, its barrier, then thread 0's
+// acq_rel counter atomic, which releases every store the barrier ordered
+// before it (release is cumulative) and, for the last arriver, acquires
+// the other blocks' released partials; the second barrier orders the
+// gather's loads after that acquire. No thread fences on its own: a fence
+// in each thread before the barrier (the older form) cost 2-5% on the
+// stream-K bodies and left the formal release to a relaxed atomic.
 template <int MT>
 DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 t0, u32 G, u32 T, u32 B,
                            u32 b, u32 barid, u32 t128) {
   dec_sk_store_slot<MT>(sum, ws, t, t0, b, t128);
   const u32 bf = dec_sk_block_of(t * G, T, B), bl = dec_sk_block_of((t + 1u) * G - 1u, T, B);
-#if DSK_RELEASE
   wg_bar_sync(barid);
   if (t128 == 0) *s_last = atomic_add_acq_rel_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
-#else
-  fence_gpu();
-  wg_bar_sync(barid);
-  if (t128 == 0) *s_last = atomic_add_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
-#endif
   wg_bar_sync(barid);
   if (!*s_last) return false;
   dec_sk_gather<MT>(sum, ws, sema, t, G, T, B, t128);
   return true;
 }
-#ifndef DWPS_DEFER
-#define DWPS_DEFER 0
-#endif
-#if DWPS_DEFER
-static_assert(!DSK_RELEASE, "DWPS_DEFER publishes with a fence and relaxed atomics; its gather needs DSK_RELEASE off");
-// DWPS_DEFER (a trial, wps only): a block whose first and last tiles are
-// both shared with other blocks (two segments, nothing whole) stores its
-// first tile's partial to its ws slot without publishing it, and after
-// its last round publishes both tiles behind one gpu fence, two counter
-// atomics in flight together. The consumers then never wait on a fence
-// between segments, and the block pays one fence instead of two. The
-// counts, the slots and the last arriver's sum in block order are
-// dec_sk_publish's, so the bits are the same.
-//
-// Both of the block's slots stored (tiles ta < tb): counts them and
-// returns which the block completes (bit 0: ta, bit 1: tb).
-DEVICE u32 dec_sk_publish_pair(u32 *sema, u32 *s_last, u32 ta, u32 tb, u32 G, u32 T, u32 B, u32 barid, u32 t128) {
-  fence_gpu();
-  wg_bar_sync(barid);
-  if (t128 == 0) {
-    const u32 na = dec_sk_block_of((ta + 1u) * G - 1u, T, B) - dec_sk_block_of(ta * G, T, B);
-    const u32 nb = dec_sk_block_of((tb + 1u) * G - 1u, T, B) - dec_sk_block_of(tb * G, T, B);
-    const u32 ca = atomic_add_u32_gpu(sema + ta, 1u), cb = atomic_add_u32_gpu(sema + tb, 1u);
-    *s_last = (ca == na ? 1u : 0u) | (cb == nb ? 2u : 0u);
-  }
-  wg_bar_sync(barid);
-  return *s_last;
-}
-#endif
 // The stream-K epilogue of gemm_dec_wk (SK). Every warpgroup's last
 // partial tile is in red + w·rstride, and a part that crossed into a
 // second tile left its first tile's partial in flush + w·PART (each in
@@ -1954,9 +1915,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   // (whatever finishes first) and stores bf16, or for a tile shared with
   // other blocks (stream-K, !whole) hands it to dec_sk_publish. Before a
   // next segment (more) a second barrier frees red.
-  // defer (DWPS_DEFER, stream-K): 1 stores a shared tile's partial
-  // unpublished, 2 stores it and publishes it with the block's first tile.
-  auto epilogue = [&](u32 t, bool whole, bool more, u32 defer) __attribute__((always_inline)) {
+  auto epilogue = [&](u32 t, bool whole, bool more) __attribute__((always_inline)) {
     // At NB = 64 under stream-K the bases and the thread's indices are made
     // opaque here, so the epilogue's addresses are computed at each
     // segment's end. Otherwise they are loop-invariant and hoisted out of
@@ -1989,27 +1948,6 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
         for (int w = 0; w < C - 1; w++) sum[mt][j] += rb[w * PART + (mt * 4 + j) * 128u + tt];
       }
     if (more) asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
-#if DWPS_DEFER
-    if constexpr (SK) {
-      if (defer != 0u) {
-        const u32 t0 = dwp_rng[0] / G;
-        dec_sk_store_slot<MT>(sum, wb, t, t0, bid_x(), tt);
-        if (defer == 1u) return;
-        const u32 mask = dec_sk_publish_pair(sema, &dwp_last, t0, t, G, NU, B, 2u, tt);
-        for (u32 k = 0; k < 2u; k++) {
-          if (((mask >> k) & 1u) == 0u) continue;
-          const u32 tk = k == 0u ? t0 : t;
-          dec_sk_gather<MT>(sum, wb, sema, tk, G, NU, B, tt);
-          const u32 n0 = 64u * tk + 16u * wi;
-#pragma unroll
-          for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], ob, mm, nn, 8u * mt + 2u * tg, n0 + gid, n0 + gid + 8u);
-        }
-        return;
-      }
-    }
-#else
-    (void)defer;
-#endif
     if (!whole && !dec_sk_publish<MT>(sum, wb, sema, &dwp_last, t, dwp_rng[0] / G, G, NU, B, bid_x(), 2u, tt)) return;
     const u32 n0 = 64u * t + 16u * wi;
 #pragma unroll
@@ -2033,14 +1971,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
       }
       rbeg += nrs;
       const WpSeg se = wp_seg(i, dwp_rng[0], dwp_rng[1], G); // reloaded: nothing of sg held across the rounds
-      u32 defer = 0u;
-#if DWPS_DEFER
-      if (nseg == 2u) {
-        const WpSeg s0 = wp_seg(0u, dwp_rng[0], dwp_rng[1], G), s1 = wp_seg(1u, dwp_rng[0], dwp_rng[1], G);
-        if ((s0.ga != 0u || s0.gb != G) && (s1.ga != 0u || s1.gb != G)) defer = i + 1u;
-      }
-#endif
-      epilogue(se.t, se.ga == 0u && se.gb == G, i + 1u < nseg, defer);
+      epilogue(se.t, se.ga == 0u && se.gb == G, i + 1u < nseg);
 #pragma unroll
       for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
     }
@@ -2084,7 +2015,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     }
     (void)fb, (void)Tb, (void)zb;
   }
-  epilogue(tile, true, false, 0u);
+  epilogue(tile, true, false);
 }
 #else // __AMDGCN__
 // gfx1201 decode body: the sm_90 per-warp (v1) algorithm, block geometry, split-K protocol
