@@ -13,11 +13,13 @@ import (
 // DecReadVariant names the decode suite's weight-read roof (timed only
 // when --variants names it): basics.ReadKernel reading buffer set k's
 // weight words and nothing else. Its record's bytes are the words' alone,
-// so its GB/s is what a kernel that did nothing but stream those bytes
-// reaches at this size and in this regime, launch, first-byte latency
-// and tail included. The 1 GiB copy ceiling amortizes those; a decode
-// call of a few microseconds cannot, and its fraction of the copy ceiling
-// is bounded by the read roof's.
+// so its GB/s is what a plain launch that did nothing but stream those
+// bytes reaches at this size and in this regime, launch, first-byte
+// latency and tail included. The 1 GiB copy ceiling amortizes those; a
+// decode call of a few microseconds cannot. In the isolated regime the
+// roof is the figure a lone decode launch is measured against; in the
+// stream regime a PDL launch overlaps its start with the previous call
+// and can pass it.
 const DecReadVariant = "read"
 
 // decReadVariant is the weight-read roof of b's point over words (the
