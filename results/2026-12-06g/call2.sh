@@ -3,8 +3,9 @@
 # acq_rel counter atomic: call 1's DSK_RELEASE trial, PTX identical, md5
 # 390a4f50; the DWPS_DEFER trial removed). ptxas -v (the ptxas gate's
 # clean report), the plain gemm gate, the static gates, then as much of
-# a stream sweep with the read roof as the session's device time leaves
-# (the command ends by 280 s). Run from the repository root with build/
+# a stream sweep of wp3 and wps as the session's device time leaves (the
+# command ends by 280 s): where the faster wps now passes wp3 (call 1:
+# down M = 56, 64), for gemm.DecBody. Run from the repository root with build/
 # and build-alt/ carried.
 set -u
 O=${OUT:?}
@@ -23,7 +24,7 @@ step "gate gemm rc=$?"
 timeout 60 $P gate --quick --only '^(ptxas-sm90a|sass-wgmma-hazards)$' --require-device --json "$W/gate-static.json" >"$W/gate-static.log" 2>&1
 step "gate static rc=$?"
 left=$((280 - SECONDS + start))
-[ $left -gt 20 ] && timeout $left $P bench2 dec --m 1,8,56,64 \
-	--variants wp3pdl,wpsS3,wpspdl,wksS4,cublaslt,read --reps 4 \
+[ $left -gt 20 ] && timeout $left $P bench2 dec --m 1,24,40,56,64 \
+	--variants wp3pdl,wpspdl,wp3S3,wpsS3,cublaslt --reps 4 \
 	--regimes stream --watchdog 15s --json "$W/dec.json" >"$W/dec.log" 2>&1
 step "dec rc=$?"
