@@ -1190,6 +1190,19 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // The reduce's partial tiles go to the activation tiles (every op retired).
 #define DWK_MAXS 4 // warpgroups per block (block 128·S threads; the launch bound, so 128 registers a thread)
 DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
+// DSK_RELEASE (a trial, every stream-K kernel): the hand-off of a shared
+// tile as a release by the counter itself. The warpgroup's stores, its
+// barrier, then thread 0's acq_rel atomic (cumulative over the stores the
+// barrier ordered before it; the acquire of the other blocks' partials
+// for the last arriver), the barrier again, the gather's loads. No thread
+// fences on its own: the form the PTX memory model makes a release of
+// the other threads' stores, and 2-5% faster on the stream-K bodies. Off
+// (the default until the gemm gate has run on it): every thread fences
+// after its stores, thread 0 counts with a relaxed atomic, and the
+// gatherers fence before loading.
+#ifndef DSK_RELEASE
+#define DSK_RELEASE 0
+#endif
 // dec_sk_publish's pieces. dec_sk_store_slot: the block's partial of
 // tile t to its ws slot. dec_sk_gather: the last arriver's sum of tile t,
 // every slot of its blocks in block order into sum, and the counter reset
@@ -1209,6 +1222,7 @@ template <int MT>
 DEVICE void dec_sk_gather(float (&sum)[MT][4], const float *ws, u32 *sema, u32 t, u32 G, u32 T, u32 B, u32 t128) {
   constexpr u32 PART = MT * 4u * 128u;
   const u32 bf = dec_sk_block_of(t * G, T, B), bl = dec_sk_block_of((t + 1u) * G - 1u, T, B);
+  if (!DSK_RELEASE) fence_gpu();
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
   for (u32 c = bf; c <= bl; c++) {
@@ -1229,20 +1243,19 @@ DEVICE void dec_sk_gather(float (&sum)[MT][4], const float *ws, u32 *sema, u32 t
 // into sum (the bits do not depend on which block is last), resets the
 // counter for the next launch and returns true: it stores the tile. The
 // others return false. barid names a barrier of the warpgroup alone.
-// Ordering: the warpgroup's slot stores, its barrier, then thread 0's
-// acq_rel counter atomic, which releases every store the barrier ordered
-// before it (release is cumulative) and, for the last arriver, acquires
-// the other blocks' released partials; the second barrier orders the
-// gather's loads after that acquire. No thread fences on its own: a fence
-// in each thread before the barrier (the older form) cost 2-5% on the
-// stream-K bodies and left the formal release to a relaxed atomic.
 template <int MT>
 DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 t0, u32 G, u32 T, u32 B,
                            u32 b, u32 barid, u32 t128) {
   dec_sk_store_slot<MT>(sum, ws, t, t0, b, t128);
   const u32 bf = dec_sk_block_of(t * G, T, B), bl = dec_sk_block_of((t + 1u) * G - 1u, T, B);
+#if DSK_RELEASE
   wg_bar_sync(barid);
   if (t128 == 0) *s_last = atomic_add_acq_rel_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
+#else
+  fence_gpu();
+  wg_bar_sync(barid);
+  if (t128 == 0) *s_last = atomic_add_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
+#endif
   wg_bar_sync(barid);
   if (!*s_last) return false;
   dec_sk_gather<MT>(sum, ws, sema, t, G, T, B, t128);
