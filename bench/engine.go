@@ -336,6 +336,8 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 		switch {
 		case i == 0:
 			r.Control = control
+		case v.Roof:
+			// A reference, not a rival: no verdict against the baseline.
 		case control == nil:
 			// The baseline failed its check after the timed replays: its
 			// times mean nothing, so the others get no verdict against it.
@@ -490,6 +492,7 @@ func isolatedRecords(stream []results.Record, samples map[string][]float64, cont
 		switch {
 		case i == 0:
 			r.Control = control
+		case r.HasFlag(results.FlagRoof): // a reference: no verdict
 		case control != nil:
 			if err := setVerdict(&r, samples[base.Variant], s, control); err != nil {
 				return nil, err

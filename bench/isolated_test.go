@@ -88,3 +88,55 @@ func TestIsolatedRegime(t *testing.T) {
 		t.Errorf("stream record of A: %.3f us, want 1.0 (warm calls back to back)", recs[0].TrimmedMeanUS)
 	}
 }
+
+// A roof variant's records, stream and isolated: flagged, its own bytes,
+// no flops, no verdict against the baseline; the kernel's records keep
+// the point's work.
+func TestRoofRecords(t *testing.T) {
+	d := &fakeDevice{}
+	// Outside a capture (the isolated regime's single launches) a call
+	// advances the fake's clock itself.
+	iso := func(name string, us float64) func(gpu.Stream, int) error {
+		captured := call(d, name, us)
+		return func(s gpu.Stream, k int) error {
+			if d.capturing != nil || d.captures == 0 {
+				return captured(s, k)
+			}
+			d.clock += us
+			return nil
+		}
+	}
+	var ca, cr checkLog
+	e := &Engine{Dev: d, Stream: 1, Cfg: Config{MinCalls: 8, MinGraphUS: 50, Warmup: time.Millisecond, Reps: 6},
+		Isolated: true, IsolatedReps: 5, Scrub: func(gpu.Stream) error { d.clock += 100; return nil }}
+	p := Point{Suite: "s", Kernel: "k", Shape: "x", M: 1, Regime: Cold, Copies: 4, Footprint: 50 << 20, Bytes: 1000, Flops: 5000,
+		Variants: []Variant{
+			{Name: "A", Enqueue: iso("A", 2.0), Check: ca.check()},
+			{Name: "read", Enqueue: iso("read", 1.0), Check: cr.check(), Roof: true, Bytes: 400},
+		}}
+	recs, err := e.Measure(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 4 {
+		t.Fatalf("%d records, want 2 stream + 2 isolated", len(recs))
+	}
+	for _, r := range recs {
+		t.Run(r.Regime+"/"+r.Variant, func(t *testing.T) {
+			roof := r.Variant == "read"
+			wantBytes, wantFlops := int64(1000), int64(5000)
+			if roof {
+				wantBytes, wantFlops = 400, 0
+			}
+			if r.HasFlag(results.FlagRoof) != roof || r.Bytes != wantBytes || r.Flops != wantFlops {
+				t.Errorf("flags %v, %d bytes, %d flops; want roof %v, %d bytes, %d flops", r.Flags, r.Bytes, r.Flops, roof, wantBytes, wantFlops)
+			}
+			if _, ratio := r.Extra["ratio_vs_baseline"]; roof && (r.Verdict != "" || ratio) {
+				t.Errorf("a roof got verdict %q (ratio recorded: %v); it is no rival of the baseline", r.Verdict, ratio)
+			}
+			if roof && math.Abs(r.GBps-400/r.TrimmedMeanUS/1e3) > 1e-9 {
+				t.Errorf("roof GB/s %.4f, want its own 400 bytes over %.3f us", r.GBps, r.TrimmedMeanUS)
+			}
+		})
+	}
+}

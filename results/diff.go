@@ -95,6 +95,13 @@ type DiffRow struct {
 	Note         string  // why, for ? and MISMATCH; flags of either record
 }
 
+// Roof reports whether the row times a roof (FlagRoof on either side): a
+// reference, not code under review, so it stays out of the geomean and of
+// SlowerThan.
+func (r *DiffRow) Roof() bool {
+	return (r.Old != nil && r.Old.HasFlag(FlagRoof)) || (r.New != nil && r.New.HasFlag(FlagRoof))
+}
+
 // Key is the row's record key (for a regime mismatch, the new run's).
 func (r *DiffRow) Key() string {
 	return recordKey(r.Suite, r.Kernel, r.Shape, r.M, r.Variant, r.Regime)
@@ -115,7 +122,7 @@ type DiffReport struct {
 
 	Faster, Slower, Same, Unknown int
 	Added, Removed, Mismatched    int
-	Geomean                       float64 // of Ratio over compared rows; 0 when none
+	Geomean                       float64 // of Ratio over compared rows but roofs; 0 when none
 }
 
 const mismatchWhy = "measure different work (bytes, flops) or cache regimes under the same name in the two runs and were not compared"
@@ -238,7 +245,7 @@ func Diff(old, new *Document, opts DiffOptions) (*DiffReport, error) {
 		case VerdictMismatch:
 			rep.Mismatched++
 		}
-		if r.Ratio > 0 && r.Verdict != VerdictMismatch {
+		if r.Ratio > 0 && r.Verdict != VerdictMismatch && !r.Roof() {
 			logSum += math.Log(r.Ratio)
 			n++
 		}

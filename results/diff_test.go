@@ -286,6 +286,36 @@ func TestSlowerThan(t *testing.T) {
 	if got := rep.SlowerThan(6); len(got) != 0 {
 		t.Errorf("SlowerThan(6) = %v, want none", got)
 	}
+	// The same slower row as a roof (a reference, not code under review):
+	// shown, but neither failed on nor in the geomean.
+	for _, d := range []*Document{old, new} {
+		for i := range d.Records {
+			if r := &d.Records[i]; r.Shape == "mlp_down" && r.M == 8 {
+				r.AddFlag(FlagRoof)
+			}
+		}
+	}
+	roofRep, err := Diff(old, new, DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := roofRep.SlowerThan(3); len(got) != 0 {
+		t.Errorf("SlowerThan(3) with the slower row a roof = %v, want none", got)
+	}
+	logSum, n, shown := 0.0, 0, false
+	for _, r := range roofRep.Rows {
+		if r.Roof() {
+			shown = shown || r.Verdict == VerdictSlower
+			continue
+		}
+		if r.Ratio > 0 && r.Verdict != VerdictMismatch {
+			logSum += math.Log(r.Ratio)
+			n++
+		}
+	}
+	if !shown || n == 0 || math.Abs(roofRep.Geomean-math.Exp(logSum/float64(n))) > 1e-12 || roofRep.Geomean == rep.Geomean {
+		t.Errorf("roof row shown slower: %v; geomean %.6f (with it as a kernel %.6f), want %.6f over the %d other rows", shown, roofRep.Geomean, rep.Geomean, math.Exp(logSum/float64(max(n, 1))), n)
+	}
 }
 
 // gateMetricPair is two gate runs whose metrics move in every way a diff

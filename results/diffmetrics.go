@@ -180,11 +180,12 @@ func (m *MetricRow) cells() []string {
 }
 
 // SlowerThan returns the rows whose verdict is slower (beyond the noise,
-// U test p < Alpha) by more than pct percent: what --fail-on-slower fails.
+// U test p < Alpha) by more than pct percent, roofs left out: what
+// --fail-on-slower fails.
 func (d *DiffReport) SlowerThan(pct float64) []DiffRow {
 	var out []DiffRow
 	for _, r := range d.Rows {
-		if r.Verdict == VerdictSlower && 100*(r.Ratio-1) > pct {
+		if r.Verdict == VerdictSlower && 100*(r.Ratio-1) > pct && !r.Roof() {
 			out = append(out, r)
 		}
 	}

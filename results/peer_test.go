@@ -40,6 +40,8 @@ func TestBestPeerRowsTakeTheFastestChecked(t *testing.T) {
 	if r := rows[0]; r.Variant != "wpS2" || r.KernelUS != 6 || r.Ratio != 0.5 || r.RoofGBps != 2000 {
 		t.Errorf("row %+v, want wpS2 at 6 µs, ratio 0.5, the read roof's 2000 GB/s beside it (a roof is never the cell's kernel)", r)
 	}
+	// PeerRows pairs only records carrying a control (a point's first
+	// variant), which a roof never is: none here.
 	if rows := d.PeerRows("dec"); len(rows) != 0 {
 		t.Errorf("PeerRows without a baseline record: %+v", rows)
 	}

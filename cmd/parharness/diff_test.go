@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -189,6 +190,13 @@ func TestBestPeerTargets(t *testing.T) {
 				if !strings.Contains(b.String(), w) {
 					t.Errorf("missing %q in\n%s", w, b.String())
 				}
+			}
+			roofCol := strings.Contains(b.String(), "│ roof ")
+			if roofCol != (c.name == "read roof") {
+				t.Errorf("a roof column: %v, want it only where the run timed a roof:\n%s", roofCol, b.String())
+			}
+			if c.name == "read roof" && !regexp.MustCompile(`│ 64 +│ S2 +│ 20\.00 +│ 0% +│ - +│ 10\.00`).MatchString(b.String()) {
+				t.Errorf("the M = 64 cell has no roof and must show \"-\" in its column:\n%s", b.String())
 			}
 		})
 	}

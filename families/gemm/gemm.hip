@@ -1196,7 +1196,7 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 // barrier ordered before it; the acquire of the other blocks' partials
 // for the last arriver), the barrier again, the gather's loads. No thread
 // fences on its own: the form the PTX memory model makes a release of
-// the other threads' stores, and 2-5% faster on the stream-K bodies. Off
+// the other threads' stores, and 2-5% faster on wps, 1-5% on wks. Off
 // (the default until the gemm gate has run on it): every thread fences
 // after its stores, thread 0 counts with a relaxed atomic, and the
 // gatherers fence before loading.
@@ -1206,7 +1206,8 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 // dec_sk_publish's pieces. dec_sk_store_slot: the block's partial of
 // tile t to its ws slot. dec_sk_gather: the last arriver's sum of tile t,
 // every slot of its blocks in block order into sum, and the counter reset
-// for the next launch.
+// for the next launch; under DSK_RELEASE its loads are ordered by the
+// caller's acq_rel counter atomic and the barrier after it, not a fence.
 template <int MT>
 DEVICE void dec_sk_store_slot(const float (&sum)[MT][4], float *ws, u32 t, u32 t0, u32 b, u32 t128) {
   constexpr u32 PART = MT * 4u * 128u;

@@ -11,7 +11,10 @@ import (
 
 // The read roof's check passes a device that runs scrub_read_v4 on each
 // buffer set's weights and fails one that drops a block's store, reads
-// another buffer, or runs nothing.
+// the weights 16 bytes off, or runs nothing; every launch reads the
+// weights of the buffer set it was enqueued for (the sets' words are the
+// same, so only the launch's argument tells a fixed set apart, and a
+// fixed set would be read from cache in the stream regime).
 func TestDecReadVariantCheck(t *testing.T) {
 	c, dev := faketest.Ctx(t, fakeTargets[0], tinyShapes(t), nil)
 	s := GemmShape{K: 384, Parts: []int{256, 128}}
@@ -30,10 +33,14 @@ func TestDecReadVariantCheck(t *testing.T) {
 	if !v.Roof || v.Bytes != int64(len(bw.pk.words)) {
 		t.Errorf("read roof: Roof %v, %d bytes, want a roof of %d bytes", v.Roof, v.Bytes, len(bw.pk.words))
 	}
+	set := -1 // the buffer set being enqueued
 	run := func(skip int, src func(l fakegpu.Launch) gpu.Ptr) func(d *fakegpu.Device, l fakegpu.Launch) error {
 		return func(d *fakegpu.Device, l fakegpu.Launch) error {
 			if l.Kernel != "scrub_read_v4" {
 				return nil
+			}
+			if got := l.Args[0].(gpu.Ptr); got != b.w.At(set) {
+				t.Errorf("buffer set %d: the read roof reads %#x, want that set's weights at %#x", set, got, b.w.At(set))
 			}
 			n := int(l.Args[2].(uint64))
 			in, err := d.Mem(src(l), 16*n)
@@ -70,6 +77,7 @@ func TestDecReadVariantCheck(t *testing.T) {
 				if err := v.Check.Prepare(k); err != nil {
 					t.Fatal(err)
 				}
+				set = k
 				if err := v.Enqueue(0, k); err != nil {
 					t.Fatal(err)
 				}

@@ -291,8 +291,9 @@ DEVICE u32 atomic_add_u32_gpu(u32 *p, u32 v) {
   asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
 }
-// Release of what this thread and (through a barrier before it) its
-// block wrote, acquire of what the releases it reads made visible.
+// Release of what this thread and (through a barrier before it) the
+// barrier's threads wrote, acquire of what the releases it reads made
+// visible (sm_90a only: DSK_RELEASE's hand-off).
 DEVICE u32 atomic_add_acq_rel_u32_gpu(u32 *p, u32 v) {
   u32 old;
   asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
@@ -369,9 +370,6 @@ DEVICE float ldg_cg_f32(const float *p) {
 }
 DEVICE void fence_gpu() { __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "agent"); }
 DEVICE u32 atomic_add_u32_gpu(u32 *p, u32 v) { return __scoped_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE); }
-DEVICE u32 atomic_add_acq_rel_u32_gpu(u32 *p, u32 v) {
-  return __scoped_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, __MEMORY_SCOPE_DEVICE);
-}
 DEVICE void st_u32_gpu(u32 *p, u32 v) { __scoped_atomic_store_n(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE); }
 
 

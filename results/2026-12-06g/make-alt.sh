@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The two trial builds of call 1 (gzipped gemm.ptx each) and this tree's
 # binary, in build-alt/ (ignored through .git/info/exclude; carry it). Run
-# from the repository root after `make kernels`.
+# from the repository root after `make kernels`. DWPS_DEFER was removed
+# from gemm.hip after call 1: from a later tree, defer.ptx is the default.
 set -eu
 mkdir -p build-alt
 rm -f build-alt/*.gz
