@@ -28,11 +28,13 @@ import (
 //        the weight stream starts while the previous call finishes), its
 //        plain launch where the law's launch is a cluster ("ws"), the
 //        previous kernel generation ("v1") and the memory-side attribution
-//        ("memonly", M <= 8) at the law's S; each own-law tag at its law's S and its fixed splits
-//        ("wk1S4"), and, when named, its law's launch under PDL ("wk1pdl"); then a regret table
-//        of the law against the per-cell argmin,
-//        and a cuBLASLt fp8 row at the same (M, N, K) (fp8 weights, 2x the
-//        bytes of int4: the peer a W4A8 decode has to beat on time).
+//        ("memonly", M <= 8) at the law's S; each own-law tag at its law's
+//        S and its fixed splits ("wk1S4"), and, when named, its law's
+//        launch under PDL ("wk1pdl") and the read roof ("read",
+//        readroof.go); then a regret table of the law against the
+//        per-cell argmin, and a cuBLASLt fp8 row at the same (M, N, K)
+//        (fp8 weights, 2x the bytes of int4: the peer a W4A8 decode has
+//        to beat on time).
 //   pre  per-token prefill on every shape of --shapes (default TP=2) at M = 2048, 8192, with the
 //        cuBLASLt fp8 row.
 //
