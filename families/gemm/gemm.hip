@@ -1196,45 +1196,14 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 // barrier ordered before it; the acquire of the other blocks' partials
 // for the last arriver), the barrier again, the gather's loads. No thread
 // fences on its own: the form the PTX memory model makes a release of
-// the other threads' stores, and 2-5% faster on wps, 1-5% on wks. Off
-// (the default until the gemm gate has run on it): every thread fences
-// after its stores, thread 0 counts with a relaxed atomic, and the
-// gatherers fence before loading.
+// the other threads' stores, and 2-5% faster on wps, 1-5% on wks (H100,
+// 2026-12-06, bench2 dec: results/2026-12-06g/README.md). Off (the default
+// until the gemm gate has run on it): every thread fences after its
+// stores, thread 0 counts with a relaxed atomic, and the gatherers fence
+// before loading.
 #ifndef DSK_RELEASE
 #define DSK_RELEASE 0
 #endif
-// dec_sk_publish's pieces. dec_sk_store_slot: the block's partial of
-// tile t to its ws slot. dec_sk_gather: the last arriver's sum of tile t,
-// every slot of its blocks in block order into sum, and the counter reset
-// for the next launch; under DSK_RELEASE its loads are ordered by the
-// caller's acq_rel counter atomic and the barrier after it, not a fence.
-template <int MT>
-DEVICE void dec_sk_store_slot(const float (&sum)[MT][4], float *ws, u32 t, u32 t0, u32 b, u32 t128) {
-  constexpr u32 PART = MT * 4u * 128u;
-  float *slot = ws + (u64)(2u * b + (t == t0 ? 0u : 1u)) * PART;
-#pragma unroll
-  for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-    for (int j = 0; j < 4; j++) slot[(mt * 4 + j) * 128u + t128] = sum[mt][j];
-}
-// The block holding unit u of T units split over B blocks.
-DEVICE u32 dec_sk_block_of(u32 u, u32 T, u32 B) { return (u32)(((u64)(u + 1u) * B - 1u) / T); }
-template <int MT>
-DEVICE void dec_sk_gather(float (&sum)[MT][4], const float *ws, u32 *sema, u32 t, u32 G, u32 T, u32 B, u32 t128) {
-  constexpr u32 PART = MT * 4u * 128u;
-  const u32 bf = dec_sk_block_of(t * G, T, B), bl = dec_sk_block_of((t + 1u) * G - 1u, T, B);
-  if (!DSK_RELEASE) fence_gpu();
-#pragma unroll
-  for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
-  for (u32 c = bf; c <= bl; c++) {
-    const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-      for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
-  }
-  if (t128 == 0) st_u32_gpu(sema + t, 0u);
-}
 // A stream-K tile t shared by blocks bf..bl (the blocks of its first
 // and last units), from a 128-thread warpgroup of block b holding the
 // block's in-block sum of t in sum ([MT][4], the accumulator order):
@@ -1247,19 +1216,31 @@ DEVICE void dec_sk_gather(float (&sum)[MT][4], const float *ws, u32 *sema, u32 t
 template <int MT>
 DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 t0, u32 G, u32 T, u32 B,
                            u32 b, u32 barid, u32 t128) {
-  dec_sk_store_slot<MT>(sum, ws, t, t0, b, t128);
-  const u32 bf = dec_sk_block_of(t * G, T, B), bl = dec_sk_block_of((t + 1u) * G - 1u, T, B);
-#if DSK_RELEASE
+  constexpr u32 PART = MT * 4u * 128u;
+  auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); }; // the block holding unit u
+  float *slot = ws + (u64)(2u * b + (t == t0 ? 0u : 1u)) * PART;
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+    for (int j = 0; j < 4; j++) slot[(mt * 4 + j) * 128u + t128] = sum[mt][j];
+  const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
+  if (!DSK_RELEASE) fence_gpu();
   wg_bar_sync(barid);
-  if (t128 == 0) *s_last = atomic_add_acq_rel_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
-#else
-  fence_gpu();
-  wg_bar_sync(barid);
-  if (t128 == 0) *s_last = atomic_add_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
-#endif
-  wg_bar_sync(barid);
+  if (t128 == 0)
+    *s_last = (DSK_RELEASE ? atomic_add_acq_rel_u32_gpu(sema + t, 1u) : atomic_add_u32_gpu(sema + t, 1u)) == bl - bf ? 1u : 0u;
+  wg_bar_sync(barid); // under DSK_RELEASE, orders the gather's loads after the acquire
   if (!*s_last) return false;
-  dec_sk_gather<MT>(sum, ws, sema, t, G, T, B, t128);
+  if (!DSK_RELEASE) fence_gpu();
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
+  for (u32 c = bf; c <= bl; c++) {
+    const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
+  }
+  if (t128 == 0) st_u32_gpu(sema + t, 0u);
   return true;
 }
 // The stream-K epilogue of gemm_dec_wk (SK). Every warpgroup's last
