@@ -217,9 +217,17 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 	if err := CheckCold(p, e.Dev.Info().LLCBytes); err != nil {
 		return nil, err
 	}
-	for _, v := range p.Variants {
+	for i, v := range p.Variants {
 		if v.Check == nil && v.Unchecked == "" {
 			return nil, fmt.Errorf("bench: %s %s M=%d variant %s: no output check and no reason why not; every timed variant is checked", p.Kernel, p.Shape, p.M, v.Name)
+		}
+		switch {
+		case v.Roof && i == 0:
+			return nil, fmt.Errorf("bench: %s %s M=%d: the first variant, the baseline every verdict is against, is the roof %s; put a kernel first", p.Kernel, p.Shape, p.M, v.Name)
+		case v.Roof && v.Bytes <= 0:
+			return nil, fmt.Errorf("bench: %s %s M=%d roof %s: %d bytes a call; a roof names the bytes it moves", p.Kernel, p.Shape, p.M, v.Name, v.Bytes)
+		case !v.Roof && v.Bytes != 0:
+			return nil, fmt.Errorf("bench: %s %s M=%d variant %s: Bytes set on a kernel; a kernel's bytes are the point's", p.Kernel, p.Shape, p.M, v.Name)
 		}
 	}
 	if err := e.eagerOnce(p); err != nil {

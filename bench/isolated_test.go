@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,6 +137,38 @@ func TestRoofRecords(t *testing.T) {
 			}
 			if roof && math.Abs(r.GBps-400/r.TrimmedMeanUS/1e3) > 1e-9 {
 				t.Errorf("roof GB/s %.4f, want its own 400 bytes over %.3f us", r.GBps, r.TrimmedMeanUS)
+			}
+		})
+	}
+}
+
+// A point whose roof would be the baseline, a roof without bytes, or a
+// kernel with bytes of its own is refused before any launch.
+func TestRoofMisuse(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		vs   func(d *fakeDevice) []Variant
+		want string
+	}{
+		{"roof first", func(d *fakeDevice) []Variant {
+			return []Variant{{Name: "read", Enqueue: call(d, "read", 1), Unchecked: "x", Roof: true, Bytes: 4}, {Name: "A", Enqueue: call(d, "A", 1), Unchecked: "x"}}
+		}, "put a kernel first"},
+		{"roof without bytes", func(d *fakeDevice) []Variant {
+			return []Variant{{Name: "A", Enqueue: call(d, "A", 1), Unchecked: "x"}, {Name: "read", Enqueue: call(d, "read", 1), Unchecked: "x", Roof: true}}
+		}, "a roof names the bytes"},
+		{"kernel with bytes", func(d *fakeDevice) []Variant {
+			return []Variant{{Name: "A", Enqueue: call(d, "A", 1), Unchecked: "x"}, {Name: "B", Enqueue: call(d, "B", 1), Unchecked: "x", Bytes: 4}}
+		}, "Bytes set on a kernel"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := &fakeDevice{}
+			e := &Engine{Dev: d, Stream: 1, Cfg: Config{MinCalls: 8, MinGraphUS: 50, Warmup: time.Millisecond, Reps: 6}}
+			_, err := e.Measure(Point{Suite: "s", Kernel: "k", Shape: "x", M: 1, Regime: Cold, Copies: 4, Footprint: 50 << 20, Bytes: 1000, Variants: c.vs(d)})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want one saying %q", err, c.want)
+			}
+			if d.captures != 0 || len(d.eagerFirst) != 0 || d.clock != 0 {
+				t.Errorf("device work before the refusal: %d captures, eager %v, clock %.1f", d.captures, d.eagerFirst, d.clock)
 			}
 		})
 	}

@@ -316,10 +316,10 @@ func NewScrub(c *bench.Ctx, kind string, factor int64) (*Scrub, error) {
 }
 
 // ScrubCheck shows that the isolated regime's scrub evicts: a copy of a
-// quarter of the last-level cache each way, timed alone after a
-// scrub of this kind at ScrubFactor, after one at twice that, and right
-// after four runs of the same copy (hot), interleaved, with the first arm run twice as
-// its own control. If the scrub left part of the copy's data resident,
+// quarter of the last-level cache each way, timed alone after a scrub of
+// this kind at ScrubFactor, after one at twice that, and right after four
+// runs of the same copy (hot), interleaved, with the first arm run twice
+// as its own control. If the scrub left part of the copy's data resident,
 // the doubled scrub would make the copy slower; if it evicted nothing, the
 // hot copy would not be faster. It sees a residue that moves the copy by
 // more than the control's spread (stats.Compare), not a small one; the
