@@ -1190,20 +1190,14 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // The reduce's partial tiles go to the activation tiles (every op retired).
 #define DWK_MAXS 4 // warpgroups per block (block 128·S threads; the launch bound, so 128 registers a thread)
 DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
-// DSK_RELEASE (a trial, every stream-K kernel): the hand-off of a shared
-// tile as a release by the counter itself. The warpgroup's stores, its
-// barrier, then thread 0's acq_rel atomic (cumulative over the stores the
-// barrier ordered before it; the acquire of the other blocks' partials
-// for the last arriver), the barrier again, the gather's loads. No thread
-// fences on its own: the form the PTX memory model makes a release of
-// the other threads' stores, and 2-5% faster on wps, 1-5% on wks (H100,
-// 2026-12-06, bench2 dec: results/2026-12-06g/README.md). Off (the default
-// until the gemm gate has run on it): every thread fences after its
-// stores, thread 0 counts with a relaxed atomic, and the gatherers fence
-// before loading.
-#ifndef DSK_RELEASE
-#define DSK_RELEASE 0
-#endif
+// The hand-off of a shared stream-K tile is a release by the counter
+// itself: the warpgroup's stores, its barrier, then thread 0's acq_rel
+// atomic (cumulative over the stores the barrier ordered before it; the
+// acquire of the other blocks' partials for the last arriver), the
+// barrier again, the gather's loads. No thread fences: in the PTX memory
+// model the barrier plus thread 0's release covers the other threads'
+// stores, and it is 2-5% faster on wps, 1-5% on wks than a fence per
+// thread (H100, 2026-12-06, bench2 dec: results/2026-12-06g/README.md).
 // A stream-K tile t shared by blocks bf..bl (the blocks of its first
 // and last units), from a 128-thread warpgroup of block b holding the
 // block's in-block sum of t in sum ([MT][4], the accumulator order):
@@ -1224,13 +1218,10 @@ DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_las
 #pragma unroll
     for (int j = 0; j < 4; j++) slot[(mt * 4 + j) * 128u + t128] = sum[mt][j];
   const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
-  if (!DSK_RELEASE) fence_gpu();
   wg_bar_sync(barid);
-  if (t128 == 0)
-    *s_last = (DSK_RELEASE ? atomic_add_acq_rel_u32_gpu(sema + t, 1u) : atomic_add_u32_gpu(sema + t, 1u)) == bl - bf ? 1u : 0u;
-  wg_bar_sync(barid); // under DSK_RELEASE, orders the gather's loads after the acquire
+  if (t128 == 0) *s_last = atomic_add_acq_rel_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
+  wg_bar_sync(barid); // orders the gather's loads after the acquire
   if (!*s_last) return false;
-  if (!DSK_RELEASE) fence_gpu();
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
   for (u32 c = bf; c <= bl; c++) {

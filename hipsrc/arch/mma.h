@@ -293,7 +293,7 @@ DEVICE u32 atomic_add_u32_gpu(u32 *p, u32 v) {
 }
 // Release of what this thread and (through a barrier before it) the
 // barrier's threads wrote, acquire of what the releases it reads made
-// visible (sm_90a only: DSK_RELEASE's hand-off).
+// visible (sm_90a only: the stream-K hand-off of the decode GEMM).
 DEVICE u32 atomic_add_acq_rel_u32_gpu(u32 *p, u32 v) {
   u32 old;
   asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
