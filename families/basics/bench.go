@@ -65,8 +65,35 @@ const ReadKernel = "scrub_read_v4"
 // ReadGrid is ReadKernel's grid for n vectors: the copy ceiling's.
 func ReadGrid(dev gpu.Device, n int64) gpu.Dim3 { return copyGrid(dev, n) }
 
-// ReadSink is what a blocks-block ReadKernel launch over src stores: block
-// b's word is the XOR of the 32-bit words of vectors b·256 + t + j·256·blocks.
+// RoofKernel (read_v4x4) reads what ReadKernel reads at the same grid and
+// stores the same words (ReadSink), with four independent 16-byte loads
+// in flight a thread. Launched as one resident wave (RoofGrid), it is a
+// suite's read roof: no block waits for a slot, and the bytes in flight
+// from the first cycle are those of a full device.
+const RoofKernel = "read_v4x4"
+
+// roofBlocksPerSM stands in for the driver's occupancy where the backend
+// does not report it: 2048 threads an SM (sm_90) in 256-thread blocks.
+const roofBlocksPerSM = 8
+
+// RoofGrid is RoofKernel's grid for n vectors: every SM full once (the
+// driver's count of 256-thread blocks an SM holds), no more blocks than
+// n needs.
+func RoofGrid(c *bench.Ctx, n int64) (gpu.Dim3, error) {
+	per, err := c.Kernels.MaxActiveBlocks(RoofKernel, 256, 0)
+	if err != nil {
+		return gpu.Dim3{}, fmt.Errorf("read roof grid: %w", err)
+	}
+	if per <= 0 {
+		per = roofBlocksPerSM
+	}
+	blocks := min((n+255)/256, int64(c.Dev.Info().SMs*per))
+	return gpu.D1(int(max(blocks, 1))), nil
+}
+
+// ReadSink is what a blocks-block ReadKernel or RoofKernel launch over src
+// stores: block b's word is the XOR of the 32-bit words of vectors
+// b·256 + t + j·256·blocks.
 func ReadSink(src []byte, blocks int) ([]byte, error) {
 	if len(src)%16 != 0 || blocks < 1 {
 		return nil, fmt.Errorf("%s: %d bytes over %d blocks: want whole 16-byte vectors and a block", ReadKernel, len(src), blocks)

@@ -11,6 +11,10 @@
 //                  a block: the isolated regime's cache scrub. It leaves the
 //                  cache full of clean lines, so the timed kernel after it
 //                  pays no write-back of the scrub's data
+//   read_v4x4      scrub_read_v4's reads and store (each block reads the
+//                  same vectors at the same grid), with four independent
+//                  loads in flight a thread: launched as one resident wave,
+//                  the read roof of a suite's own buffers
 #include "arch/arch.h"
 
 KERNEL LAUNCH_BOUNDS(256) void copy_v4(const u32x4v *__restrict__ src, u32x4v *__restrict__ dst, u64 n) {
@@ -36,6 +40,28 @@ KERNEL LAUNCH_BOUNDS(256) void scrub_read_v4(const u32x4v *__restrict__ src, u32
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   // One store a block keeps the loads live and writes gdim_x() words.
+  SHARED u32 red[256];
+  red[tid_x()] = acc;
+  block_sync();
+  if (tid_x() == 0) {
+    u32 a = 0;
+    for (u32 t = 0; t < bdim_x(); t++) a ^= red[t];
+    sink[bid_x()] = a;
+  }
+}
+
+KERNEL LAUNCH_BOUNDS(256) void read_v4x4(const u32x4v *__restrict__ src, u32 *__restrict__ sink, u64 n) {
+  const u64 T = (u64)gdim_x() * bdim_x();
+  u64 i = (u64)bid_x() * bdim_x() + tid_x();
+  u32 acc = 0;
+  for (; i + 3 * T < n; i += 4 * T) {
+    const u32x4v a = src[i], b = src[i + T], c = src[i + 2 * T], d = src[i + 3 * T];
+    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
+  }
+  for (; i < n; i += T) {
+    const u32x4v v = src[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
   SHARED u32 red[256];
   red[tid_x()] = acc;
   block_sync();

@@ -15,6 +15,7 @@ func init() {
 		{Name: "copy_v4", Module: "copy", Op: "copy", Role: kernels.Baseline, Tag: "copy", Doc: "16-byte vector copy, grid-stride: the copy-bandwidth ceiling"},
 		{Name: "copy_v4_extra", Module: "copy", Op: "copy", Role: kernels.Variant, Tag: "copy+5%", Doc: "copy_v4 plus a chosen amount of extra traffic: a deliberately slower A/B subject"},
 		{Name: "scrub_read_v4", Module: "copy", Op: "scrub", Role: kernels.Baseline, Tag: "scrub", Doc: "reads a buffer, one word a block written: the isolated regime's cache scrub, leaving clean lines"},
+		{Name: "read_v4x4", Module: "copy", Op: "read", Role: kernels.Baseline, Tag: "read", Doc: "reads a buffer with four loads in flight a thread, one word a block written: a suite's read roof, one resident wave"},
 		{Name: "selftest_fill", Module: "selftest", Op: "fill", Role: kernels.Baseline, Tag: "fill", Doc: "writes a byte over a chosen index range, including out of bounds"},
 		{Name: "selftest_spin", Module: "selftest", Op: "spin", Role: kernels.Baseline, Tag: "spin", Doc: "never returns: exercises the watchdog"},
 		{Name: "selftest_empty", Module: "selftest", Op: "empty", Role: kernels.Baseline, Tag: "empty", Doc: "does nothing: the launch floor of a graph node"},

@@ -11,7 +11,7 @@ import (
 )
 
 // DecReadVariant names the decode suite's weight-read roof (timed only
-// when --variants names it): basics.ReadKernel reading buffer set k's
+// when --variants names it): basics.RoofKernel reading buffer set k's
 // weight words and nothing else. Its record's bytes are the words' alone,
 // so its GB/s is what a plain launch that did nothing but stream those
 // bytes reaches at this size and in this regime, launch, first-byte
@@ -27,7 +27,10 @@ const DecReadVariant = "read"
 // block's word against the host's XOR of the words the block should read.
 func (b *gemmBufs) decReadVariant(words []byte) (bench.Variant, error) {
 	n := int64(len(words) / 16)
-	grid := basics.ReadGrid(b.c.Dev, n)
+	grid, err := basics.RoofGrid(b.c, n)
+	if err != nil {
+		return bench.Variant{}, err
+	}
 	blocks := int(grid.X)
 	want, err := basics.ReadSink(words, blocks)
 	if err != nil {
@@ -37,7 +40,7 @@ func (b *gemmBufs) decReadVariant(words []byte) (bench.Variant, error) {
 	if err != nil {
 		return bench.Variant{}, err
 	}
-	f, err := b.c.Launcher(basics.ReadKernel, grid, gpu.D1(256), 0, func(k int) []any {
+	f, err := b.c.Launcher(basics.RoofKernel, grid, gpu.D1(256), 0, func(k int) []any {
 		return []any{b.w.At(k), sinks.At(k), uint64(n)}
 	})
 	if err != nil {

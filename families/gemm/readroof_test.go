@@ -4,12 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parharness/parharness/families/basics"
 	"github.com/parharness/parharness/families/internal/faketest"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/fakegpu"
 )
 
-// The read roof's check passes a device that runs scrub_read_v4 on each
+// The read roof's check passes a device that runs read_v4x4 on each
 // buffer set's weights and fails one that drops a block's store, reads
 // the weights 16 bytes off, or runs nothing; every launch reads the
 // weights of the buffer set it was enqueued for (the sets' words are the
@@ -36,13 +37,18 @@ func TestDecReadVariantCheck(t *testing.T) {
 	set := -1 // the buffer set being enqueued
 	run := func(skip int, src func(l fakegpu.Launch) gpu.Ptr) func(d *fakegpu.Device, l fakegpu.Launch) error {
 		return func(d *fakegpu.Device, l fakegpu.Launch) error {
-			if l.Kernel != "scrub_read_v4" {
+			if l.Kernel != basics.RoofKernel {
 				return nil
 			}
 			if got := l.Args[0].(gpu.Ptr); got != b.w.At(set) {
 				t.Errorf("buffer set %d: the read roof reads %#x, want that set's weights at %#x", set, got, b.w.At(set))
 			}
 			n := int(l.Args[2].(uint64))
+			// One resident wave: 8 blocks an SM where the fake device
+			// reports no occupancy, fewer where n needs fewer.
+			if want := min((n+255)/256, 8*d.Info().SMs); int(l.Grid.X) != want || l.Block.X != 256 {
+				t.Errorf("read roof over %d vectors: grid %d x %d, want one wave of %d x 256", n, l.Grid.X, l.Block.X, want)
+			}
 			in, err := d.Mem(src(l), 16*n)
 			if err != nil {
 				return err

@@ -2,8 +2,9 @@ package faketest
 
 import "encoding/binary"
 
-// ReadKernel is scrub_read_v4 (families/basics/copy.hip) as its threads
-// run it, for a fake device to execute: thread t of block b XORs the
+// ReadKernel is scrub_read_v4 and read_v4x4 (families/basics/copy.hip)
+// as their threads run them (the two read the same vectors a thread), for
+// a fake device to execute: thread t of block b XORs the
 // 32-bit words of vectors b·256 + t, + 256·blocks, ... below n; block b
 // stores the XOR of its threads' values. skip drops one block's store (a
 // grid that misses work); -1 drops none.
