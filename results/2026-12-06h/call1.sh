@@ -5,7 +5,10 @@
 # with the read roof, then ncu (--clock-control none) of the served bodies
 # at M = 1, 16, 64, 32 on gate_up (wps) and down (wp3).
 # Predicted (from the H100 trial, results/2026-12-06g): the gate passes;
-# wps 2-5% faster than on edae4315, wp3 unchanged.
+# wps 2-5% faster than on edae4315, wp3 unchanged. The read roof is now
+# read_v4x4 (four loads in flight a thread, one resident wave): predicted
+# isolated 66-70% of copy on down (scrub_read_v4: 62%), 80-83% on gate_up
+# (79-80%); W4A8 unchanged against it.
 # Run from the repository root with build/ and build-alt/ carried
 # (build-alt: this commit's binary, gzipped, and edae4315's gemm.ptx).
 set -u
