@@ -32,14 +32,9 @@ KERNEL LAUNCH_BOUNDS(256) void copy_v4_extra(const u32x4v *__restrict__ src, u32
   }
 }
 
-KERNEL LAUNCH_BOUNDS(256) void scrub_read_v4(const u32x4v *__restrict__ src, u32 *__restrict__ sink, u64 n) {
-  u64 stride = (u64)gdim_x() * bdim_x();
-  u32 acc = 0;
-  for (u64 i = (u64)bid_x() * bdim_x() + tid_x(); i < n; i += stride) {
-    u32x4v v = src[i];
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  // One store a block keeps the loads live and writes gdim_x() words.
+// Block b stores the XOR of its 256 threads' acc in sink[b]: one store a
+// block keeps the loads live and writes gdim_x() words.
+DEVICE void store_block_xor(u32 acc, u32 *sink) {
   SHARED u32 red[256];
   red[tid_x()] = acc;
   block_sync();
@@ -48,6 +43,16 @@ KERNEL LAUNCH_BOUNDS(256) void scrub_read_v4(const u32x4v *__restrict__ src, u32
     for (u32 t = 0; t < bdim_x(); t++) a ^= red[t];
     sink[bid_x()] = a;
   }
+}
+
+KERNEL LAUNCH_BOUNDS(256) void scrub_read_v4(const u32x4v *__restrict__ src, u32 *__restrict__ sink, u64 n) {
+  u64 stride = (u64)gdim_x() * bdim_x();
+  u32 acc = 0;
+  for (u64 i = (u64)bid_x() * bdim_x() + tid_x(); i < n; i += stride) {
+    u32x4v v = src[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  store_block_xor(acc, sink);
 }
 
 KERNEL LAUNCH_BOUNDS(256) void read_v4x4(const u32x4v *__restrict__ src, u32 *__restrict__ sink, u64 n) {
@@ -62,12 +67,5 @@ KERNEL LAUNCH_BOUNDS(256) void read_v4x4(const u32x4v *__restrict__ src, u32 *__
     const u32x4v v = src[i];
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
-  SHARED u32 red[256];
-  red[tid_x()] = acc;
-  block_sync();
-  if (tid_x() == 0) {
-    u32 a = 0;
-    for (u32 t = 0; t < bdim_x(); t++) a ^= red[t];
-    sink[bid_x()] = a;
-  }
+  store_block_xor(acc, sink);
 }
