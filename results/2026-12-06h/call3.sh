@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# call3 (same machine, right after call2; run as one command line, kept
+# here as run): the gemm gate under memcheck with the wks kernels
+# instrumented, then one more edae4315 / this build pair of the A/B.
+W=$(mktemp -d); trap 'tar -czf $OUT/call3.tar.gz -C $W .' EXIT; mkdir -p bin && gzip -dc build-alt/parharness.gz >bin/parharness && chmod +x bin/parharness; rm -rf build-old && cp -r build build-old && gzip -dc build-alt/old.ptx.gz >build-old/sm_90a/gemm.ptx; s=$SECONDS; timeout 220 compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wks bin/parharness gate --quick --only '^gemm$' --require-device --watchdog 200s --json $W/gate-gemm-memcheck-wks.json >$W/memcheck-wks.log 2>&1; echo "$((SECONDS-s))s memcheck wks rc=$?" | tee -a $W/steps.txt; for b in build-old build; do timeout 60 bin/parharness bench2 dec --build $b --m 1,16,56,64 --variants wp3pdl,wpsS3,wpspdl,wksS4,cublaslt --reps 4 --regimes stream --watchdog 20s --json $W/ab-5-$b.json >$W/ab-5-$b.log 2>&1; echo "$((SECONDS-s))s ab $b rc=$?" | tee -a $W/steps.txt; done
