@@ -1107,21 +1107,40 @@ var OwnLawTags = func() []string {
 // one block per 64-column tile, so a partial last wave after the first
 // costs a whole block's time; wps splits the same body stream-K over one
 // block an SM and pays instead a hand-off of the tiles shared between
-// blocks (a gpu fence, a counter, the other blocks' partials). The law
-// takes wps where the tiles fill more than one wave and leave the last at
-// most half full, wp3 everywhere else, whatever M: in one partial wave
-// the idle SMs cost less than the hand-off, and as the last wave fills
-// the gain shrinks while the hand-off does not. sms 0 counts as one SM
-// (every tile count whole waves: wp3). Fitted on gate_up, qkv, down and
-// in_proj on one H100 (results/2026-12-06e); other devices and shapes are
-// out of sample.
+// blocks (a release by a counter, the other blocks' partials). The law
+// takes wps
+//   - where the tiles fill more than one wave and leave the last at most
+//     half full, whatever M: there the idle SMs of the last wave cost more
+//     than the hand-off, and as the last wave fills the gain shrinks while
+//     the hand-off does not;
+//   - in one wave at most two-thirds full, from M = DecBodySpreadM: there
+//     wp3's blocks become issue-bound as M grows (ncu, down M = 64, 80
+//     tiles on 132 SMs: 33% of DRAM and 30% of the SMs' issue over the
+//     device, 6.7 cycles per issued instruction) and spreading them over
+//     every SM pays for the hand-off;
+// wp3 everywhere else. sms 0 counts as one SM (every tile count whole
+// waves: wp3). Fitted on gate_up, qkv, down and in_proj on one H100
+// (results/2026-12-06e; the second case on results/2026-12-06h, where
+// down is the only shape in it); other devices and shapes are out of
+// sample.
 func DecBody(M, N, sms int) string {
 	sms = max(sms, 1)
-	if tiles := N / DecBN; tiles > sms && 2*(tiles%sms) <= sms && tiles%sms != 0 {
+	tiles := N / DecBN
+	if tiles > sms && 2*(tiles%sms) <= sms && tiles%sms != 0 {
+		return TagWPS
+	}
+	if tiles < sms && 3*tiles <= 2*sms && M >= DecBodySpreadM {
 		return TagWPS
 	}
 	return TagWP3
 }
+
+// DecBodySpreadM is the least M at which DecBody spreads one partial wave
+// of tiles over every SM (wps): on down (80 of 132 SMs, H100, 2026-12-06)
+// wpspdl is 1.5% faster than wp3pdl at M = 40, level at 48 and 4.3%
+// faster at 56 and 64 in the stream regime, and level to 0.6% faster
+// isolated from M = 40 (results/2026-12-06h/README.md).
+const DecBodySpreadM = 56
 
 // OwnLawOf is the own split law of the decode kernels tagged tag.
 func OwnLawOf(tag string) (OwnLaw, bool) {
