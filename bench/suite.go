@@ -56,10 +56,17 @@ type PeerTarget struct {
 	Name    string                                         // what it asks, as the table's column head
 	Applies func(M int) bool                               // the cells it covers (nil: every cell)
 	Met     func(r results.PeerRow, copyGBps float64) bool // copyGBps: the run's copy ceiling
-	// NeedsCopy: the goal is a fraction of the copy ceiling, so a run that
-	// measured none cannot judge it (its cells are shown unjudged, not as
-	// misses).
-	NeedsCopy bool
+	// CopyShare is the fraction of the copy ceiling the goal asks for (0:
+	// not a copy goal). A run that measured no ceiling cannot judge it: its
+	// cells are shown unjudged, not as misses.
+	CopyShare float64
+}
+
+// CopyShareTarget is the goal of at least share of the copy ceiling (the
+// record's bytes over its time) in the cells applies covers.
+func CopyShareTarget(name string, share float64, applies func(M int) bool) PeerTarget {
+	return PeerTarget{Name: name, Applies: applies, CopyShare: share,
+		Met: func(r results.PeerRow, c float64) bool { return r.KernelGBps >= share*c }}
 }
 
 // ErrUnknownVariant is wrapped by CheckVariants' error.

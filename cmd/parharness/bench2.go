@@ -554,7 +554,7 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 				row = append(row, "-")
 				continue
 			}
-			if g.NeedsCopy && copyC <= 0 {
+			if g.CopyShare > 0 && copyC <= 0 {
 				row = append(row, "n/a") // not judged: counted in neither figure
 				counts[r.Regime][i].unjudged++
 				continue
@@ -579,6 +579,30 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 			}
 			fmt.Fprintln(w)
 		}
+	}
+	printRoofFits(w, doc, suite, targets, copyC)
+}
+
+// printRoofFits writes, per regime with roof records over two sizes or
+// more, the fitted cost of a lone read (results.RoofFit) and, for each
+// copy-share target, the size from which such a read reaches it: below
+// that size the target is out of reach of any launch that only streams
+// its bytes in that regime.
+func printRoofFits(w io.Writer, doc *results.Document, suite string, targets []bench.PeerTarget, copyC float64) {
+	for _, f := range doc.RoofFits(suite) {
+		fmt.Fprintf(w, "roof model, %s: a read takes %.2f us + its bytes at %.0f GB/s (%d cells, %d sizes, largest residual %.2f us)",
+			f.Regime, f.FixedUS, f.RateGBps, f.Cells, f.Sizes, f.MaxResidUS)
+		for _, g := range targets {
+			if g.CopyShare <= 0 || copyC <= 0 {
+				continue
+			}
+			if n, ok := f.BytesFrom(g.CopyShare * copyC); ok {
+				fmt.Fprintf(w, "; reaches %.0f%% of copy from %.1f MB", 100*g.CopyShare, n/1e6)
+			} else {
+				fmt.Fprintf(w, "; never reaches %.0f%% of copy", 100*g.CopyShare)
+			}
+		}
+		fmt.Fprintln(w)
 	}
 }
 

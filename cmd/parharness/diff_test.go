@@ -177,13 +177,24 @@ func TestBestPeerTargets(t *testing.T) {
 		// never taken for it; a cell without one shows "-".
 		{"read roof", []results.Ceiling{{Name: results.CeilingCopyGBps, Value: 3500, Unit: "GB/s"}},
 			[]string{"│ roof ", "│ 80% ", `target "faster", cold: met in 1 of 2 cells`, "│ S4 "}},
+		// Roofs over two sizes give the roof model: 2 µs + bytes at 3000
+		// GB/s, which reaches 75% of 3500 GB/s from 42 MB.
+		{"roofs over two sizes", []results.Ceiling{{Name: results.CeilingCopyGBps, Value: 3500, Unit: "GB/s"}},
+			[]string{"roof model, cold: a read takes 2.00 us + its bytes at 3000 GB/s (2 cells, 2 sizes, largest residual 0.00 us); reaches 75% of copy from 42.0 MB"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var b strings.Builder
 			recs := recs
-			if c.name == "read roof" {
+			switch c.name {
+			case "read roof":
 				recs = append(slices.Clone(recs), results.Record{Suite: "dec", Kernel: "pq_gemm_dec", Variant: "read", Shape: "qkv", M: 1, Regime: results.Cold,
-					TrimmedMeanUS: 1, GBps: 2800, Check: pass, Flags: []string{results.FlagRoof}})
+					TrimmedMeanUS: 1, GBps: 2800, Bytes: 2.8e6, Check: pass, Flags: []string{results.FlagRoof}})
+			case "roofs over two sizes":
+				recs = append(slices.Clone(recs),
+					results.Record{Suite: "dec", Kernel: "read_v4x4", Variant: "read", Shape: "qkv", M: 1, Regime: results.Cold,
+						TrimmedMeanUS: 8, GBps: 2250, Bytes: 18e6, Check: pass, Flags: []string{results.FlagRoof}},
+					results.Record{Suite: "dec", Kernel: "read_v4x4", Variant: "read", Shape: "down", M: 1, Regime: results.Cold,
+						TrimmedMeanUS: 14, GBps: 36e6 / 14e3, Bytes: 36e6, Check: pass, Flags: []string{results.FlagRoof}})
 			}
 			printBestPeer(&b, &results.Document{Records: recs, Ceilings: c.ceilings}, "dec")
 			for _, w := range c.want {
@@ -192,11 +203,14 @@ func TestBestPeerTargets(t *testing.T) {
 				}
 			}
 			roofCol := strings.Contains(b.String(), "│ roof ")
-			if roofCol != (c.name == "read roof") {
+			if roofCol != (c.name != "copy ceiling" && c.name != "no copy ceiling") {
 				t.Errorf("a roof column: %v, want it only where the run timed a roof:\n%s", roofCol, b.String())
 			}
 			if c.name == "read roof" && !regexp.MustCompile(`│ 64 +│ S2 +│ 20\.00 +│ 0% +│ - +│ 10\.00`).MatchString(b.String()) {
 				t.Errorf("the M = 64 cell has no roof and must show \"-\" in its column:\n%s", b.String())
+			}
+			if model := strings.Contains(b.String(), "roof model"); model != (c.name == "roofs over two sizes") {
+				t.Errorf("a roof model: %v, want it only where the roofs span two sizes:\n%s", model, b.String())
 			}
 		})
 	}

@@ -91,7 +91,7 @@ func init() {
 var decTargets = []bench.PeerTarget{
 	{Name: "faster", Met: func(r results.PeerRow, _ float64) bool { return r.KernelUS < r.PeerUS }},
 	{Name: "1.4x M<=16", Applies: func(M int) bool { return M <= 16 }, Met: func(r results.PeerRow, _ float64) bool { return r.PeerUS >= 1.4*r.KernelUS }},
-	{Name: "75% M<=8", Applies: func(M int) bool { return M <= 8 }, Met: func(r results.PeerRow, c float64) bool { return r.KernelGBps >= 0.75*c }, NeedsCopy: true},
+	bench.CopyShareTarget("75% M<=8", 0.75, func(M int) bool { return M <= 8 }),
 }
 
 // decLaw is a dec-suite split law scored on the S each record names in

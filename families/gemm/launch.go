@@ -1117,8 +1117,9 @@ var OwnLawTags = func() []string {
 //     wp3's blocks become issue-bound as M grows (ncu, down M = 64, 80
 //     tiles on 132 SMs: 33% of DRAM and 30% of the SMs' issue over the
 //     device, 6.7 cycles per issued instruction) and spreading them over
-//     every SM pays for the hand-off;
-// wp3 everywhere else. sms 0 counts as one SM (every tile count whole
+//     every SM pays for the hand-off.
+//
+// It takes wp3 everywhere else. sms 0 counts as one SM (every tile count whole
 // waves: wp3). Fitted on gate_up, qkv, down and in_proj on one H100
 // (results/2026-12-06e; the second case on results/2026-12-06h, where
 // down is the only shape in it); other devices and shapes are out of
