@@ -15,6 +15,7 @@ type PeerRow struct {
 	KernelUS, PeerUS float64 // trimmed means
 	Ratio            float64 // KernelUS / PeerUS (< 1: faster than the peer)
 	KernelGBps       float64
+	KernelBytes      int64 // the baseline record's bytes
 	PeerGBps         float64
 	RoofGBps         float64 // the cell's roof record (FlagRoof), 0 when it has none
 }
@@ -70,7 +71,7 @@ func (d *Document) peerRows(suite string, keep func(*Record) bool, best bool) []
 			continue
 		}
 		row := PeerRow{Shape: r.Shape, Regime: r.Regime, M: r.M, Kernel: r.Kernel, Variant: r.Variant, Peer: p.Kernel,
-			KernelUS: r.TrimmedMeanUS, PeerUS: p.TrimmedMeanUS, Ratio: r.TrimmedMeanUS / p.TrimmedMeanUS, KernelGBps: r.GBps, PeerGBps: p.GBps, RoofGBps: roofs[c]}
+			KernelUS: r.TrimmedMeanUS, PeerUS: p.TrimmedMeanUS, Ratio: r.TrimmedMeanUS / p.TrimmedMeanUS, KernelGBps: r.GBps, KernelBytes: r.Bytes, PeerGBps: p.GBps, RoofGBps: roofs[c]}
 		if j, seen := at[c]; best && seen {
 			if row.KernelUS < out[j].KernelUS {
 				out[j] = row

@@ -507,8 +507,12 @@ func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout
 
 // printBestPeer sets each cell's fastest checked record (any kernel and
 // variant) beside the vendor peer, with the speed-up (peer µs / best µs),
-// the fraction of copy (and in column "roof" the cell's roof's, where the
-// run timed one: what a kernel that only streamed its bytes reached), and
+// where the run's roofs span two sizes its µs over the roof model's read
+// of the same bytes (column "over read": what the kernel spends beyond
+// streaming its bytes; negative where it overlaps the read's fixed cost
+// with the call before it), the fraction of copy (and in column "roof"
+// the cell's roof's, where the run timed one: what a kernel that only
+// streamed its bytes reached), and
 // for each of the suite's PeerTargets whether the cell meets it ("-" where
 // it does not apply, "n/a" where the run cannot judge it); then how many
 // cells meet each target, per regime.
@@ -526,8 +530,15 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 	t := newTable(w)
 	head := []string{"regime", "shape", "M", "fastest", "us", "%copy", "peer us", "speed-up"}
 	roofs := slices.ContainsFunc(rows, func(r results.PeerRow) bool { return r.RoofGBps > 0 })
+	fits := map[string]results.RoofFit{} // regime -> the roof model
+	for _, f := range doc.RoofFits(suite) {
+		fits[f.Regime] = f
+	}
 	if roofs {
 		head = slices.Insert(head, 6, "roof")
+	}
+	if len(fits) > 0 {
+		head = slices.Insert(head, 5, "over read")
 	}
 	for _, g := range targets {
 		head = append(head, g.Name)
@@ -544,6 +555,13 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 				roof = pct(r.RoofGBps)
 			}
 			row = slices.Insert(row, 6, any(roof))
+		}
+		if len(fits) > 0 {
+			over := "-"
+			if f, ok := fits[r.Regime]; ok && r.KernelBytes > 0 {
+				over = fmt.Sprintf("%+.2f", r.KernelUS-f.At(float64(r.KernelBytes)))
+			}
+			row = slices.Insert(row, 5, any(over))
 		}
 		if counts[r.Regime] == nil {
 			counts[r.Regime] = make([]count, len(targets))

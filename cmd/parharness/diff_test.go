@@ -159,7 +159,7 @@ func TestReportGolden(t *testing.T) {
 func TestBestPeerTargets(t *testing.T) {
 	pass := &results.Check{Status: results.CheckPass}
 	recs := []results.Record{
-		{Suite: "dec", Kernel: "pq_gemm_dec", Variant: "S4", Shape: "qkv", M: 1, Regime: results.Cold, TrimmedMeanUS: 5, GBps: 3000, Check: pass},
+		{Suite: "dec", Kernel: "pq_gemm_dec", Variant: "S4", Shape: "qkv", M: 1, Regime: results.Cold, TrimmedMeanUS: 5, GBps: 3000, Bytes: 12e6, Check: pass},
 		{Suite: "dec", Kernel: "cublaslt_fp8", Variant: "cublaslt", Shape: "qkv", M: 1, Regime: results.Cold, TrimmedMeanUS: 10},
 		{Suite: "dec", Kernel: "pq_gemm_dec", Variant: "S2", Shape: "qkv", M: 64, Regime: results.Cold, TrimmedMeanUS: 20, Check: pass},
 		{Suite: "dec", Kernel: "cublaslt_fp8", Variant: "cublaslt", Shape: "qkv", M: 64, Regime: results.Cold, TrimmedMeanUS: 10},
@@ -178,9 +178,12 @@ func TestBestPeerTargets(t *testing.T) {
 		{"read roof", []results.Ceiling{{Name: results.CeilingCopyGBps, Value: 3500, Unit: "GB/s"}},
 			[]string{"│ roof ", "│ 80% ", `target "faster", cold: met in 1 of 2 cells`, "│ S4 "}},
 		// Roofs over two sizes give the roof model: 2 µs + bytes at 3000
-		// GB/s, which reaches 75% of 3500 GB/s from 42 MB.
+		// GB/s, which reaches 75% of 3500 GB/s from 42 MB; S4's 12 MB in
+		// 5 µs is 1 µs under the model's 6 (column "over read"), and the
+		// M = 64 cell, whose record has no bytes, shows "-" there.
 		{"roofs over two sizes", []results.Ceiling{{Name: results.CeilingCopyGBps, Value: 3500, Unit: "GB/s"}},
-			[]string{"roof model, cold: a read takes 2.00 us + its bytes at 3000 GB/s (2 cells, 2 sizes, largest residual 0.00 us); reaches 75% of copy from 42.0 MB"}},
+			[]string{"roof model, cold: a read takes 2.00 us + its bytes at 3000 GB/s (2 cells, 2 sizes, largest residual 0.00 us); reaches 75% of copy from 42.0 MB",
+				"│ over ", "│ 5.00  │ -1.00 │", "│ 20.00 │ -     │ 0% "}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var b strings.Builder
@@ -208,6 +211,9 @@ func TestBestPeerTargets(t *testing.T) {
 			}
 			if c.name == "read roof" && !regexp.MustCompile(`│ 64 +│ S2 +│ 20\.00 +│ 0% +│ - +│ 10\.00`).MatchString(b.String()) {
 				t.Errorf("the M = 64 cell has no roof and must show \"-\" in its column:\n%s", b.String())
+			}
+			if over := strings.Contains(b.String(), "│ over "); over != (c.name == "roofs over two sizes") {
+				t.Errorf("an over-read column: %v, want it only where the roofs span two sizes:\n%s", over, b.String())
 			}
 			if model := strings.Contains(b.String(), "roof model"); model != (c.name == "roofs over two sizes") {
 				t.Errorf("a roof model: %v, want it only where the roofs span two sizes:\n%s", model, b.String())
