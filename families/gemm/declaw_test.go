@@ -86,7 +86,7 @@ func TestDecFootprintLawOnSavedRun(t *testing.T) {
 
 // DecBody takes wps where the tiles fill more than one wave and leave the
 // last one at most half full, and from M = DecBodySpreadM where one wave
-// is at most two-thirds full; wp3 everywhere else.
+// is between half and two-thirds full; wp3 everywhere else.
 func TestDecBody(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -104,7 +104,9 @@ func TestDecBody(t *testing.T) {
 		{"qkv M=64 (112 tiles: one wave 85% full)", 64, 7168, 132, TagWP3},
 		{"one wave exactly two-thirds full (88 of 132)", 64, 64 * 88, 132, TagWPS},
 		{"one wave just over two-thirds full (89 of 132)", 64, 64 * 89, 132, TagWP3},
-		{"tiny N at M=64 (16 tiles)", 64, 1024, 132, TagWPS},
+		{"one wave exactly half full at M=64 (66 of 132)", 64, 64 * 66, 132, TagWPS},
+		{"one wave under half full at M=64 (65 of 132)", 64, 64 * 65, 132, TagWP3},
+		{"tiny N at M=64 (16 tiles)", 64, 1024, 132, TagWP3},
 		{"no SM count at M=64 (taken as 1)", 64, 5120, 0, TagWP3},
 		{"exactly one wave", 8, 64 * 132, 132, TagWP3},
 		{"one tile past a wave", 8, 64 * 133, 132, TagWPS},

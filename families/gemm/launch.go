@@ -1113,7 +1113,9 @@ var OwnLawTags = func() []string {
 //     half full, whatever M: there the idle SMs of the last wave cost more
 //     than the hand-off, and as the last wave fills the gain shrinks while
 //     the hand-off does not;
-//   - in one wave at most two-thirds full, from M = DecBodySpreadM: there
+//   - in one wave between half and two-thirds full, from M =
+//     DecBodySpreadM (at least half full, so that a tile spans at most
+//     three blocks and its gather at most three partials): there
 //     wp3's blocks become issue-bound as M grows (ncu, down M = 64, 80
 //     tiles on 132 SMs: 33% of DRAM and 30% of the SMs' issue over the
 //     device, 6.7 cycles per issued instruction) and spreading them over
@@ -1130,7 +1132,7 @@ func DecBody(M, N, sms int) string {
 	if tiles > sms && 2*(tiles%sms) <= sms && tiles%sms != 0 {
 		return TagWPS
 	}
-	if tiles < sms && 3*tiles <= 2*sms && M >= DecBodySpreadM {
+	if 2*tiles >= sms && 3*tiles <= 2*sms && M >= DecBodySpreadM {
 		return TagWPS
 	}
 	return TagWP3
