@@ -11,7 +11,8 @@
 # floats only in the gather, after the rounds).
 # 1. ptxas -v of the trial; 2. default and trial alternating, four runs
 #    each; 3. if time is left, the gemm gate on the trial under memcheck
-#    with wps instrumented.
+#    with wps instrumented; 4. ncu of wp3 and wps on qkv's problem
+#    (shapes-qkv.txt).
 # Build first, from the repository root after `make kernels`:
 #   mkdir -p build-alt && clang++-19 -x cuda --cuda-gpu-arch=sm_90a \
 #     --cuda-device-only -nocudainc -nocudalib --cuda-feature=+ptx84 -O3 \
@@ -47,3 +48,16 @@ if left 360; then
 		$P gate --quick --only '^gemm$' --build build-pipe --require-device --watchdog 200s --json "$W/gate-gemm-memcheck-pipe.json" >"$W/memcheck-pipe.log" 2>&1
 	step "memcheck pipe rc=$?"
 fi
+# 4. Why wps is 26-37% slower than wp3 on qkv and in_proj at every M
+#    (one wave 85-97% full: each block does 85-97% of a wp3 block's
+#    units, so the hand-off alone should cost at most one tile's gather):
+#    ncu of both bodies on qkv's problem at M = 1, landed build.
+for e in wp3_m8:wp3pdl wps_m8:wpspdl; do
+	left 540 || break
+	IFS=: read -r k v <<<"$e"
+	timeout 40 ncu --clock-control none --target-processes all -k "regex:^pq_gemm_dec_${k}\$" --launch-count 1 \
+		--section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
+		$P bench2 dec --shapes results/2026-12-06h/shapes-qkv.txt --m 1 --variants $v --reps 4 --regimes stream \
+		--warmup 50ms --allow-profiler >"$W/ncu-qkv-m1-$k.txt" 2>&1
+	step "ncu qkv m1 $k rc=$?"
+done
