@@ -506,16 +506,20 @@ func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout
 }
 
 // printBestPeer sets each cell's fastest checked record (any kernel and
-// variant) beside the vendor peer, with the speed-up (peer µs / best µs),
-// where the run's roofs span two sizes its µs over the roof model's read
-// of the same bytes (column "over read": what the kernel spends beyond
-// streaming its bytes; negative where it overlaps the read's fixed cost
-// with the call before it), the fraction of copy (and in column "roof"
-// the cell's roof's, where the run timed one: what a kernel that only
-// streamed its bytes reached), and
-// for each of the suite's PeerTargets whether the cell meets it ("-" where
-// it does not apply, "n/a" where the run cannot judge it); then how many
-// cells meet each target, per regime.
+// variant) beside the vendor peer, with:
+//   - where the run's roofs span two sizes, its µs over the roof model's
+//     read of the same bytes (column "over read": what the kernel spends
+//     beyond streaming its bytes; negative where it overlaps the read's
+//     fixed cost with the call before it);
+//   - the fraction of copy, and in column "roof" the cell's roof's where
+//     the run timed one (what a kernel that only streamed its bytes
+//     reached);
+//   - the speed-up over the peer (column "vs peer": peer µs / its µs);
+//   - in column "goals", one mark per PeerTarget in the suite's order: y
+//     met, n missed, - not covered, ? not judged (one column, so that the
+//     table stays within 100 columns).
+//
+// Then how many cells meet each target, per regime, and the roof model.
 func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 	rows := doc.BestPeerRows(suite)
 	if len(rows) == 0 {
@@ -526,9 +530,16 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 		targets = s.PeerTargets
 	}
 	copyC, pct := copyShare(doc)
-	fmt.Fprintf(w, "\n%s: each cell's fastest checked variant beside the vendor peer (speed-up = peer µs / its µs):\n", suite)
+	fmt.Fprintf(w, "\n%s: each cell's fastest checked variant beside the vendor peer (vs peer = peer µs / its µs):\n", suite)
+	if len(targets) > 0 {
+		names := make([]string, len(targets))
+		for i, g := range targets {
+			names[i] = fmt.Sprintf("%q", g.Name)
+		}
+		fmt.Fprintf(w, "goals, in order: %s\n(y met, n missed, - not covered, ? not judged: the run measured no copy ceiling)\n", strings.Join(names, ", "))
+	}
 	t := newTable(w)
-	head := []string{"regime", "shape", "M", "fastest", "us", "%copy", "peer us", "speed-up"}
+	head := []string{"regime", "shape", "M", "fastest", "us", "%copy", "peer us", "vs peer"}
 	roofs := slices.ContainsFunc(rows, func(r results.PeerRow) bool { return r.RoofGBps > 0 })
 	fits := map[string]results.RoofFit{} // regime -> the roof model
 	for _, f := range doc.RoofFits(suite) {
@@ -540,8 +551,8 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 	if len(fits) > 0 {
 		head = slices.Insert(head, 5, "over read")
 	}
-	for _, g := range targets {
-		head = append(head, g.Name)
+	if len(targets) > 0 {
+		head = append(head, "goals")
 	}
 	t.Header(head...)
 	type count struct{ met, cells, unjudged int }
@@ -567,23 +578,25 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 			counts[r.Regime] = make([]count, len(targets))
 			regimes = append(regimes, r.Regime)
 		}
+		marks := make([]string, len(targets))
 		for i, g := range targets {
-			if g.Applies != nil && !g.Applies(r.M) {
-				row = append(row, "-")
-				continue
-			}
-			if g.CopyShare > 0 && copyC <= 0 {
-				row = append(row, "n/a") // not judged: counted in neither figure
+			switch {
+			case g.Applies != nil && !g.Applies(r.M):
+				marks[i] = "-"
+			case g.CopyShare > 0 && copyC <= 0:
+				marks[i] = "?" // not judged: counted in neither figure
 				counts[r.Regime][i].unjudged++
-				continue
-			}
-			counts[r.Regime][i].cells++
-			if g.Met(r, copyC) {
+			case g.Met(r, copyC):
+				marks[i] = "y"
+				counts[r.Regime][i].cells++
 				counts[r.Regime][i].met++
-				row = append(row, "yes")
-			} else {
-				row = append(row, "no")
+			default:
+				marks[i] = "n"
+				counts[r.Regime][i].cells++
 			}
+		}
+		if len(targets) > 0 {
+			row = append(row, strings.Join(marks, " "))
 		}
 		t.Append(row...)
 	}
@@ -608,7 +621,7 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 // its bytes in that regime.
 func printRoofFits(w io.Writer, doc *results.Document, suite string, targets []bench.PeerTarget, copyC float64) {
 	for _, f := range doc.RoofFits(suite) {
-		fmt.Fprintf(w, "roof model, %s: a read takes %.2f us + its bytes at %.0f GB/s (%d cells, %d sizes, largest residual %.2f us)",
+		fmt.Fprintf(w, "roof model, %s: a read takes %.2f us + its bytes at %.0f GB/s\n  (%d cells, %d sizes, largest residual %.2f us)",
 			f.Regime, f.FixedUS, f.RateGBps, f.Cells, f.Sizes, f.MaxResidUS)
 		for _, g := range targets {
 			if g.CopyShare <= 0 || copyC <= 0 {

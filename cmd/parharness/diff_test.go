@@ -170,9 +170,10 @@ func TestBestPeerTargets(t *testing.T) {
 		want     []string
 	}{
 		{"copy ceiling", []results.Ceiling{{Name: results.CeilingCopyGBps, Value: 3500, Unit: "GB/s"}},
-			[]string{`target "faster", cold: met in 1 of 2 cells`, `target "1.4x M<=16", cold: met in 1 of 1 cells`, `target "75% M<=8", cold: met in 1 of 1 cells`}},
+			[]string{`target "faster", cold: met in 1 of 2 cells`, `target "1.4x M<=16", cold: met in 1 of 1 cells`, `target "75% M<=8", cold: met in 1 of 1 cells`,
+				`goals, in order: "faster", "1.4x M<=16", "75% M<=8"`, "│ y y y │", "│ n - - │"}},
 		{"no copy ceiling", nil,
-			[]string{`target "75% M<=8", cold: met in 0 of 0 cells; 1 not judged (the run measured no copy ceiling)`, "│ n/a "}},
+			[]string{`target "75% M<=8", cold: met in 0 of 0 cells; 1 not judged (the run measured no copy ceiling)`, "│ y y ? │"}},
 		// A read roof (faster, checked) is shown beside the cell's kernel,
 		// never taken for it; a cell without one shows "-".
 		{"read roof", []results.Ceiling{{Name: results.CeilingCopyGBps, Value: 3500, Unit: "GB/s"}},
@@ -182,8 +183,8 @@ func TestBestPeerTargets(t *testing.T) {
 		// 5 µs is 1 µs under the model's 6 (column "over read"), and the
 		// M = 64 cell, whose record has no bytes, shows "-" there.
 		{"roofs over two sizes", []results.Ceiling{{Name: results.CeilingCopyGBps, Value: 3500, Unit: "GB/s"}},
-			[]string{"roof model, cold: a read takes 2.00 us + its bytes at 3000 GB/s (2 cells, 2 sizes, largest residual 0.00 us); reaches 75% of copy from 42.0 MB",
-				"│ over ", "│ 5.00  │ -1.00 │", "│ 20.00 │ -     │ 0% "}},
+			[]string{"roof model, cold: a read takes 2.00 us + its bytes at 3000 GB/s\n  (2 cells, 2 sizes, largest residual 0.00 us); reaches 75% of copy from 42.0 MB",
+				"│ over read │", "│ 5.00  │ -1.00     │", "│ 20.00 │ -         │ 0% "}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var b strings.Builder
@@ -212,7 +213,7 @@ func TestBestPeerTargets(t *testing.T) {
 			if c.name == "read roof" && !regexp.MustCompile(`│ 64 +│ S2 +│ 20\.00 +│ 0% +│ - +│ 10\.00`).MatchString(b.String()) {
 				t.Errorf("the M = 64 cell has no roof and must show \"-\" in its column:\n%s", b.String())
 			}
-			if over := strings.Contains(b.String(), "│ over "); over != (c.name == "roofs over two sizes") {
+			if over := strings.Contains(b.String(), "│ over read "); over != (c.name == "roofs over two sizes") {
 				t.Errorf("an over-read column: %v, want it only where the roofs span two sizes:\n%s", over, b.String())
 			}
 			if model := strings.Contains(b.String(), "roof model"); model != (c.name == "roofs over two sizes") {
