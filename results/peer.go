@@ -54,7 +54,7 @@ func (d *Document) peerRows(suite string, keep func(*Record) bool, best bool) []
 		if r.Suite == suite && IsPeer(r) && !r.Failed() && r.TrimmedMeanUS > 0 {
 			peers[cell{r.Shape, r.Regime, r.M}] = r
 		}
-		if r.Suite == suite && r.HasFlag(FlagRoof) && !r.Failed() && r.TrimmedMeanUS > 0 {
+		if r.timedRoof(suite) {
 			roofs[cell{r.Shape, r.Regime, r.M}] = r.GBps
 		}
 	}

@@ -22,6 +22,12 @@ type RoofFit struct {
 	MaxResidUS float64 // the largest |measured - fitted| over the cells
 }
 
+// timedRoof reports whether r is a roof record of suite with a time its
+// check did not void.
+func (r *Record) timedRoof(suite string) bool {
+	return r.Suite == suite && r.HasFlag(FlagRoof) && !r.Failed() && r.TrimmedMeanUS > 0
+}
+
 // At is the fitted time of a read of n bytes, in µs.
 func (f RoofFit) At(n float64) float64 { return f.FixedUS + n/(1e3*f.RateGBps) }
 
@@ -44,7 +50,7 @@ func (d *Document) RoofFits(suite string) []RoofFit {
 	by := map[string]*pts{}
 	for i := range d.Records {
 		r := &d.Records[i]
-		if r.Suite != suite || !r.HasFlag(FlagRoof) || r.Failed() || r.TrimmedMeanUS <= 0 || r.Bytes <= 0 {
+		if !r.timedRoof(suite) || r.Bytes <= 0 {
 			continue
 		}
 		p := by[r.Regime]

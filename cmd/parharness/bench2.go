@@ -541,8 +541,9 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 	t := newTable(w)
 	head := []string{"regime", "shape", "M", "fastest", "us", "%copy", "peer us", "vs peer"}
 	roofs := slices.ContainsFunc(rows, func(r results.PeerRow) bool { return r.RoofGBps > 0 })
+	roofFits := doc.RoofFits(suite)
 	fits := map[string]results.RoofFit{} // regime -> the roof model
-	for _, f := range doc.RoofFits(suite) {
+	for _, f := range roofFits {
 		fits[f.Regime] = f
 	}
 	if roofs {
@@ -611,16 +612,15 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 			fmt.Fprintln(w)
 		}
 	}
-	printRoofFits(w, doc, suite, targets, copyC)
+	printRoofFits(w, roofFits, targets, copyC)
 }
 
-// printRoofFits writes, per regime with roof records over two sizes or
-// more, the fitted cost of a lone read (results.RoofFit) and, for each
-// copy-share target, the size from which such a read reaches it: below
-// that size the target is out of reach of any launch that only streams
-// its bytes in that regime.
-func printRoofFits(w io.Writer, doc *results.Document, suite string, targets []bench.PeerTarget, copyC float64) {
-	for _, f := range doc.RoofFits(suite) {
+// printRoofFits writes each regime's roof model (results.RoofFit: the
+// fitted cost of a lone read) and, for each copy-share target, the size
+// from which such a read reaches it: below that size the target is out of
+// reach of any launch that only streams its bytes in that regime.
+func printRoofFits(w io.Writer, fits []results.RoofFit, targets []bench.PeerTarget, copyC float64) {
+	for _, f := range fits {
 		fmt.Fprintf(w, "roof model, %s: a read takes %.2f us + its bytes at %.0f GB/s\n  (%d cells, %d sizes, largest residual %.2f us)",
 			f.Regime, f.FixedUS, f.RateGBps, f.Cells, f.Sizes, f.MaxResidUS)
 		for _, g := range targets {

@@ -65,9 +65,9 @@ const ReadKernel = "scrub_read_v4"
 // ReadGrid is ReadKernel's grid for n vectors: the copy ceiling's.
 func ReadGrid(dev gpu.Device, n int64) gpu.Dim3 { return copyGrid(dev, n) }
 
-// RoofKernel (read_v4x4) reads what ReadKernel reads at the same grid and
-// stores the same words (ReadSink), with four independent 16-byte loads
-// in flight a thread. Launched as one resident wave (RoofGrid), it is a
+// RoofKernel (read_v4x4) reads, on any grid, the vectors ReadKernel
+// reads on that grid and stores the same words (ReadSink), with four
+// independent 16-byte loads in flight a thread. Launched as one resident wave (RoofGrid), it is a
 // suite's read roof: no block waits for a slot, and the bytes in flight
 // from the first cycle are those of a full device.
 const RoofKernel = "read_v4x4"

@@ -1116,13 +1116,14 @@ var OwnLawTags = func() []string {
 //   - in one wave between half and two-thirds full, from M =
 //     DecBodySpreadM (at least half full, so that a tile spans at most
 //     three blocks and its gather at most three partials): there
-//     wp3's blocks become issue-bound as M grows (ncu, down M = 64, 80
-//     tiles on 132 SMs: 33% of DRAM and 30% of the SMs' issue over the
-//     device, 6.7 cycles per issued instruction) and spreading them over
-//     every SM pays for the hand-off.
+//     wp3's blocks become issue-bound as M grows (ncu --clock-control
+//     none, H100, 2026-12-06, down M = 64, 80 tiles on 132 SMs: 33% of
+//     DRAM and 30% of the SMs' issue over the device, 6.7 cycles per
+//     issued instruction; results/2026-12-06h/README.md section 5) and
+//     spreading them over every SM pays for the hand-off.
 //
-// It takes wp3 everywhere else. sms 0 counts as one SM (every tile count whole
-// waves: wp3). Fitted on gate_up, qkv, down and in_proj on one H100
+// It takes wp3 everywhere else. sms 0 counts as one SM (every tile
+// count whole waves: wp3). Fitted on gate_up, qkv, down and in_proj on one H100
 // (results/2026-12-06e; the second case on results/2026-12-06h, where
 // down is the only shape in it); other devices and shapes are out of
 // sample.
