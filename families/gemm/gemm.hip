@@ -1198,14 +1198,6 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 // model the barrier plus thread 0's release covers the other threads'
 // stores, and it is 2-5% faster on wps, 1-5% on wks than a fence per
 // thread (H100, 2026-12-06, bench2 dec: results/2026-12-06g/README.md).
-// DSK_GATHER_PIPE (a trial, default off): the gather loads block c + 1's
-// partial before adding block c's, so its round trips to L2 overlap; the
-// sums stay in block order. Off, each block's loads wait behind the
-// previous block's adds (in-order issue): one L2 round trip per block
-// sharing the tile, on the critical path for each block's last tile.
-#ifndef DSK_GATHER_PIPE
-#define DSK_GATHER_PIPE 0
-#endif
 // A stream-K tile t shared by blocks bf..bl (the blocks of its first
 // and last units), from a 128-thread warpgroup of block b holding the
 // block's in-block sum of t in sum ([MT][4], the accumulator order):
@@ -1232,36 +1224,12 @@ DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_las
   if (!*s_last) return false;
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
-  if (DSK_GATHER_PIPE) {
-    float nx[MT][4];
-    auto load = [&](u32 c) __attribute__((always_inline)) {
-      const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
+  for (u32 c = bf; c <= bl; c++) {
+    const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
 #pragma unroll
-      for (int mt = 0; mt < MT; mt++)
+    for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int j = 0; j < 4; j++) nx[mt][j] = ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
-    };
-    load(bf);
-    for (u32 c = bf; c <= bl; c++) {
-      float cur[MT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) cur[mt][j] = nx[mt][j];
-      if (c < bl) load(c + 1u);
-#pragma unroll
-      for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) sum[mt][j] += cur[mt][j];
-    }
-  } else {
-    for (u32 c = bf; c <= bl; c++) {
-      const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
-#pragma unroll
-      for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
-    }
+      for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
   }
   if (t128 == 0) st_u32_gpu(sema + t, 0u);
   return true;
