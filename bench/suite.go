@@ -222,7 +222,11 @@ type Ctx struct {
 	Ms       []int       // --m: M values to sweep (nil: the suite's default ladder)
 	Shapes   *shapes.Set // --shapes: the per-rank linears the suites sweep
 	Variants []string    // --variants: only these variants (nil: all)
-	Log      io.Writer
+	// MaxGrid (--max-grid), when positive, caps the grid of the kernels
+	// that size it to the device (stream-K: one block a resident slot) at
+	// that many blocks: a probe of how their time depends on the grid.
+	MaxGrid int
+	Log     io.Writer
 	// Progress, when set, is told as each step of a loop starts: done of
 	// total steps are finished and what runs now (a suite's points, the
 	// copy ceiling's sizes). bench2 prints it on stderr (internal/progress).

@@ -105,6 +105,11 @@ const FlagRoof = "roof"
 // the tool's overhead.
 const FlagUnderProfiler = "under-profiler"
 
+// FlagGridCapped marks a record of a run with bench2 --max-grid: the
+// kernels that size their grid to the device ran on fewer blocks than it
+// holds, a probe rather than the deployed launch.
+const FlagGridCapped = "grid-capped"
+
 // FlagThrottled marks a record during which the device reported a
 // throttle reason other than idle.
 const FlagThrottled = "throttled"

@@ -92,6 +92,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	regimes := fs.String("regimes", "auto", "timing regimes of cold points: stream (graph replays through a rotation of 3x the last-level cache), stream,isolated (also each call alone after a cache scrub), or auto (the suite's default: both for dec and the producer suites)")
 	isoReps := fs.Int("isolated-reps", 30, "single timed launches per variant in the isolated regime")
 	scrubKind := fs.String("scrub", basics.ScrubRead, "the isolated regime's cache scrub: read (reads 3x the last-level cache, leaving clean lines) or copy (copies 3x the cache, leaving dirty lines whose write-back the timed launch pays)")
+	maxGrid := fs.Int("max-grid", 0, "cap the grid of the kernels that size it to the device (stream-K) at this many blocks, to probe how their time depends on it (0: one block a resident slot); every record is flagged grid-capped")
 	allowProfiler := fs.Bool("allow-profiler", false, "time even under a profiler or sanitizer (every record is flagged under-profiler)")
 	fs.Usage = func() {
 		o := fs.Output()
@@ -140,6 +141,9 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	if *scrubKind != basics.ScrubRead && *scrubKind != basics.ScrubCopy {
 		return ExitUsage, usagef("--scrub %q: want %s or %s", *scrubKind, basics.ScrubRead, basics.ScrubCopy)
 	}
+	if *maxGrid < 0 {
+		return ExitUsage, usagef("--max-grid %d: want a block count, or 0 for the device's", *maxGrid)
+	}
 	profiler := gpu.ProfilerInjected(os.Environ())
 	if profiler != "" && !*allowProfiler {
 		return ExitUsage, usagef("a profiler or sanitizer is injected (%s): its overhead would be in every time; run without it, or pass --allow-profiler to time anyway with every record flagged", profiler)
@@ -178,11 +182,14 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	if profiler != "" {
 		eng.Flags = append(eng.Flags, results.FlagUnderProfiler)
 	}
+	if *maxGrid > 0 {
+		eng.Flags = append(eng.Flags, results.FlagGridCapped)
+	}
 	version, commit := toolVersion()
 	doc := &results.Document{Schema: results.SchemaVersion, Tool: version, Commit: commit,
 		Date: time.Now().UTC().Format(time.RFC3339), Command: append([]string{"parharness", "bench2"}, args...),
 		Device: deviceRecord(denv.dev), CodeObjects: codeObjectHashes(*buildDir, denv.dev)}
-	ctx := &bench.Ctx{Dev: denv.dev, Kernels: denv.loader, Engine: eng, Ms: ms, Variants: vs, Shapes: set, Log: stderr, Suite: suite.Name, Shard: shard}
+	ctx := &bench.Ctx{Dev: denv.dev, Kernels: denv.loader, Engine: eng, Ms: ms, Variants: vs, Shapes: set, Log: stderr, Suite: suite.Name, Shard: shard, MaxGrid: *maxGrid}
 	doc.Shard = shard
 	// Progress on stderr (internal/progress: quiet for 10 s, then a
 	// redrawn line on a terminal or a line every 10 s in a log): the copy

@@ -52,6 +52,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bench2", "dec", "--devices", "0", "--shard", "0/2"},
 		{"bench2", "dec", "--warmup", "-5ms"},
 		{"bench2", "dec", "--scrub", "flush"},
+		{"bench2", "dec", "--max-grid", "-1"},
 		{"doctor", "--step-timeout", "0s"},
 		{"diff", "a.json", "b.json", "--fail-on-slower", "NaN"},
 		{"diff", "a.json", "b.json", "--noise", "-1"},

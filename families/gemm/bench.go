@@ -354,6 +354,21 @@ func decSKWorkspaceMax(c *bench.Ctx, M, N, K int) (int, error) {
 	return n, nil
 }
 
+// decSKSlotsOf is the (SMs, blocks an SM) a stream-K launch of kernel
+// sizes its grid by (DecArgs.SMs, PerSM): the device's, or under
+// bench2 --max-grid at most that many slots of one block, so the grid
+// shrinks to the cap (never grows: ws is sized for the device's grid).
+func decSKSlotsOf(c *bench.Ctx, kernel string, M, S int) (sms, perSM int, err error) {
+	sms = c.Dev.Info().SMs
+	if perSM, err = decSKPerSM(c, kernel, M, S); err != nil {
+		return 0, 0, err
+	}
+	if c.MaxGrid > 0 && DecStreamK(kernel) && c.MaxGrid < DecSKSlots(kernel, M, S, sms, perSM) {
+		return c.MaxGrid, 1, nil
+	}
+	return sms, perSM, nil
+}
+
 // decSKPerSM is the driver's count of a stream-K kernel's blocks an SM
 // holds at M rows and split S (DecArgs.PerSM); 0 where kernel is not
 // stream-K or the backend does not say (DecSKSlots then estimates). A
@@ -407,8 +422,7 @@ func (b *gemmBufs) check(name string, rr gemmRef) *bench.Check {
 // in a decode step); plain forces a plain launch (ws reduce).
 func (b *gemmBufs) decVariant(k kernels.Kernel, S int, name string, pdl, plain bool) (bench.Variant, error) {
 	s, M := b.s, b.M
-	sms := b.c.Dev.Info().SMs
-	spm, err := decSKPerSM(b.c, k.Name, M, S)
+	sms, spm, err := decSKSlotsOf(b.c, k.Name, M, S)
 	if err != nil {
 		return bench.Variant{}, err
 	}

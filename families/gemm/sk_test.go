@@ -6,6 +6,9 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/parharness/parharness/bench"
+	"github.com/parharness/parharness/gpu"
+	"github.com/parharness/parharness/internal/fakegpu"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 )
@@ -325,4 +328,39 @@ func checkDecSKSplit(t *testing.T, kernel string, M, N, K, S, sms int) {
 	if got, need := DecSKWorkspaceBytes(kernel, M, N, K, S, slots), (maxSlot+1)*tileBytes; got < need {
 		t.Errorf("%s: DecSKWorkspaceBytes = %d, the highest ws slot %d needs %d", geo, got, maxSlot, need)
 	}
+}
+
+// TestDecSKSlotsMaxGrid checks bench2 --max-grid's cap on the stream-K
+// grid: below the device's slots the launch takes exactly the cap (one
+// block a slot, at most one a unit); at or above them, or on a kernel
+// that does not size its grid to the device, nothing changes.
+func TestDecSKSlotsMaxGrid(t *testing.T) {
+	const K, N, M, S = 5120, 7168, 8, DecWP3Split // qkv: 112 tiles of 40 groups
+	dev := fakegpu.New(gpu.Info{Backend: "cuda", Arch: "sm_90a", SMs: 132})
+	for _, c := range []struct {
+		name, kernel string
+		cap, grid    int
+	}{
+		{"uncapped", "pq_gemm_dec_wps_m8", 0, 132},
+		{"tiles", "pq_gemm_dec_wps_m8", 112, 112},
+		{"one", "pq_gemm_dec_wps_m8", 1, 1},
+		{"above", "pq_gemm_dec_wps_m8", 200, 132},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := &bench.Ctx{Dev: dev, MaxGrid: c.cap}
+			sms, spm, err := decSKSlotsOf(ctx, c.kernel, M, S)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := DecSKBlocks(c.kernel, M, N, K, S, DecSKSlots(c.kernel, M, S, sms, spm)); g != c.grid {
+				t.Errorf("cap %d: grid %d, want %d", c.cap, g, c.grid)
+			}
+		})
+	}
+	t.Run("not-stream-K", func(t *testing.T) {
+		sms, spm, err := decSKSlotsOf(&bench.Ctx{Dev: dev, MaxGrid: 7}, "pq_gemm_dec_wp3_m8", M, S)
+		if err != nil || sms != 132 || spm != 0 {
+			t.Errorf("wp3 under a cap: (%d, %d, %v), want the device's (132, 0, nil)", sms, spm, err)
+		}
+	})
 }
