@@ -1198,6 +1198,16 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 // model the barrier plus thread 0's release covers the other threads'
 // stores, and it is 2-5% faster on wps, 1-5% on wks than a fence per
 // thread (H100, 2026-12-06, bench2 dec: results/2026-12-06g/README.md).
+// DSK_TRYLAST (a trial, default off): where the caller says the part is
+// likely the tile's last to arrive (tail: a block's last segment), thread
+// 0 first reads the count (acquire). If every other block of the tile has
+// arrived, the warpgroup sums their slots with its own sum in its place
+// (the same order, so the same bits) and skips its own slot, the release
+// and the atomic: one L2 round trip and a store fewer before the tile's
+// store. Otherwise the hand-off below, one read later.
+#ifndef DSK_TRYLAST
+#define DSK_TRYLAST 0
+#endif
 // A stream-K tile t shared by blocks bf..bl (the blocks of its first
 // and last units), from a 128-thread warpgroup of block b holding the
 // block's in-block sum of t in sum ([MT][4], the accumulator order):
@@ -1209,9 +1219,32 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 // others return false. barid names a barrier of the warpgroup alone.
 template <int MT>
 DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 t0, u32 G, u32 T, u32 B,
-                           u32 b, u32 barid, u32 t128) {
+                           u32 b, u32 barid, u32 t128, bool tail = false) {
   constexpr u32 PART = MT * 4u * 128u;
   auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); }; // the block holding unit u
+  if (DSK_TRYLAST && tail) {
+    const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
+    if (t128 == 0) *s_last = ld_acquire_u32_gpu(sema + t) == bl - bf ? 1u : 0u;
+    wg_bar_sync(barid); // orders the gather's loads after the acquire
+    if (*s_last) {
+      float own[MT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) own[mt][j] = sum[mt][j], sum[mt][j] = 0.0f;
+      for (u32 c = bf; c <= bl; c++) {
+        const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+          for (int j = 0; j < 4; j++) sum[mt][j] += c == b ? own[mt][j] : ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
+      }
+      if (t128 == 0) st_u32_gpu(sema + t, 0u);
+      return true;
+    }
+    // thread 0 rewrites *s_last only after the next barrier, which every
+    // thread reaches after reading it here
+  }
   float *slot = ws + (u64)(2u * b + (t == t0 ? 0u : 1u)) * PART;
 #pragma unroll
   for (int mt = 0; mt < MT; mt++)
@@ -1934,7 +1967,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
         for (int w = 0; w < C - 1; w++) sum[mt][j] += rb[w * PART + (mt * 4 + j) * 128u + tt];
       }
     if (more) asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
-    if (!whole && !dec_sk_publish<MT>(sum, wb, sema, &dwp_last, t, dwp_rng[0] / G, G, NU, B, bid_x(), 2u, tt)) return;
+    if (!whole && !dec_sk_publish<MT>(sum, wb, sema, &dwp_last, t, dwp_rng[0] / G, G, NU, B, bid_x(), 2u, tt, !more)) return;
     const u32 n0 = 64u * t + 16u * wi;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], ob, mm, nn, 8u * mt + 2u * tg, n0 + gid, n0 + gid + 8u);

@@ -300,6 +300,13 @@ DEVICE u32 atomic_add_acq_rel_u32_gpu(u32 *p, u32 v) {
   return old;
 }
 DEVICE void st_u32_gpu(u32 *p, u32 v) { asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); }
+// Acquire of what the releases whose value it reads made visible (sm_90a
+// only: a stream-K finisher reading the tile's count).
+DEVICE u32 ld_acquire_u32_gpu(const u32 *p) {
+  u32 v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
 
 DEVICE u32 smem_u32(const void *p) {
   u64 a;
