@@ -7,6 +7,13 @@
 # hand-off) while cutting each block's share. The same on down's problem
 # (80 tiles): 80, 100, 120 and the device's 132. Then ncu of wps at
 # qkv M = 1 capped at 112 (the uncapped profile is in call1).
+# Then the DSK_TRYLAST trial (build-alt/trylast.ptx.gz: clang++-19 as in
+# the Makefile with -DDSK_TRYLAST=1; only the 8 wps functions differ):
+# ptxas -v, alternating A/B against the landed build, and the gemm gate
+# on it under memcheck with wps instrumented. Predicted for TRYLAST:
+# wpspdl 0.3-0.8 us faster on qkv, down and gate_up at M = 1..64 (one L2
+# round trip and the slot's store off each block's tail), wp3pdl and
+# cuBLASLt unchanged.
 # Predicted: wps@112 within 3% of wp3 (the loops are the same rounds);
 # the cost appears with the first shared tile and grows little after.
 # Build: make kernels; CGO_ENABLED=0 go build -buildvcs=true -ldflags="-s -w"
@@ -23,8 +30,12 @@ step() { echo "$((SECONDS - start))s $*" >>"$W/steps.txt"; }
 trap 'tar -czf "$O/grid.tar.gz" -C "$W" .; cat "$W/steps.txt"' EXIT
 nvidia-smi --query-gpu=name,driver_version --format=csv >"$W/smi.txt" 2>&1
 md5sum build/sm_90a/gemm.ptx >"$W/md5.txt"
-for e in qkv:0 qkv:112 qkv:116 qkv:120 qkv:124 qkv:128 down:0 down:80 down:100 down:120 qkv:112 qkv:0; do
-	left 420 || break
+rm -rf build-try && cp -r build build-try && gzip -dc build-alt/trylast.ptx.gz >build-try/sm_90a/gemm.ptx
+md5sum build-try/sm_90a/gemm.ptx >>"$W/md5.txt"
+timeout 60 ptxas -arch=sm_90a -v -o /tmp/t.cubin build-try/sm_90a/gemm.ptx >"$W/ptxas-try.txt" 2>&1
+step "ptxas try rc=$?"
+for e in qkv:0 qkv:112 qkv:120 qkv:128 down:0 down:80 down:106; do
+	left 150 || break
 	IFS=: read -r sh g <<<"$e"
 	f=results/2026-12-06h/shapes-qkv.txt
 	[ $sh = down ] && f=results/2026-12-06f/shapes-down.txt
@@ -32,7 +43,20 @@ for e in qkv:0 qkv:112 qkv:116 qkv:120 qkv:124 qkv:128 down:0 down:80 down:100 d
 		--watchdog 20s --json "$W/$sh-g$g-$SECONDS.json" >"$W/$sh-g$g-$SECONDS.log" 2>&1
 	step "$sh grid $g rc=$?"
 done
-if left 480; then
+i=0
+for b in build-try build build-try build build-try build; do
+	i=$((i + 1))
+	left 330 || break
+	timeout 60 $P bench2 dec --build $b --m 1,16,64 --variants wp3pdl,wpspdl,cublaslt --reps 4 --regimes stream \
+		--watchdog 20s --json "$W/ab-$i-$b.json" >"$W/ab-$i-$b.log" 2>&1
+	step "ab $i $b rc=$?"
+done
+if left 340; then
+	timeout 200 compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wps \
+		$P gate --quick --only '^gemm$' --build build-try --require-device --watchdog 180s --json "$W/gate-gemm-memcheck-try.json" >"$W/memcheck-try.log" 2>&1
+	step "memcheck try rc=$?"
+fi
+if left 520; then
 	timeout 40 ncu --clock-control none --target-processes all -k "regex:^pq_gemm_dec_wps_m8\$" --launch-count 1 \
 		--section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
 		$P bench2 dec --shapes results/2026-12-06h/shapes-qkv.txt --max-grid 112 --m 1 --variants wpspdl --reps 4 --regimes stream \
