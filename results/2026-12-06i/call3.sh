@@ -34,8 +34,8 @@ rm -rf build-try && cp -r build build-try && gzip -dc build-alt/trylast.ptx.gz >
 md5sum build-try/sm_90a/gemm.ptx >>"$W/md5.txt"
 timeout 60 ptxas -arch=sm_90a -v -o /tmp/t.cubin build-try/sm_90a/gemm.ptx >"$W/ptxas-try.txt" 2>&1
 step "ptxas try rc=$?"
-for e in qkv:0 qkv:112 qkv:124 down:0 down:80; do
-	left 110 || break
+for e in qkv:0 qkv:112 down:80; do
+	left 75 || break
 	IFS=: read -r sh g <<<"$e"
 	f=results/2026-12-06h/shapes-qkv.txt
 	[ $sh = down ] && f=results/2026-12-06f/shapes-down.txt
@@ -44,19 +44,19 @@ for e in qkv:0 qkv:112 qkv:124 down:0 down:80; do
 	step "$sh grid $g rc=$?"
 done
 i=0
-for b in build-try build build-try build build-try build; do
+for b in build-try build build-try build; do
 	i=$((i + 1))
-	left 230 || break
+	left 170 || break
 	timeout 60 $P bench2 dec --build $b --m 1,16,64 --variants wp3pdl,wpspdl,cublaslt --reps 4 --regimes stream \
 		--watchdog 20s --json "$W/ab-$i-$b.json" >"$W/ab-$i-$b.log" 2>&1
 	step "ab $i $b rc=$?"
 done
-if left 260; then
-	timeout 200 compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wps \
-		$P gate --quick --only '^gemm$' --build build-try --require-device --watchdog 180s --json "$W/gate-gemm-memcheck-try.json" >"$W/memcheck-try.log" 2>&1
+if left 200; then
+	timeout 170 compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wps \
+		$P gate --quick --only '^gemm$' --build build-try --require-device --watchdog 160s --json "$W/gate-gemm-memcheck-try.json" >"$W/memcheck-try.log" 2>&1
 	step "memcheck try rc=$?"
 fi
-if left 430; then
+if left 330; then
 	timeout 40 ncu --clock-control none --target-processes all -k "regex:^pq_gemm_dec_wps_m8\$" --launch-count 1 \
 		--section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
 		$P bench2 dec --shapes results/2026-12-06h/shapes-qkv.txt --max-grid 112 --m 1 --variants wpspdl --reps 4 --regimes stream \
