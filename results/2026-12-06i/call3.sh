@@ -45,7 +45,7 @@ if left 150; then
 	step "grid 112 rc=$?"
 fi
 if left 175; then
-	timeout $((295 - (SECONDS - start))) compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wps \
+	timeout $((275 - (SECONDS - start))) compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wps \
 		$P gate --quick --only '^gemm$' --build build-try --require-device --watchdog 160s --json "$W/gate-gemm-memcheck-try.json" >"$W/memcheck-try.log" 2>&1
 	step "memcheck try rc=$?"
 fi
