@@ -1208,6 +1208,17 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 #ifndef DSK_TRYLAST
 #define DSK_TRYLAST 0
 #endif
+// DSK_DEFER (a trial, default off; gemm_dec_wp only): a shared tile's
+// part that is not the block's last segment (pend non-null) is stored and
+// counted without waiting for the count: thread 0 releases by a fence and
+// adds with a relaxed atomic whose old value it keeps in *pend, and the
+// warpgroup goes on to its next segment at once. At the block's end,
+// dec_sk_finish_deferred gathers and stores the tile if that add was the
+// last (an acquire by a fence after it). The wait for the atomic leaves
+// the middle of the block's run.
+#ifndef DSK_DEFER
+#define DSK_DEFER 0
+#endif
 // A stream-K tile t shared by blocks bf..bl (the blocks of its first
 // and last units), from a 128-thread warpgroup of block b holding the
 // block's in-block sum of t in sum ([MT][4], the accumulator order):
@@ -1219,7 +1230,7 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 // others return false. barid names a barrier of the warpgroup alone.
 template <int MT>
 DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 t0, u32 G, u32 T, u32 B,
-                           u32 b, u32 barid, u32 t128, bool tail = false) {
+                           u32 b, u32 barid, u32 t128, bool tail = false, u32 *pend = nullptr) {
   constexpr u32 PART = MT * 4u * 128u;
   auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); }; // the block holding unit u
   if (DSK_TRYLAST && tail) {
@@ -1252,8 +1263,44 @@ DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_las
     for (int j = 0; j < 4; j++) slot[(mt * 4 + j) * 128u + t128] = sum[mt][j];
   const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
   wg_bar_sync(barid);
+  if (DSK_DEFER && pend != nullptr) {
+    if (t128 == 0) {
+      fence_gpu(); // release: this thread's and (through the barrier) the warpgroup's stores
+      *pend = atomic_add_u32_gpu(sema + t, 1u);
+    }
+    return false;
+  }
   if (t128 == 0) *s_last = atomic_add_acq_rel_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
   wg_bar_sync(barid); // orders the gather's loads after the acquire
+  if (!*s_last) return false;
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
+  for (u32 c = bf; c <= bl; c++) {
+    const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
+  }
+  if (t128 == 0) st_u32_gpu(sema + t, 0u);
+  return true;
+}
+// DSK_DEFER's end of a deferred part: thread 0's kept old count pend of
+// tile t (0xFFFFFFFF: nothing deferred) says whether its add was the
+// tile's last; if so the warpgroup acquires, sums the tile's slots in
+// block order into sum (the same bits as dec_sk_publish's gather),
+// resets the counter and returns true: the caller stores the tile.
+template <int MT>
+DEVICE bool dec_sk_finish_deferred(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 pend, u32 G, u32 T,
+                                   u32 B, u32 barid, u32 t128) {
+  constexpr u32 PART = MT * 4u * 128u;
+  auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); };
+  const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
+  if (t128 == 0) {
+    *s_last = pend == bl - bf ? 1u : 0u;
+    if (*s_last) fence_gpu(); // acquire: the other blocks' released slots
+  }
+  wg_bar_sync(barid);
   if (!*s_last) return false;
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
@@ -1934,7 +1981,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   // (whatever finishes first) and stores bf16, or for a tile shared with
   // other blocks (stream-K, !whole) hands it to dec_sk_publish. Before a
   // next segment (more) a second barrier frees red.
-  auto epilogue = [&](u32 t, bool whole, bool more) __attribute__((always_inline)) {
+  auto epilogue = [&](u32 t, bool whole, bool more, u32 &pend) __attribute__((always_inline)) {
     // At NB = 64 under stream-K the bases and the thread's indices are made
     // opaque here, so the epilogue's addresses are computed at each
     // segment's end. Otherwise they are loop-invariant and hoisted out of
@@ -1967,7 +2014,9 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
         for (int w = 0; w < C - 1; w++) sum[mt][j] += rb[w * PART + (mt * 4 + j) * 128u + tt];
       }
     if (more) asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
-    if (!whole && !dec_sk_publish<MT>(sum, wb, sema, &dwp_last, t, dwp_rng[0] / G, G, NU, B, bid_x(), 2u, tt, !more)) return;
+    if (!whole && !dec_sk_publish<MT>(sum, wb, sema, &dwp_last, t, dwp_rng[0] / G, G, NU, B, bid_x(), 2u, tt, !more,
+                                      DSK_DEFER && more ? &pend : nullptr))
+      return;
     const u32 n0 = 64u * t + 16u * wi;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], ob, mm, nn, 8u * mt + 2u * tg, n0 + gid, n0 + gid + 8u);
@@ -1979,6 +2028,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     // A segment's rounds by their number in the block: this consumer's
     // are r ≡ wg (mod C), as in the plain loop.
     u32 rbeg = 0;
+    u32 pend0 = ~0u, pend1 = ~0u; // DSK_DEFER: thread 0's old counts of segments 0 and 1 (~0: not deferred)
     for (u32 i = 0; i < nseg; i++) {
       const WpSeg sg = wp_seg(i, dwp_rng[0], dwp_rng[1], G);
       const u32 nrs = (sg.gb - sg.ga + U - 1u) / U;
@@ -1990,9 +2040,24 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
       }
       rbeg += nrs;
       const WpSeg se = wp_seg(i, dwp_rng[0], dwp_rng[1], G); // reloaded: nothing of sg held across the rounds
-      epilogue(se.t, se.ga == 0u && se.gb == G, i + 1u < nseg);
+      if (DSK_DEFER && i == 0u)
+        epilogue(se.t, se.ga == 0u && se.gb == G, i + 1u < nseg, pend0);
+      else
+        epilogue(se.t, se.ga == 0u && se.gb == G, i + 1u < nseg, pend1);
 #pragma unroll
       for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
+    }
+    if (DSK_DEFER && wg == 0) {
+      // the parts of segments 0 and 1 that were deferred (only these can
+      // be shared and followed by another segment)
+      for (u32 i = 0; i < 2u && i < nseg; i++) {
+        const WpSeg se = wp_seg(i, dwp_rng[0], dwp_rng[1], G);
+        float sum[MT][4];
+        if (!dec_sk_finish_deferred<MT>(sum, ws, sema, &dwp_last, se.t, i == 0u ? pend0 : pend1, G, NU, B, 2u, t128)) continue;
+        const u32 n0 = 64u * se.t + 16u * wi;
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
+      }
     }
     (void)fb, (void)Tb, (void)zb;
     return;
@@ -2034,7 +2099,8 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     }
     (void)fb, (void)Tb, (void)zb;
   }
-  epilogue(tile, true, false);
+  u32 none = ~0u; // a whole tile: nothing to defer
+  epilogue(tile, true, false, none);
 }
 #else // __AMDGCN__
 // gfx1201 decode body: the sm_90 per-warp (v1) algorithm, block geometry, split-K protocol
