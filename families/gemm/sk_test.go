@@ -364,3 +364,108 @@ func TestDecSKSlotsMaxGrid(t *testing.T) {
 		}
 	})
 }
+
+// TestDecSKHandOffProtocol checks the counting protocol of a stream-K
+// tile's hand-off (dec_sk_publish, dec_sk_finish_deferred) over every
+// interleaving of its n contributors' atomic steps, each contributor in
+// one of the three forms the kernel has: plain (store the slot, add,
+// finish if the old count was n - 1), tail (DSK_TRYLAST: read the count
+// and finish at once if it is n - 1, else as plain) and deferred
+// (DSK_DEFER: store, add keeping the old count, and only at the block's
+// end finish if it was n - 1). In every interleaving exactly one
+// contributor finishes, every other contributor's slot is stored by then,
+// and no add follows the finisher's reset of the count.
+func TestDecSKHandOffProtocol(t *testing.T) {
+	const (
+		plain = iota
+		tail
+		deferred
+	)
+	names := []string{"plain", "tail", "deferred"}
+	type state struct {
+		count, finishers int
+		stored           []bool
+		step, old        []int // each contributor's next step; a deferred one's kept old count
+		done             []bool
+		reset            bool
+	}
+	var walk func(t *testing.T, modes []int, s state, trace []int)
+	walk = func(t *testing.T, modes []int, s state, trace []int) {
+		n := len(modes)
+		moved := false
+		for c := 0; c < n; c++ {
+			if s.done[c] {
+				continue
+			}
+			moved = true
+			ns := s
+			ns.stored, ns.step, ns.old, ns.done = slices.Clone(s.stored), slices.Clone(s.step), slices.Clone(s.old), slices.Clone(s.done)
+			finish := func() {
+				for o := 0; o < n; o++ {
+					if o != c && !ns.stored[o] {
+						t.Fatalf("modes %v trace %v: contributor %d finishes before %d stored its slot", modes, append(trace, c), c, o)
+					}
+				}
+				ns.finishers++
+				ns.reset, ns.count = true, 0
+			}
+			add := func() int {
+				if ns.reset {
+					t.Fatalf("modes %v trace %v: contributor %d adds after the count was reset", modes, append(trace, c), c)
+				}
+				ns.stored[c] = true
+				old := ns.count
+				ns.count++
+				return old
+			}
+			switch {
+			case modes[c] == tail && ns.step[c] == 0:
+				if ns.count == n-1 {
+					ns.stored[c] = true // its sum stands in for its slot
+					finish()
+					ns.done[c] = true
+				} else {
+					ns.step[c] = 1
+				}
+			case modes[c] == deferred && ns.step[c] == 0:
+				ns.old[c] = add()
+				ns.step[c] = 1
+			case modes[c] == deferred:
+				if ns.old[c] == n-1 {
+					finish()
+				}
+				ns.done[c] = true
+			default: // plain, or a tail that found the count short
+				if add() == n-1 {
+					finish()
+				}
+				ns.done[c] = true
+			}
+			walk(t, modes, ns, append(trace, c))
+		}
+		if !moved && s.finishers != 1 {
+			t.Fatalf("modes %v trace %v: %d contributors finished, want 1", modes, trace, s.finishers)
+		}
+	}
+	for n := 2; n <= 4; n++ {
+		modes := make([]int, n)
+		var each func(i int)
+		each = func(i int) {
+			if i == n {
+				var label []string
+				for _, m := range modes {
+					label = append(label, names[m])
+				}
+				t.Run(fmt.Sprint(label), func(t *testing.T) {
+					walk(t, slices.Clone(modes), state{stored: make([]bool, n), step: make([]int, n), old: make([]int, n), done: make([]bool, n)}, nil)
+				})
+				return
+			}
+			for m := plain; m <= deferred; m++ {
+				modes[i] = m
+				each(i + 1)
+			}
+		}
+		each(0)
+	}
+}
