@@ -1208,6 +1208,18 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 #ifndef DSK_TRYLAST
 #define DSK_TRYLAST 0
 #endif
+// DSK_DIV32 (a trial, default off): the stream-K unit maps (a block's
+// units, the block holding a unit, a block's first tile) divide a 64-bit
+// product; where it fits in 32 bits (a uniform branch) they divide in 32
+// bits, a few instructions where the 64-bit division is a long
+// subroutine on the block's start and on every hand-off.
+#ifndef DSK_DIV32
+#define DSK_DIV32 0
+#endif
+DEVICE u32 sk_div(u64 p, u32 d) {
+  if (DSK_DIV32 && (p >> 32) == 0u) return (u32)p / d;
+  return (u32)(p / d);
+}
 // DSK_DEFER (a trial, default off; gemm_dec_wp only): a shared tile's
 // part that is not the block's last segment (pend non-null) is stored and
 // counted without waiting for the count: thread 0 releases by a fence and
@@ -1232,7 +1244,7 @@ template <int MT>
 DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 t0, u32 G, u32 T, u32 B,
                            u32 b, u32 barid, u32 t128, bool tail = false, u32 *pend = nullptr) {
   constexpr u32 PART = MT * 4u * 128u;
-  auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); }; // the block holding unit u
+  auto blk = [&](u32 u) { return sk_div((u64)(u + 1u) * B - 1u, T); }; // the block holding unit u
   if (DSK_TRYLAST && tail) {
     const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
     if (t128 == 0) *s_last = ld_acquire_u32_gpu(sema + t) == bl - bf ? 1u : 0u;
@@ -1244,7 +1256,7 @@ DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_las
 #pragma unroll
         for (int j = 0; j < 4; j++) own[mt][j] = sum[mt][j], sum[mt][j] = 0.0f;
       for (u32 c = bf; c <= bl; c++) {
-        const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
+        const float *src = ws + (u64)(2u * c + (t == sk_div((u64)c * T, B) / G ? 0u : 1u)) * PART;
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -1276,7 +1288,7 @@ DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_las
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
   for (u32 c = bf; c <= bl; c++) {
-    const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
+    const float *src = ws + (u64)(2u * c + (t == sk_div((u64)c * T, B) / G ? 0u : 1u)) * PART;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -1294,7 +1306,7 @@ template <int MT>
 DEVICE bool dec_sk_finish_deferred(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 pend, u32 G, u32 T,
                                    u32 B, u32 barid, u32 t128) {
   constexpr u32 PART = MT * 4u * 128u;
-  auto blk = [&](u32 u) { return (u32)(((u64)(u + 1u) * B - 1u) / T); };
+  auto blk = [&](u32 u) { return sk_div((u64)(u + 1u) * B - 1u, T); };
   const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
   if (t128 == 0) {
     *s_last = pend == bl - bf ? 1u : 0u;
@@ -1305,7 +1317,7 @@ DEVICE bool dec_sk_finish_deferred(float (&sum)[MT][4], float *ws, u32 *sema, u3
 #pragma unroll
   for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
   for (u32 c = bf; c <= bl; c++) {
-    const float *src = ws + (u64)(2u * c + (t == (u32)((u64)c * T / B) / G ? 0u : 1u)) * PART;
+    const float *src = ws + (u64)(2u * c + (t == sk_div((u64)c * T, B) / G ? 0u : 1u)) * PART;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -1386,7 +1398,7 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
   // its warpgroup w the w-th of S equal parts of them; the launch keeps a
   // part at most G units (DecSKBlocks), so it spans at most two tiles.
   const u32 T = (N / 64u) * G, B = SK ? gdim_x() : 1u;
-  const u32 u0 = SK ? (u32)((u64)bid_x() * T / B) : 0u, u1 = SK ? (u32)((u64)(bid_x() + 1u) * T / B) : 0u;
+  const u32 u0 = SK ? sk_div((u64)bid_x() * T, B) : 0u, u1 = SK ? sk_div((u64)(bid_x() + 1u) * T, B) : 0u;
   u32 tw, ga, len0, len1 = 0u;
   if constexpr (SK) {
     const u32 L = u1 - u0, qa = u0 + wg * L / S, qb = u0 + (wg + 1u) * L / S;
@@ -1760,7 +1772,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   const u32 NU = SK ? (N / 64u) * G : 0u, B = SK ? gdim_x() : 1u;
   u32 nseg = 1u;
   if constexpr (SK) {
-    const u32 u0 = (u32)((u64)bid_x() * NU / B), u1 = (u32)((u64)(bid_x() + 1u) * NU / B);
+    const u32 u0 = sk_div((u64)bid_x() * NU, B), u1 = sk_div((u64)(bid_x() + 1u) * NU, B);
     if (u1 <= u0) return; // no units (the launch keeps B <= NU): the whole block leaves
     nseg = (u1 - 1u) / G - u0 / G + 1u;
     if (tid == 0) dwp_rng[0] = u0, dwp_rng[1] = u1;
