@@ -1220,6 +1220,8 @@ DEVICE u32 sk_div(u64 p, u32 d) {
   if (DSK_DIV32 && (p >> 32) == 0u) return (u32)p / d;
   return (u32)(p / d);
 }
+// The block of B holding unit u of T (block b holds [bT/B, (b+1)T/B)).
+DEVICE u32 sk_block(u32 u, u32 T, u32 B) { return sk_div((u64)(u + 1u) * B - 1u, T); }
 // DSK_DEFER (a trial, default off; gemm_dec_wp only): a shared tile's
 // part that is not the block's last segment (pend non-null) is stored and
 // counted without waiting for the count: thread 0 releases by a fence and
@@ -1231,6 +1233,25 @@ DEVICE u32 sk_div(u64 p, u32 d) {
 #ifndef DSK_DEFER
 #define DSK_DEFER 0
 #endif
+// The gather of a shared stream-K tile t: the ws slots of its blocks
+// bf..bl summed in block order into sum (own, where given, stands in for
+// block b's slot: the value it would hold, so the same bits), then its
+// counter reset for the next launch.
+template <int MT>
+DEVICE void dec_sk_gather(float (&sum)[MT][4], const float *ws, u32 *sema, u32 t, u32 bf, u32 bl, u32 G, u32 T, u32 B,
+                          u32 t128, const float (*own)[4] = nullptr, u32 b = 0u) {
+  constexpr u32 PART = MT * 4u * 128u;
+#pragma unroll
+  for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
+  for (u32 c = bf; c <= bl; c++) {
+    const float *src = ws + (u64)(2u * c + (t == sk_div((u64)c * T, B) / G ? 0u : 1u)) * PART;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) sum[mt][j] += own != nullptr && c == b ? own[mt][j] : ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
+  }
+  if (t128 == 0) st_u32_gpu(sema + t, 0u);
+}
 // A stream-K tile t shared by blocks bf..bl (the blocks of its first
 // and last units), from a 128-thread warpgroup of block b holding the
 // block's in-block sum of t in sum ([MT][4], the accumulator order):
@@ -1244,9 +1265,8 @@ template <int MT>
 DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 t0, u32 G, u32 T, u32 B,
                            u32 b, u32 barid, u32 t128, bool tail = false, u32 *pend = nullptr) {
   constexpr u32 PART = MT * 4u * 128u;
-  auto blk = [&](u32 u) { return sk_div((u64)(u + 1u) * B - 1u, T); }; // the block holding unit u
   if (DSK_TRYLAST && tail) {
-    const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
+    const u32 bf = sk_block(t * G, T, B), bl = sk_block((t + 1u) * G - 1u, T, B);
     if (t128 == 0) *s_last = ld_acquire_u32_gpu(sema + t) == bl - bf ? 1u : 0u;
     wg_bar_sync(barid); // orders the gather's loads after the acquire
     if (*s_last) {
@@ -1254,15 +1274,8 @@ DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_las
 #pragma unroll
       for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int j = 0; j < 4; j++) own[mt][j] = sum[mt][j], sum[mt][j] = 0.0f;
-      for (u32 c = bf; c <= bl; c++) {
-        const float *src = ws + (u64)(2u * c + (t == sk_div((u64)c * T, B) / G ? 0u : 1u)) * PART;
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-          for (int j = 0; j < 4; j++) sum[mt][j] += c == b ? own[mt][j] : ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
-      }
-      if (t128 == 0) st_u32_gpu(sema + t, 0u);
+        for (int j = 0; j < 4; j++) own[mt][j] = sum[mt][j];
+      dec_sk_gather<MT>(sum, ws, sema, t, bf, bl, G, T, B, t128, own, b);
       return true;
     }
     // thread 0 rewrites *s_last only after the next barrier, which every
@@ -1273,7 +1286,7 @@ DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_las
   for (int mt = 0; mt < MT; mt++)
 #pragma unroll
     for (int j = 0; j < 4; j++) slot[(mt * 4 + j) * 128u + t128] = sum[mt][j];
-  const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
+  const u32 bf = sk_block(t * G, T, B), bl = sk_block((t + 1u) * G - 1u, T, B);
   wg_bar_sync(barid);
   if (DSK_DEFER && pend != nullptr) {
     if (t128 == 0) {
@@ -1285,16 +1298,7 @@ DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_las
   if (t128 == 0) *s_last = atomic_add_acq_rel_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
   wg_bar_sync(barid); // orders the gather's loads after the acquire
   if (!*s_last) return false;
-#pragma unroll
-  for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
-  for (u32 c = bf; c <= bl; c++) {
-    const float *src = ws + (u64)(2u * c + (t == sk_div((u64)c * T, B) / G ? 0u : 1u)) * PART;
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-      for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
-  }
-  if (t128 == 0) st_u32_gpu(sema + t, 0u);
+  dec_sk_gather<MT>(sum, ws, sema, t, bf, bl, G, T, B, t128);
   return true;
 }
 // DSK_DEFER's end of a deferred part: thread 0's kept old count pend of
@@ -1305,25 +1309,14 @@ DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_las
 template <int MT>
 DEVICE bool dec_sk_finish_deferred(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 pend, u32 G, u32 T,
                                    u32 B, u32 barid, u32 t128) {
-  constexpr u32 PART = MT * 4u * 128u;
-  auto blk = [&](u32 u) { return sk_div((u64)(u + 1u) * B - 1u, T); };
-  const u32 bf = blk(t * G), bl = blk((t + 1u) * G - 1u);
+  const u32 bf = sk_block(t * G, T, B), bl = sk_block((t + 1u) * G - 1u, T, B);
   if (t128 == 0) {
     *s_last = pend == bl - bf ? 1u : 0u;
     if (*s_last) fence_gpu(); // acquire: the other blocks' released slots
   }
   wg_bar_sync(barid);
   if (!*s_last) return false;
-#pragma unroll
-  for (int mt = 0; mt < MT; mt++) sum[mt][0] = sum[mt][1] = sum[mt][2] = sum[mt][3] = 0.0f;
-  for (u32 c = bf; c <= bl; c++) {
-    const float *src = ws + (u64)(2u * c + (t == sk_div((u64)c * T, B) / G ? 0u : 1u)) * PART;
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-      for (int j = 0; j < 4; j++) sum[mt][j] += ldg_cg_f32(src + (mt * 4 + j) * 128u + t128);
-  }
-  if (t128 == 0) st_u32_gpu(sema + t, 0u);
+  dec_sk_gather<MT>(sum, ws, sema, t, bf, bl, G, T, B, t128);
   return true;
 }
 // The stream-K epilogue of gemm_dec_wk (SK). Every warpgroup's last
