@@ -35,7 +35,10 @@ import (
 //   - sm_90a (the PTX `make kernels` writes): bar.*/barrier.* (CTA, warp
 //     and cluster barriers), membar, fence.*, mbarrier.*, the cp.async
 //     group commit/wait and mbarrier arrive, griddepcontrol.*, the wgmma
-//     fence/commit/wait, atom.* and red.*;
+//     fence/commit/wait, atom.* and red.*, and the loads and stores that
+//     carry a memory order (ld/st .acquire, .release, .relaxed,
+//     .volatile: a counter read by acquire turned into a plain load is a
+//     lost ordering like a lost fence);
 //   - gfx1201 (llvm-objdump-19 -d of the code objects): s_barrier*, the
 //     cache writeback/invalidate a fence compiles to (global_wb,
 //     global_inv, buffer_gl*, buffer_wb*, buffer_inv), and atomics
@@ -62,7 +65,7 @@ func init() {
 }
 
 var (
-	ptxSyncRE = regexp.MustCompile(`^(bar|barrier|membar|fence|mbarrier|griddepcontrol|atom|red)\.|^(membar|bar)$|^cp\.async\.(wait_group|wait_all|commit_group|mbarrier)|^wgmma\.(fence|commit_group|wait_group)`)
+	ptxSyncRE = regexp.MustCompile(`^(bar|barrier|membar|fence|mbarrier|griddepcontrol|atom|red)\.|^(membar|bar)$|^cp\.async\.(wait_group|wait_all|commit_group|mbarrier)|^wgmma\.(fence|commit_group|wait_group)|^(ld|st)\.(acquire|release|relaxed|volatile)\.`)
 	gfxSyncRE = regexp.MustCompile(`^s_barrier|^global_(wb|inv)$|^buffer_(gl[0-9]_inv|wb|inv)|^(global|flat)_atomic_|^ds_(add|sub|rsub|inc|dec|min|max|and|or|xor|mskor|cmpstore|storexchg|condxchg)`)
 )
 

@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,4 +180,39 @@ func TestSyncInventoryCountsTheUncheckedHalf(t *testing.T) {
 	if res.Status != Pass || res.Metrics["archs_checked"] != 1 || res.Metrics["archs_unchecked"] != 1 {
 		t.Errorf("status %s, metrics %v: want PASS with archs_checked 1 and archs_unchecked 1 (%s)", res.Status, res.Metrics, res.Reason)
 	}
+}
+
+// TestCountSyncOrderedLoads: a load or store with a memory order is
+// counted under its full mnemonic, so an acquire read of a counter that
+// becomes a plain (or a relaxed) load changes the inventory; cache-hinted
+// and shared-memory loads are not counted.
+func TestCountSyncOrderedLoads(t *testing.T) {
+	body := func(op string) string {
+		return ".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\t" + op + " \t%r1, [%rd1];\n\tld.global.cg.f32 \t%f1, [%rd2];\n\tld.shared.u32 \t%r2, [%r3];\n\tret;\n}\n"
+	}
+	for _, c := range []struct {
+		op, key string
+	}{
+		{"ld.acquire.gpu.global.u32", "ld.acquire.gpu.global.u32@loop0"},
+		{"ld.relaxed.gpu.global.u32", "ld.relaxed.gpu.global.u32@loop0"},
+		{"ld.volatile.global.u32", "ld.volatile.global.u32@loop0"},
+		{"ld.global.u32", ""},
+	} {
+		t.Run(c.op, func(t *testing.T) {
+			got := countsOf(t, body(c.op))
+			want := SyncCounts{}
+			if c.key != "" {
+				want[c.key] = 1
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("counts %v, want %v", got, want)
+			}
+		})
+	}
+	t.Run("st.relaxed", func(t *testing.T) {
+		got := countsOf(t, ".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\tst.relaxed.gpu.global.u32 \t[%rd1], %r1;\n\tret;\n}\n")
+		if !maps.Equal(got, SyncCounts{"st.relaxed.gpu.global.u32@loop0": 1}) {
+			t.Errorf("counts %v, want the relaxed store", got)
+		}
+	})
 }

@@ -1198,41 +1198,18 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 // model the barrier plus thread 0's release covers the other threads'
 // stores, and it is 2-5% faster on wps, 1-5% on wks than a fence per
 // thread (H100, 2026-12-06, bench2 dec: results/2026-12-06g/README.md).
-// DSK_TRYLAST (a trial, default off): where the caller says the part is
-// likely the tile's last to arrive (tail: a block's last segment), thread
-// 0 first reads the count (acquire). If every other block of the tile has
-// arrived, the warpgroup sums their slots with its own sum in its place
-// (the same order, so the same bits) and skips its own slot, the release
-// and the atomic: one L2 round trip and a store fewer before the tile's
-// store. Otherwise the hand-off below, one read later.
-#ifndef DSK_TRYLAST
-#define DSK_TRYLAST 0
-#endif
-// DSK_DIV32 (a trial, default off): the stream-K unit maps (a block's
-// units, the block holding a unit, a block's first tile) divide a 64-bit
-// product; where it fits in 32 bits (a uniform branch) they divide in 32
-// bits, a few instructions where the 64-bit division is a long
-// subroutine on the block's start and on every hand-off.
-#ifndef DSK_DIV32
-#define DSK_DIV32 0
-#endif
-DEVICE u32 sk_div(u64 p, u32 d) {
-  if (DSK_DIV32 && (p >> 32) == 0u) return (u32)p / d;
-  return (u32)(p / d);
-}
+// A block's last segment (tail) is most often the last of its tile to
+// arrive (the tile's other blocks hold it as their first segment), so
+// there thread 0 first reads the count (acquire). If every other block
+// of the tile has arrived, the warpgroup sums their slots with its own
+// sum in its place (the same order, so the same bits) and skips its own
+// slot, the release and the atomic: the release's wait for the slot
+// stores and one L2 round trip fewer before the tile's store (wpspdl
+// qkv, in_proj 2-3% faster, H100, 2026-12-06: results/2026-12-06j).
+// Otherwise the hand-off below, one read later.
+DEVICE u32 sk_div(u64 p, u32 d) { return (u32)(p / d); }
 // The block of B holding unit u of T (block b holds [bT/B, (b+1)T/B)).
 DEVICE u32 sk_block(u32 u, u32 T, u32 B) { return sk_div((u64)(u + 1u) * B - 1u, T); }
-// DSK_DEFER (a trial, default off; gemm_dec_wp only): a shared tile's
-// part that is not the block's last segment (pend non-null) is stored and
-// counted without waiting for the count: thread 0 releases by a fence and
-// adds with a relaxed atomic whose old value it keeps in *pend, and the
-// warpgroup goes on to its next segment at once. At the block's end,
-// dec_sk_finish_deferred gathers and stores the tile if that add was the
-// last (an acquire by a fence after it). The wait for the atomic leaves
-// the middle of the block's run.
-#ifndef DSK_DEFER
-#define DSK_DEFER 0
-#endif
 // The gather of a shared stream-K tile t: the ws slots of its blocks
 // bf..bl summed in block order into sum (own, where given, stands in for
 // block b's slot: the value it would hold, so the same bits), then its
@@ -1263,9 +1240,9 @@ DEVICE void dec_sk_gather(float (&sum)[MT][4], const float *ws, u32 *sema, u32 t
 // others return false. barid names a barrier of the warpgroup alone.
 template <int MT>
 DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 t0, u32 G, u32 T, u32 B,
-                           u32 b, u32 barid, u32 t128, bool tail = false, u32 *pend = nullptr) {
+                           u32 b, u32 barid, u32 t128, bool tail = false) {
   constexpr u32 PART = MT * 4u * 128u;
-  if (DSK_TRYLAST && tail) {
+  if (tail) {
     const u32 bf = sk_block(t * G, T, B), bl = sk_block((t + 1u) * G - 1u, T, B);
     if (t128 == 0) *s_last = ld_acquire_u32_gpu(sema + t) == bl - bf ? 1u : 0u;
     wg_bar_sync(barid); // orders the gather's loads after the acquire
@@ -1288,33 +1265,8 @@ DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_las
     for (int j = 0; j < 4; j++) slot[(mt * 4 + j) * 128u + t128] = sum[mt][j];
   const u32 bf = sk_block(t * G, T, B), bl = sk_block((t + 1u) * G - 1u, T, B);
   wg_bar_sync(barid);
-  if (DSK_DEFER && pend != nullptr) {
-    if (t128 == 0) {
-      fence_gpu(); // release: this thread's and (through the barrier) the warpgroup's stores
-      *pend = atomic_add_u32_gpu(sema + t, 1u);
-    }
-    return false;
-  }
   if (t128 == 0) *s_last = atomic_add_acq_rel_u32_gpu(sema + t, 1u) == bl - bf ? 1u : 0u;
   wg_bar_sync(barid); // orders the gather's loads after the acquire
-  if (!*s_last) return false;
-  dec_sk_gather<MT>(sum, ws, sema, t, bf, bl, G, T, B, t128);
-  return true;
-}
-// DSK_DEFER's end of a deferred part: thread 0's kept old count pend of
-// tile t (0xFFFFFFFF: nothing deferred) says whether its add was the
-// tile's last; if so the warpgroup acquires, sums the tile's slots in
-// block order into sum (the same bits as dec_sk_publish's gather),
-// resets the counter and returns true: the caller stores the tile.
-template <int MT>
-DEVICE bool dec_sk_finish_deferred(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 pend, u32 G, u32 T,
-                                   u32 B, u32 barid, u32 t128) {
-  const u32 bf = sk_block(t * G, T, B), bl = sk_block((t + 1u) * G - 1u, T, B);
-  if (t128 == 0) {
-    *s_last = pend == bl - bf ? 1u : 0u;
-    if (*s_last) fence_gpu(); // acquire: the other blocks' released slots
-  }
-  wg_bar_sync(barid);
   if (!*s_last) return false;
   dec_sk_gather<MT>(sum, ws, sema, t, bf, bl, G, T, B, t128);
   return true;
@@ -1986,7 +1938,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   // (whatever finishes first) and stores bf16, or for a tile shared with
   // other blocks (stream-K, !whole) hands it to dec_sk_publish. Before a
   // next segment (more) a second barrier frees red.
-  auto epilogue = [&](u32 t, bool whole, bool more, u32 &pend) __attribute__((always_inline)) {
+  auto epilogue = [&](u32 t, bool whole, bool more) __attribute__((always_inline)) {
     // At NB = 64 under stream-K the bases and the thread's indices are made
     // opaque here, so the epilogue's addresses are computed at each
     // segment's end. Otherwise they are loop-invariant and hoisted out of
@@ -2019,8 +1971,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
         for (int w = 0; w < C - 1; w++) sum[mt][j] += rb[w * PART + (mt * 4 + j) * 128u + tt];
       }
     if (more) asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
-    if (!whole && !dec_sk_publish<MT>(sum, wb, sema, &dwp_last, t, dwp_rng[0] / G, G, NU, B, bid_x(), 2u, tt, !more,
-                                      DSK_DEFER && more ? &pend : nullptr))
+    if (!whole && !dec_sk_publish<MT>(sum, wb, sema, &dwp_last, t, dwp_rng[0] / G, G, NU, B, bid_x(), 2u, tt, !more))
       return;
     const u32 n0 = 64u * t + 16u * wi;
 #pragma unroll
@@ -2033,7 +1984,6 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     // A segment's rounds by their number in the block: this consumer's
     // are r ≡ wg (mod C), as in the plain loop.
     u32 rbeg = 0;
-    u32 pend0 = ~0u, pend1 = ~0u; // DSK_DEFER: thread 0's old counts of segments 0 and 1 (~0: not deferred)
     for (u32 i = 0; i < nseg; i++) {
       const WpSeg sg = wp_seg(i, dwp_rng[0], dwp_rng[1], G);
       const u32 nrs = (sg.gb - sg.ga + U - 1u) / U;
@@ -2045,24 +1995,9 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
       }
       rbeg += nrs;
       const WpSeg se = wp_seg(i, dwp_rng[0], dwp_rng[1], G); // reloaded: nothing of sg held across the rounds
-      if (DSK_DEFER && i == 0u)
-        epilogue(se.t, se.ga == 0u && se.gb == G, i + 1u < nseg, pend0);
-      else
-        epilogue(se.t, se.ga == 0u && se.gb == G, i + 1u < nseg, pend1);
+      epilogue(se.t, se.ga == 0u && se.gb == G, i + 1u < nseg);
 #pragma unroll
       for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
-    }
-    if (DSK_DEFER && wg == 0) {
-      // the parts of segments 0 and 1 that were deferred (only these can
-      // be shared and followed by another segment)
-      for (u32 i = 0; i < 2u && i < nseg; i++) {
-        const WpSeg se = wp_seg(i, dwp_rng[0], dwp_rng[1], G);
-        float sum[MT][4];
-        if (!dec_sk_finish_deferred<MT>(sum, ws, sema, &dwp_last, se.t, i == 0u ? pend0 : pend1, G, NU, B, 2u, t128)) continue;
-        const u32 n0 = 64u * se.t + 16u * wi;
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) store_bf16_tile(sum[mt], out, M, N, 8u * mt + 2u * tig, n0 + gid, n0 + gid + 8u);
-      }
     }
     (void)fb, (void)Tb, (void)zb;
     return;
@@ -2104,8 +2039,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     }
     (void)fb, (void)Tb, (void)zb;
   }
-  u32 none = ~0u; // a whole tile: nothing to defer
-  epilogue(tile, true, false, none);
+  epilogue(tile, true, false);
 }
 #else // __AMDGCN__
 // gfx1201 decode body: the sm_90 per-warp (v1) algorithm, block geometry, split-K protocol

@@ -366,26 +366,23 @@ func TestDecSKSlotsMaxGrid(t *testing.T) {
 }
 
 // TestDecSKHandOffProtocol checks the counting protocol of a stream-K
-// tile's hand-off (dec_sk_publish, dec_sk_finish_deferred) over every
-// interleaving of its n contributors' atomic steps, each contributor in
-// one of the three forms the kernel has: plain (store the slot, add,
-// finish if the old count was n - 1), tail (DSK_TRYLAST: read the count
-// and finish at once if it is n - 1, else as plain) and deferred
-// (DSK_DEFER: store, add keeping the old count, and only at the block's
-// end finish if it was n - 1). In every interleaving exactly one
+// tile's hand-off (dec_sk_publish) over every interleaving of its n
+// contributors' atomic steps, each contributor in one of the two forms the
+// kernel has: plain (store the slot, add, finish if the old count was
+// n - 1) and tail (a block's last segment: read the count and finish at
+// once if it is n - 1, else as plain). In every interleaving exactly one
 // contributor finishes, every other contributor's slot is stored by then,
 // and no add follows the finisher's reset of the count.
 func TestDecSKHandOffProtocol(t *testing.T) {
 	const (
 		plain = iota
 		tail
-		deferred
 	)
-	names := []string{"plain", "tail", "deferred"}
+	names := []string{"plain", "tail"}
 	type state struct {
 		count, finishers int
 		stored           []bool
-		step, old        []int // each contributor's next step; a deferred one's kept old count
+		step             []int // each contributor's next step
 		done             []bool
 		reset            bool
 	}
@@ -399,7 +396,7 @@ func TestDecSKHandOffProtocol(t *testing.T) {
 			}
 			moved = true
 			ns := s
-			ns.stored, ns.step, ns.old, ns.done = slices.Clone(s.stored), slices.Clone(s.step), slices.Clone(s.old), slices.Clone(s.done)
+			ns.stored, ns.step, ns.done = slices.Clone(s.stored), slices.Clone(s.step), slices.Clone(s.done)
 			finish := func() {
 				for o := 0; o < n; o++ {
 					if o != c && !ns.stored[o] {
@@ -427,14 +424,6 @@ func TestDecSKHandOffProtocol(t *testing.T) {
 				} else {
 					ns.step[c] = 1
 				}
-			case modes[c] == deferred && ns.step[c] == 0:
-				ns.old[c] = add()
-				ns.step[c] = 1
-			case modes[c] == deferred:
-				if ns.old[c] == n-1 {
-					finish()
-				}
-				ns.done[c] = true
 			default: // plain, or a tail that found the count short
 				if add() == n-1 {
 					finish()
@@ -457,11 +446,11 @@ func TestDecSKHandOffProtocol(t *testing.T) {
 					label = append(label, names[m])
 				}
 				t.Run(fmt.Sprint(label), func(t *testing.T) {
-					walk(t, slices.Clone(modes), state{stored: make([]bool, n), step: make([]int, n), old: make([]int, n), done: make([]bool, n)}, nil)
+					walk(t, slices.Clone(modes), state{stored: make([]bool, n), step: make([]int, n), done: make([]bool, n)}, nil)
 				})
 				return
 			}
-			for m := plain; m <= deferred; m++ {
+			for m := plain; m <= tail; m++ {
 				modes[i] = m
 				each(i + 1)
 			}
