@@ -128,8 +128,9 @@ func emulateFP32(w *refimpl.QWeight, q *refimpl.QuantAct, M int, scale func(g, n
 
 // TestGEMMCheckOutFP32Kernel runs checkGEMMOut on an fp32 emulation of the
 // kernel: the subnormal case that cancels (the H200 false failure) and the
-// normal case pass; a wrong group scale in one column fails the
-// per-element check.
+// normal case pass, with a bound use (checkGEMMOut's return) of at most 1;
+// a wrong group scale in one column fails the per-element check, with a
+// bound use above 1.
 func TestGEMMCheckOutFP32Kernel(t *testing.T) {
 	const K, N, M = 5120, 64, 16
 	for _, dist := range []string{"subnormal", "normal"} {
@@ -147,14 +148,15 @@ func TestGEMMCheckOutFP32Kernel(t *testing.T) {
 			minRatio = min(minRatio, rr.mag[i]/math.Abs(v))
 		}
 		t.Logf("%s: min mag/|ref| %.3g, mag %.3g..%.3g", dist, minRatio, minOf(rr.mag), maxOf(rr.mag))
+		var use float64
 		check := func(got []byte) gates.Result {
 			return gates.RunGate(&gates.Env{}, gates.Gate{Name: "gemm-cpu", Run: func(tt *gates.T) {
-				checkGEMMOut(tt, dist, gates.NewCase("dist", dist), got, M, N, rr)
+				use = checkGEMMOut(tt, dist, gates.NewCase("dist", dist), got, M, N, rr)
 			}})
 		}
 		good := kernelFP32(w, q, M, func(g, n int) float64 { return w.Scales[g*N+n] })
-		if r := check(good); r.Status != gates.Pass {
-			t.Errorf("%s: fp32 kernel output fails: %v", dist, r.Failures)
+		if r := check(good); r.Status != gates.Pass || !(use > 0 && use <= 1) {
+			t.Errorf("%s: fp32 kernel output: %v, bound use %g (want PASS, in (0, 1]): %v", dist, r.Status, use, r.Failures)
 		}
 		if dist != "normal" {
 			continue
@@ -167,8 +169,8 @@ func TestGEMMCheckOutFP32Kernel(t *testing.T) {
 			return w.Scales[g*N+n]
 		})
 		r := check(bad)
-		if r.Status != gates.Fail || !strings.Contains(strings.Join(r.Failures, "\n"), "sampled elements off by more than") {
-			t.Errorf("a wrong group scale in one column is not caught per element: %v %v", r.Status, r.Failures)
+		if r.Status != gates.Fail || !strings.Contains(strings.Join(r.Failures, "\n"), "sampled elements off by more than") || !(use > 1) {
+			t.Errorf("a wrong group scale in one column is not caught per element: %v, bound use %g: %v", r.Status, use, r.Failures)
 		}
 	}
 }
