@@ -124,7 +124,7 @@ func TestReportGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := map[string]float64{"cases": 3, "worst_rel_over_floor": 0.92}
+	m := map[string]float64{"cases": 3, "worst_bound_use": 0.92}
 	for i, M := range []int{1, 9, 64} {
 		c := results.NewCase("shape", "qkv", "mode", "decode", "M", M)
 		m[c.Key("rel")] = 1e-3 * float64(i+1)
