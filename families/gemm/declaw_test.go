@@ -98,8 +98,8 @@ func TestDecBody(t *testing.T) {
 		{"gate_up M=64", 64, 17408, 132, TagWPS},
 		{"qkv M=1 (112 tiles: one wave)", 1, 7168, 132, TagWP3},
 		{"down M=64 (80 tiles, one wave 61% full)", 64, 5120, 132, TagWPS},
-		{"down M=56", DecBodySpreadM, 5120, 132, TagWPS},
-		{"down M=48 (below DecBodySpreadM)", DecBodySpreadM - 1, 5120, 132, TagWP3},
+		{"down M=DecBodySpreadM", DecBodySpreadM, 5120, 132, TagWPS},
+		{"down M=DecBodySpreadM-1", DecBodySpreadM - 1, 5120, 132, TagWP3},
 		{"down M=1", 1, 5120, 132, TagWP3},
 		{"qkv M=64 (112 tiles: one wave 85% full)", 64, 7168, 132, TagWP3},
 		{"one wave exactly two-thirds full (88 of 132)", 64, 64 * 88, 132, TagWPS},
@@ -126,16 +126,16 @@ func TestDecBody(t *testing.T) {
 }
 
 // The body law on saved H100 sweeps of the build it was fitted for
-// (stream-K hand-off by release, gemm.ptx md5 390a4f50). The full sweep
-// (results/2026-12-06h/call1/dec.json, which the spread case was fitted
-// on): plain launches 43 of 44 cells, worst gate_up M = 1 where wps's
-// plain launch pays its prologue; PDL launches as served 42 of 44, within
-// 3% in every cell. Three later A/B runs of the same build (16 cells
-// each, not fitted on): every cell. Without the document's device it
-// scores the baseline's law instead of failing.
+// (the stream-K tail reads its tile's count first, gemm.ptx md5
+// ecf1bbc1). The full sweep (results/2026-12-06j/call2/dec.json, which
+// DecBodySpreadM was refitted on): plain launches 43 of 44 cells, the
+// worst gate_up M = 1 (+0.9%) where wps's plain launch pays its
+// prologue; PDL launches as served 44 of 44. The two A/B runs of the same
+// build in call 1 (12 cells each, not fitted on): every cell. Without the
+// document's device it scores the baseline's law instead of failing.
 func TestDecBodyLawOnSavedRun(t *testing.T) {
-	dir := filepath.Join("..", "..", "results", "2026-12-06h")
-	doc, err := results.Read(filepath.Join(dir, "call1", "dec.json"))
+	dir := filepath.Join("..", "..", "results", "2026-12-06j")
+	doc, err := results.Read(filepath.Join(dir, "call2", "dec.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestDecBodyLawOnSavedRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := tab.Rows[tab.Worst]
-		if len(tab.Rows) != 44 || tab.Hits != 43 || tab.Weighted > 0.005 || w.Shape != "gate_up" || w.M != 1 || w.Regret > 0.005 {
+		if len(tab.Rows) != 44 || tab.Hits != 43 || tab.Weighted > 0.005 || w.Shape != "gate_up" || w.M != 1 || w.Regret > 0.01 {
 			t.Errorf("%d cells, %d hits, weighted %+.2f%%, worst %s M=%d %+.2f%%", len(tab.Rows), tab.Hits, 100*tab.Weighted, w.Shape, w.M, 100*w.Regret)
 		}
 	})
@@ -158,8 +158,8 @@ func TestDecBodyLawOnSavedRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(tab.Rows) != 44 || tab.Hits != 42 {
-			t.Errorf("%d cells, %d hits; want 44 and 42", len(tab.Rows), tab.Hits)
+		if len(tab.Rows) != 44 || tab.Hits != 44 {
+			t.Errorf("%d cells, %d hits; want 44 and 44", len(tab.Rows), tab.Hits)
 		}
 		for _, r := range tab.Rows {
 			if !strings.HasSuffix(r.Pick, "pdl") || r.Regret > 0.03 {
@@ -167,7 +167,7 @@ func TestDecBodyLawOnSavedRun(t *testing.T) {
 			}
 		}
 	})
-	for _, run := range []string{"call2/ab-1-build.json.gz", "call2/ab-3-build.json.gz", "call3/ab-5-build.json.gz"} {
+	for _, run := range []string{"call1/ab-2-build-trylast.json.gz", "call1/ab-6-build-trylast.json.gz"} {
 		t.Run("held out "+run, func(t *testing.T) {
 			d, err := results.Read(filepath.Join(dir, filepath.FromSlash(run)))
 			if err != nil {
@@ -177,8 +177,8 @@ func TestDecBodyLawOnSavedRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(tab.Rows) != 16 || tab.Hits != 16 {
-				t.Errorf("%d cells, %d hits; want 16 and 16", len(tab.Rows), tab.Hits)
+			if len(tab.Rows) != 12 || tab.Hits != 12 {
+				t.Errorf("%d cells, %d hits; want 12 and 12", len(tab.Rows), tab.Hits)
 			}
 		})
 	}
@@ -197,8 +197,8 @@ func TestDecBodyLawOnSavedRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(tab.Rows) != 31 || !strings.Contains(tab.Law, "13 cells without the pick's launch left out") {
-			t.Errorf("without wpspdl: %d cells, name %q; want gate_up's 11 and down's M = 56, 64 left out", len(tab.Rows), tab.Law)
+		if len(tab.Rows) != 29 || !strings.Contains(tab.Law, "15 cells without the pick's launch left out") {
+			t.Errorf("without wpspdl: %d cells, name %q; want gate_up's 11 and down's M = 40..64 left out", len(tab.Rows), tab.Law)
 		}
 		d := without("wpspdl")
 		d.Records = slices.DeleteFunc(d.Records, func(r results.Record) bool { return r.Variant == "wp3pdl" })

@@ -1124,7 +1124,7 @@ var OwnLawTags = func() []string {
 //
 // It takes wp3 everywhere else. sms 0 counts as one SM (every tile
 // count whole waves: wp3). Fitted on gate_up, qkv, down and in_proj on one H100
-// (results/2026-12-06e; the second case on results/2026-12-06h, where
+// (results/2026-12-06e; the second case on results/2026-12-06j, where
 // down is the only shape in it); other devices and shapes are out of
 // sample.
 func DecBody(M, N, sms int) string {
@@ -1140,11 +1140,12 @@ func DecBody(M, N, sms int) string {
 }
 
 // DecBodySpreadM is the least M at which DecBody spreads one partial wave
-// of tiles over every SM (wps): on down (80 of 132 SMs, H100, 2026-12-06)
-// wpspdl is 1.5% faster than wp3pdl at M = 40, level at 48 and 4.3%
-// faster at 56 and 64 in the stream regime, and level to 0.6% faster
-// isolated from M = 40 (results/2026-12-06h/README.md).
-const DecBodySpreadM = 56
+// of tiles over every SM (wps): on down (80 of 132 SMs, H100, 2026-12-06,
+// the build whose stream-K tail reads the count first) wpspdl against
+// wp3pdl is +2.0% at M = 32, then -4.7%, -3.0%, -6.3%, -6.9% at M = 40,
+// 48, 56, 64 in the stream regime and -1.0..-2.8% isolated from M = 40,
+// where wp3 steps up (its m40 body); results/2026-12-06j/README.md.
+const DecBodySpreadM = 40
 
 // OwnLawOf is the own split law of the decode kernels tagged tag.
 func OwnLawOf(tag string) (OwnLaw, bool) {
