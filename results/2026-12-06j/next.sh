@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Call 3, with about 230 s of device time left. On an H200: the
+# Planned for the next session (not run: 315 s of device time were left,
+# too little to start a machine). On an H200: the
 # acceptance sweep alone (results/2026-12-06h/accept.sh's sweep command;
 # its gates and ncu do not fit). Otherwise:
 # held-out runs for DecBodySpreadM = 40 (fitted on call 2's sweep): down
 # and the rest at M = 32, 40, 48, wp3 against wps, plain and PDL, both
 # regimes, until 190 s. Predicted from call 2: wps 2-5% faster at M = 40
 # and 48 under PDL, 2% slower at M = 32. Carry build/ and build-alt/.
+# With a full session of device time, run results/2026-12-06h/accept.sh
+# on an H200 instead (the gates and ncu as well).
 set -u
 name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "device: $name"
