@@ -37,14 +37,15 @@ func TestSyncInventoryGolden(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "sync-inventory.txt"), inv.Format())
 }
 
-// TestSyncInventoryKillsDroppedSyncs builds sync-dropped mutants with
-// mutate's build code (the real compiler and the Makefile's flags) and
-// applies the sync-inventory comparison to each mutant's PTX: every one
-// that builds to different code must differ from the golden inventory in
-// some kernel of its module. The two mutants that survived every value
-// gate on the H200 (2026-12-01) are among them. -short builds only the
-// catalogue's default pick (one site per file); otherwise every site
-// outside gemm.hip and the first of each gemm.hip function.
+// TestSyncInventoryKillsDroppedSyncs builds sync-dropped and
+// order-relaxed mutants with mutate's build code (the real compiler and the
+// Makefile's flags) and applies the sync-inventory comparison to each
+// mutant's PTX: every one that builds to different code must differ from
+// the golden inventory in some kernel of its module. The two mutants that
+// survived every value gate on the H200 (2026-12-01) are among them.
+// -short builds only the catalogue's default pick (one site per file and
+// operator); otherwise every site but gemm.hip's sync-dropped ones, of
+// which the first of each function.
 func TestSyncInventoryKillsDroppedSyncs(t *testing.T) {
 	ctx := context.Background()
 	if _, err := exec.LookPath("make"); err != nil {
@@ -79,17 +80,27 @@ func TestSyncInventoryKillsDroppedSyncs(t *testing.T) {
 	if testing.Short() {
 		perFile = 1
 	}
-	all := mutate.Generate(kept, mutate.Options{PerOpFile: perFile, Targets: mutate.ArchNV, Operators: []string{"sync-dropped"}})
+	all := mutate.Generate(kept, mutate.Options{PerOpFile: perFile, Targets: mutate.ArchNV, Operators: mutate.SyncOperators})
 	var ms []mutate.Mutant
-	gemmFuncs := map[string]bool{}
+	gemmFuncs := map[[2]string]bool{}
 	for _, m := range all {
-		if m.File == "families/gemm/gemm.hip" && !testing.Short() {
-			if gemmFuncs[m.Func] {
+		if m.File == "families/gemm/gemm.hip" && m.Operator == "sync-dropped" && !testing.Short() {
+			k := [2]string{m.Func, m.Operator}
+			if gemmFuncs[k] {
 				continue
 			}
-			gemmFuncs[m.Func] = true
+			gemmFuncs[k] = true
 		}
 		ms = append(ms, m)
+	}
+	relaxed := 0
+	for _, m := range ms {
+		if m.Operator == "order-relaxed" {
+			relaxed++
+		}
+	}
+	if relaxed == 0 {
+		t.Error("no order-relaxed mutant: the stream-K hand-off's ordered count is no longer in the sources, or the operator lost its sites")
 	}
 	for _, want := range []string{"producers-sync-dropped-27c4c5", "skinny-sync-dropped-10022c"} {
 		found := false

@@ -223,6 +223,10 @@ func oneLiteral(op string) func(c *fnCtx) []Edit {
 	}
 }
 
+// relaxedForms maps the ordered memory helpers of hipsrc/arch/mma.h to
+// their relaxed forms.
+var relaxedForms = map[string]string{"atomic_add_acq_rel_u32_gpu": "atomic_add_u32_gpu", "ld_acquire_u32_gpu": "ld_relaxed_u32_gpu"}
+
 // syncNames are the barrier, fence and wait primitives of hipsrc/arch.
 var syncNames = map[string]bool{"block_sync": true, "warp_sync_all": true, "cluster_sync": true, "__syncthreads": true,
 	"__syncwarp": true, "fence_gpu": true, "fence_proxy_async": true, "cp_async_wait": true, "wg_fence": true,
@@ -650,6 +654,18 @@ var Operators = []Operator{
 					return nil
 				}
 				e := c.replaceRange(i, close+1, "(void)0")
+				return &e
+			})
+		}},
+	{Name: "order-relaxed", Doc: "a memory order lost (an acquire or acq_rel made relaxed: the other blocks' partials read before their release is seen)",
+		Rule: "a call of `atomic_add_acq_rel_u32_gpu` becomes `atomic_add_u32_gpu`, and of `ld_acquire_u32_gpu` becomes `ld_relaxed_u32_gpu`",
+		sites: func(c *fnCtx) []Edit {
+			return c.calls(func(name string, i, close int, args [][2]int) *Edit {
+				to, ok := relaxedForms[name]
+				if !ok {
+					return nil
+				}
+				e := c.replaceTok(i, to)
 				return &e
 			})
 		}},

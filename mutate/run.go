@@ -90,8 +90,8 @@ type SanitizerConfig struct {
 }
 
 // SyncOperators are the operators that plant a lost or misplaced
-// synchronisation: the ones a sanitizer run is for.
-var SyncOperators = []string{"sync-dropped"}
+// synchronisation or memory order: the ones a sanitizer run is for.
+var SyncOperators = []string{"sync-dropped", "order-relaxed"}
 
 func (s *SanitizerConfig) applies(operator string) bool {
 	return s != nil && slices.Contains(s.Operators, operator)

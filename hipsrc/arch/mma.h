@@ -300,6 +300,13 @@ DEVICE u32 atomic_add_acq_rel_u32_gpu(u32 *p, u32 v) {
   return old;
 }
 DEVICE void st_u32_gpu(u32 *p, u32 v) { asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); }
+// The count read without ordering: what mutate's order-relaxed operator
+// puts in place of ld_acquire_u32_gpu (no kernel calls it).
+DEVICE u32 ld_relaxed_u32_gpu(const u32 *p) {
+  u32 v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
 // Acquire of what the releases whose value it reads made visible (sm_90a
 // only: a stream-K finisher reading the tile's count).
 DEVICE u32 ld_acquire_u32_gpu(const u32 *p) {

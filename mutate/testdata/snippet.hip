@@ -3,6 +3,7 @@
 // lines hold operator text that must never be mutated: a + b, i < n,
 // x >> 1, m & 0xFFu, if (x == y), block_sync();
 #include "format/e4m3.h"
+#include "arch/mma.h"
 
 #define TWICE(a) ((a) + (a) * 2u) /* a macro body: i < n - 1 */
 #define ROWS 4
@@ -55,6 +56,7 @@ KERNEL LAUNCH_BOUNDS(256) void snippet_kernel(const float *x, float *y, const fl
 #if defined(__NVPTX__)
   asm volatile("// a + b" ::: "memory");
   y[m + 1u] = -acc;
+  if (ld_acquire_u32_gpu(codes) == M) y[m] = acc;
 #else
   y[m + 2u] = acc * 2.0f;
 #endif
