@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -518,7 +519,9 @@ func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout
 //     read of the same bytes (column "over read": what the kernel spends
 //     beyond streaming its bytes; negative where it overlaps the read's
 //     fixed cost with the call before it);
-//   - the fraction of copy, and in column "roof" the cell's roof's where
+//   - the fraction of copy (one decimal, rounded down: the 75% target
+//     judges it), and in
+//     column "roof" the cell's roof's where
 //     the run timed one (what a kernel that only streamed its bytes
 //     reached);
 //   - the speed-up over the peer (column "vs peer": peer µs / its µs);
@@ -567,7 +570,13 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 	counts := map[string][]count{} // regime -> per target
 	var regimes []string
 	for _, r := range rows {
-		row := []any{r.Regime, r.Shape, r.M, r.Variant, fmt.Sprintf("%.2f", r.KernelUS), pct(r.KernelGBps), fmt.Sprintf("%.2f", r.PeerUS), fmt.Sprintf("%.2fx", r.PeerUS/r.KernelUS)}
+		// One decimal, rounded down, where a copy-share target judges it: a
+		// cell at 74.96% must not read as the 75% it missed.
+		share := pct(r.KernelGBps)
+		if copyC > 0 {
+			share = fmt.Sprintf("%.1f%%", math.Floor(1000*r.KernelGBps/copyC)/10)
+		}
+		row := []any{r.Regime, r.Shape, r.M, r.Variant, fmt.Sprintf("%.2f", r.KernelUS), share, fmt.Sprintf("%.2f", r.PeerUS), fmt.Sprintf("%.2fx", r.PeerUS/r.KernelUS)}
 		if roofs {
 			roof := "-"
 			if r.RoofGBps > 0 {

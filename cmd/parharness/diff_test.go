@@ -184,7 +184,11 @@ func TestBestPeerTargets(t *testing.T) {
 		// M = 64 cell, whose record has no bytes, shows "-" there.
 		{"roofs over two sizes", []results.Ceiling{{Name: results.CeilingCopyGBps, Value: 3500, Unit: "GB/s"}},
 			[]string{"roof model, cold: a read takes 2.00 us + its bytes at 3000 GB/s\n  (2 cells, 2 sizes, largest residual 0.00 us); reaches 75% of copy from 42.0 MB",
-				"│ over read │", "│ 5.00  │ -1.00     │", "│ 20.00 │ -         │ 0% "}},
+				"│ over read │", "│ 5.00  │ -1.00     │", "│ 20.00 │ -         │ 0.0% "}},
+		// A cell just under 75% of copy shows its share rounded down, never
+		// the 75% it missed.
+		{"just under the copy share", []results.Ceiling{{Name: results.CeilingCopyGBps, Value: 4000, Unit: "GB/s"}},
+			[]string{"│ 74.9% ", "│ y y n │", `target "75% M<=8", cold: met in 0 of 1 cells`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var b strings.Builder
@@ -193,6 +197,9 @@ func TestBestPeerTargets(t *testing.T) {
 			case "read roof":
 				recs = append(slices.Clone(recs), results.Record{Suite: "dec", Kernel: "pq_gemm_dec", Variant: "read", Shape: "qkv", M: 1, Regime: results.Cold,
 					TrimmedMeanUS: 1, GBps: 2800, Bytes: 2.8e6, Check: pass, Flags: []string{results.FlagRoof}})
+			case "just under the copy share":
+				recs = slices.Clone(recs)
+				recs[0].GBps = 0.7499 * 4000
 			case "roofs over two sizes":
 				recs = append(slices.Clone(recs),
 					results.Record{Suite: "dec", Kernel: "read_v4x4", Variant: "read", Shape: "qkv", M: 1, Regime: results.Cold,
@@ -207,10 +214,10 @@ func TestBestPeerTargets(t *testing.T) {
 				}
 			}
 			roofCol := strings.Contains(b.String(), "│ roof ")
-			if roofCol != (c.name != "copy ceiling" && c.name != "no copy ceiling") {
+			if roofCol != (c.name == "read roof" || c.name == "roofs over two sizes") {
 				t.Errorf("a roof column: %v, want it only where the run timed a roof:\n%s", roofCol, b.String())
 			}
-			if c.name == "read roof" && !regexp.MustCompile(`│ 64 +│ S2 +│ 20\.00 +│ 0% +│ - +│ 10\.00`).MatchString(b.String()) {
+			if c.name == "read roof" && !regexp.MustCompile(`│ 64 +│ S2 +│ 20\.00 +│ 0\.0% +│ - +│ 10\.00`).MatchString(b.String()) {
 				t.Errorf("the M = 64 cell has no roof and must show \"-\" in its column:\n%s", b.String())
 			}
 			if over := strings.Contains(b.String(), "│ over read "); over != (c.name == "roofs over two sizes") {
