@@ -284,6 +284,26 @@ func (g cfg) reachable() []bool {
 	return r
 }
 
+// addLoopBody adds to body, which holds a natural loop's head, every live
+// block that reaches latch (a block branching back to the head) without
+// passing a block already in body: the loop's body.
+func (g cfg) addLoopBody(body map[int]bool, latch int, live []bool) {
+	stack := []int{latch}
+	for len(stack) > 0 {
+		b := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if body[b] {
+			continue
+		}
+		body[b] = true
+		for _, p := range g.pred[b] {
+			if live[p] {
+				stack = append(stack, p)
+			}
+		}
+	}
+}
+
 // dominators returns, for each block, the set of blocks dominating it
 // (bitsets; entry block 0). Blocks unreachable from the entry keep the
 // full set (everything "dominates" dead code), so callers must not take a
@@ -371,22 +391,8 @@ func AnalyzeMatrixLoops(s Symbol, stem string) MatrixReport {
 			if !dominates(tb, bb) {
 				continue
 			}
-			// Body: tb plus every block reaching bb backwards without passing tb.
 			body := map[int]bool{tb: true}
-			stack := []int{bb}
-			for len(stack) > 0 {
-				b := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				if body[b] {
-					continue
-				}
-				body[b] = true
-				for _, p := range g.pred[b] {
-					if live[p] {
-						stack = append(stack, p)
-					}
-				}
-			}
+			g.addLoopBody(body, bb, live)
 			l := Loop{Head: s.Insts[g.first[tb]].Addr, Branch: s.Insts[last].Addr}
 			for i, x := range s.Insts {
 				if body[g.block[i]] {

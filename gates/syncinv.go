@@ -120,20 +120,7 @@ func LoopDepths(s Symbol) []int {
 				body = map[int]bool{tb: true}
 				bodies[tb] = body
 			}
-			stack := []int{bb}
-			for len(stack) > 0 {
-				b := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				if body[b] {
-					continue
-				}
-				body[b] = true
-				for _, p := range g.pred[b] {
-					if live[p] {
-						stack = append(stack, p)
-					}
-				}
-			}
+			g.addLoopBody(body, bb, live)
 		}
 	}
 	blockDepth := make([]int, len(g.first))
