@@ -1190,6 +1190,10 @@ DEVICE void gemm_dec_ks(const u8 *wq, const u32 *sz, const u8 *act, const float 
 // The reduce's partial tiles go to the activation tiles (every op retired).
 #define DWK_MAXS 4 // warpgroups per block (block 128·S threads; the launch bound, so 128 registers a thread)
 DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
+// Stream-K unit maps: a 64-bit product divided by a 32-bit count.
+DEVICE u32 sk_div(u64 p, u32 d) { return (u32)(p / d); }
+// The block of B holding unit u of T (block b holds [bT/B, (b+1)T/B)).
+DEVICE u32 sk_block(u32 u, u32 T, u32 B) { return sk_div((u64)(u + 1u) * B - 1u, T); }
 // The hand-off of a shared stream-K tile is a release by the counter
 // itself: the warpgroup's stores, its barrier, then thread 0's acq_rel
 // atomic (cumulative over the stores the barrier ordered before it; the
@@ -1207,9 +1211,6 @@ DEVICE void wg_bar_sync(u32 id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "
 // stores and one L2 round trip fewer before the tile's store (wpspdl
 // qkv, in_proj 2-3% faster, H100, 2026-12-06: results/2026-12-06j).
 // Otherwise the hand-off below, one read later.
-DEVICE u32 sk_div(u64 p, u32 d) { return (u32)(p / d); }
-// The block of B holding unit u of T (block b holds [bT/B, (b+1)T/B)).
-DEVICE u32 sk_block(u32 u, u32 T, u32 B) { return sk_div((u64)(u + 1u) * B - 1u, T); }
 // The gather of a shared stream-K tile t: the ws slots of its blocks
 // bf..bl summed in block order into sum (own, where given, stands in for
 // block b's slot: the value it would hold, so the same bits), then its
