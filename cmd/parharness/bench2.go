@@ -520,10 +520,8 @@ func benchOnDevices(args []string, backend, devicesArg, jsonPath string, timeout
 //     beyond streaming its bytes; negative where it overlaps the read's
 //     fixed cost with the call before it);
 //   - the fraction of copy (one decimal, rounded down: the 75% target
-//     judges it), and in
-//     column "roof" the cell's roof's where
-//     the run timed one (what a kernel that only streamed its bytes
-//     reached);
+//     judges it), and in column "roof" the cell's roof's where the run
+//     timed one (what a kernel that only streamed its bytes reached);
 //   - the speed-up over the peer (column "vs peer": peer µs / its µs);
 //   - in column "goals", one mark per PeerTarget in the suite's order: y
 //     met, n missed, - not covered, ? not judged (one column, so that the
@@ -572,7 +570,7 @@ func printBestPeer(w io.Writer, doc *results.Document, suite string) {
 	for _, r := range rows {
 		// One decimal, rounded down, where a copy-share target judges it: a
 		// cell at 74.96% must not read as the 75% it missed.
-		share := pct(r.KernelGBps)
+		share := "-"
 		if copyC > 0 {
 			share = fmt.Sprintf("%.1f%%", math.Floor(1000*r.KernelGBps/copyC)/10)
 		}

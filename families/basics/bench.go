@@ -67,9 +67,10 @@ func ReadGrid(dev gpu.Device, n int64) gpu.Dim3 { return copyGrid(dev, n) }
 
 // RoofKernel (read_v4x4) reads, on any grid, the vectors ReadKernel
 // reads on that grid and stores the same words (ReadSink), with four
-// independent 16-byte loads in flight a thread. Launched as one resident wave (RoofGrid), it is a
-// suite's read roof: no block waits for a slot, and the bytes in flight
-// from the first cycle are those of a full device.
+// independent 16-byte loads in flight a thread. Launched as one resident
+// wave (RoofGrid), it is a suite's read roof: no block waits for a slot,
+// and the bytes in flight from the first cycle are those of a full
+// device.
 const RoofKernel = "read_v4x4"
 
 // roofBlocksPerSM stands in for the driver's occupancy where the backend

@@ -1347,7 +1347,7 @@ func checkGEMMOut(t gates.Reporter, what string, key gates.Case, got []byte, M, 
 	if badElems > 0 {
 		t.Failf("%s: %d of %d sampled elements off by more than half a bf16 ulp + ((128+G+S+8) x 2^-24 + %g) x mag, G=%d S=%d (first: %s)", what, badElems, len(g), rr.opAcc, rr.G, rr.splits, firstElem)
 	}
-	if math.IsNaN(ratio) || math.IsNaN(use) {
+	if math.IsNaN(rel) || math.IsNaN(use) {
 		return math.Inf(1)
 	}
 	return use

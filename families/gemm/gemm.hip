@@ -1202,15 +1202,6 @@ DEVICE u32 sk_block(u32 u, u32 T, u32 B) { return sk_div((u64)(u + 1u) * B - 1u,
 // model the barrier plus thread 0's release covers the other threads'
 // stores, and it is 2-5% faster on wps, 1-5% on wks than a fence per
 // thread (H100, 2026-12-06, bench2 dec: results/2026-12-06g/README.md).
-// A block's last segment (tail) is most often the last of its tile to
-// arrive (the tile's other blocks hold it as their first segment), so
-// there thread 0 first reads the count (acquire). If every other block
-// of the tile has arrived, the warpgroup sums their slots with its own
-// sum in its place (the same order, so the same bits) and skips its own
-// slot, the release and the atomic: the release's wait for the slot
-// stores and one L2 round trip fewer before the tile's store (wpspdl
-// qkv, in_proj 2-3% faster, H100, 2026-12-06: results/2026-12-06j).
-// Otherwise the hand-off below, one read later.
 // The gather of a shared stream-K tile t: the ws slots of its blocks
 // bf..bl summed in block order into sum (own, where given, stands in for
 // block b's slot: the value it would hold, so the same bits), then its
@@ -1239,6 +1230,15 @@ DEVICE void dec_sk_gather(float (&sum)[MT][4], const float *ws, u32 *sema, u32 t
 // into sum (the bits do not depend on which block is last), resets the
 // counter for the next launch and returns true: it stores the tile. The
 // others return false. barid names a barrier of the warpgroup alone.
+// tail: the part is its block's last segment, most often the last of its
+// tile to arrive (the tile's other blocks hold it as their first
+// segment), so thread 0 first reads the count (acquire). If every other
+// block of the tile has arrived, the warpgroup sums their slots with its
+// own sum in its place (the same order, so the same bits) and skips its
+// own slot, the release and the atomic: the release's wait for the slot
+// stores and one L2 round trip fewer before the tile's store (wpspdl
+// qkv, in_proj 2-3% faster, H100, 2026-12-06, bench2 dec A/B:
+// results/2026-12-06j/README.md). Otherwise the hand-off, one read later.
 template <int MT>
 DEVICE bool dec_sk_publish(float (&sum)[MT][4], float *ws, u32 *sema, u32 *s_last, u32 t, u32 t0, u32 G, u32 T, u32 B,
                            u32 b, u32 barid, u32 t128, bool tail = false) {
