@@ -160,6 +160,11 @@ type Engine struct {
 	Clocks func() (results.ClockSample, []string, error)
 	// Flags are added to every record (e.g. FlagUnderProfiler).
 	Flags []string
+	// LaunchOnce makes Measure launch each variant once, eagerly, onto
+	// poisoned outputs that it then verifies, and time nothing: the pass
+	// a profiler attaches to (ncu -k regex:... sees one checked launch
+	// per variant and point). Its records carry a check and no samples.
+	LaunchOnce bool
 }
 
 // NewEngine makes an engine with its own non-blocking stream.
@@ -229,6 +234,9 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 		case !v.Roof && v.Bytes != 0:
 			return nil, fmt.Errorf("bench: %s %s M=%d variant %s: Bytes set on a kernel; a kernel's bytes are the point's", p.Kernel, p.Shape, p.M, v.Name)
 		}
+	}
+	if e.LaunchOnce {
+		return e.launchOnce(p)
 	}
 	if err := e.eagerOnce(p); err != nil {
 		return nil, err
@@ -525,6 +533,48 @@ func (e *Engine) eagerOnce(p Point) error {
 		return fmt.Errorf("bench: %s %s M=%d: the eager runs before capture: %w", p.Kernel, p.Shape, p.M, err)
 	}
 	return nil
+}
+
+// launchOnce is Measure under LaunchOnce: each variant launched once on
+// copy 0, its outputs poisoned before and verified after, in the order of
+// p.Variants (a profiler's launch IDs follow it). A failed check is the
+// record's; a failed launch ends the point.
+func (e *Engine) launchOnce(p Point) ([]results.Record, error) {
+	var recs []results.Record
+	for _, v := range p.Variants {
+		r := results.Record{Suite: p.Suite, Kernel: p.Kernel, Variant: v.Name, Shape: p.Shape, M: p.M,
+			Regime: cmp.Or(v.Regime, p.Regime), Bytes: p.Bytes, Flops: p.Flops, Extra: cloneMap(p.Extra),
+			Flags: append(slices.Clone(e.Flags), results.FlagLaunchOnce)}
+		if v.Roof {
+			r.Bytes, r.Flops = v.Bytes, 0
+			r.AddFlag(results.FlagRoof)
+		}
+		if v.Check != nil {
+			if err := v.Check.Prepare(0); err != nil {
+				return nil, fmt.Errorf("bench: %s %s M=%d variant %s: preparing the check: %w", p.Kernel, p.Shape, p.M, v.Name, err)
+			}
+			if err := e.Dev.Synchronize(); err != nil {
+				return nil, fmt.Errorf("bench: %s %s M=%d variant %s: preparing the check: %w", p.Kernel, p.Shape, p.M, v.Name, err)
+			}
+		}
+		if err := v.Enqueue(e.Stream, 0); err != nil {
+			return nil, fmt.Errorf("bench: %s %s M=%d variant %s: the launch: %w", p.Kernel, p.Shape, p.M, v.Name, err)
+		}
+		if err := e.Dev.StreamSynchronize(e.Stream); err != nil {
+			return nil, fmt.Errorf("bench: %s %s M=%d variant %s: the launch: %w", p.Kernel, p.Shape, p.M, v.Name, err)
+		}
+		switch {
+		case v.Check == nil:
+			r.Check = &results.Check{Status: results.CheckNone, Reason: v.Unchecked}
+		default:
+			r.Check = &results.Check{Status: results.CheckPass, Copies: []int{0}}
+			if err := v.Check.Verify(0); err != nil {
+				r.Check = &results.Check{Status: results.CheckFail, Copies: []int{0}, Reason: err.Error()}
+			}
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
 }
 
 // CheckedCopies are the buffer sets of a rotation of copies sets that the

@@ -279,3 +279,51 @@ func TestEngineRefusesLeakyCold(t *testing.T) {
 		t.Fatalf("leaky cold point measured: %v", err)
 	}
 }
+
+// TestEngineLaunchOnce: under LaunchOnce each variant is launched exactly
+// once, eagerly, between its poisoning and its verify, in the point's
+// order, and nothing is captured or timed.
+func TestEngineLaunchOnce(t *testing.T) {
+	d := &fakeDevice{}
+	e := &Engine{Dev: d, Stream: 1, Cfg: Config{MinCalls: 4, Warmup: time.Millisecond, Reps: 4}, LaunchOnce: true}
+	var order []string
+	variant := func(name string, fail bool) Variant {
+		v := Variant{Name: name, Enqueue: func(gpu.Stream, int) error { order = append(order, "launch "+name); return nil }}
+		if name == "unchecked" {
+			v.Unchecked = "computes nothing"
+			return v
+		}
+		v.Check = &Check{
+			Prepare: func(k int) error { order = append(order, fmt.Sprintf("prepare %s %d", name, k)); return nil },
+			Verify: func(k int) error {
+				order = append(order, fmt.Sprintf("verify %s %d", name, k))
+				if fail {
+					return fmt.Errorf("element 3 is NaN")
+				}
+				return nil
+			},
+		}
+		return v
+	}
+	recs, err := e.Measure(Point{Suite: "s", Kernel: "k", Shape: "x", M: 5, Regime: Cold, Copies: 3, Bytes: 1000, Footprint: 100 << 20,
+		Variants: []Variant{variant("A", false), variant("B", true), variant("unchecked", false)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[prepare A 0 launch A verify A 0 prepare B 0 launch B verify B 0 launch unchecked]"
+	if got := fmt.Sprint(order); got != want {
+		t.Errorf("order %s, want %s", got, want)
+	}
+	if d.captures != 0 || len(d.replays) != 0 {
+		t.Errorf("%d captures and %d replays under LaunchOnce, want none", d.captures, len(d.replays))
+	}
+	wantStatus := []string{results.CheckPass, results.CheckFail, results.CheckNone}
+	for i, r := range recs {
+		if r.Check == nil || r.Check.Status != wantStatus[i] || len(r.SamplesUS) != 0 || !r.HasFlag(results.FlagLaunchOnce) || r.M != 5 {
+			t.Errorf("record %d (%s): check %+v, %d samples, flags %v", i, r.Variant, r.Check, len(r.SamplesUS), r.Flags)
+		}
+	}
+	if !strings.Contains(recs[1].Check.Reason, "element 3") {
+		t.Errorf("B's reason %q does not carry the check's message", recs[1].Check.Reason)
+	}
+}

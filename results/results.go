@@ -105,6 +105,10 @@ const FlagRoof = "roof"
 // the tool's overhead.
 const FlagUnderProfiler = "under-profiler"
 
+// FlagLaunchOnce marks a record of bench2 --launch-once: one checked
+// launch a variant, for a profiler to capture, and no time.
+const FlagLaunchOnce = "launch-once"
+
 // FlagGridCapped marks a record of a run with bench2 --max-grid: the
 // kernels that size their grid to the device ran on fewer blocks than it
 // holds, a probe rather than the deployed launch.

@@ -10,11 +10,17 @@
 # NCU_METRICS=a,b adds metrics; NCU_SECTIONS=a,b adds ncu sections (for
 # example InstructionStats,SourceCounters); NCU_INSTANCES=1 prints instanced
 # metrics per instance (NCU_METRICS=sass__inst_executed_per_opcode then
-# gives the instruction mix by opcode); NCU_COUNT=n profiles n launches. KERNEL_REGEX
-# is a regex: 'pq_gemm_pre' also matches pq_gemm_pre_wg (and is launched
-# first); anchor it ('^pq_gemm_pre$') to profile one kernel. bench2 needs
-# --reps 4 or more.
+# gives the instruction mix by opcode); NCU_COUNT=n profiles n launches;
+# NCU_LOG=file writes ncu's report to file as CSV (--csv --log-file), so
+# stdout keeps parharness's own output. KERNEL_REGEX is a regex:
+# 'pq_gemm_pre' also matches pq_gemm_pre_wg (and is launched first); anchor
+# it ('^pq_gemm_pre$') to profile one kernel. bench2 needs --reps 4 or more.
 #   scripts/ncu.sh pq_gemm_dec_m8 bench2 dec --m 1 --reps 4 --warmup 10ms --min-graph-us 100
+# Every cell of a sweep, one checked launch each (bench2 --launch-once
+# prints the launches in order; the k-th profiled kernel is the k-th row
+# of the variants whose kernels the regex matches):
+#   NCU_COUNT=200 NCU_LOG=ncu.csv scripts/ncu.sh '^pq_gemm_dec_(wp3|wps)_m' \
+#     bench2 dec --launch-once --m 1,8,16,64 --variants wp3pdl,wpspdl
 set -euo pipefail
 if [ $# -lt 2 ]; then
 	echo "usage: scripts/ncu.sh KERNEL_REGEX parharness-args..." >&2
@@ -42,6 +48,9 @@ IFS=, read -r -a sections <<<"${NCU_SECTIONS:-}"
 for s in "${sections[@]}"; do
 	[ -n "$s" ] && extra+=(--section "$s")
 done
+if [ -n "${NCU_LOG:-}" ]; then
+	extra+=(--csv --log-file "$NCU_LOG")
+fi
 if [ "${NCU_INSTANCES:-0}" = 1 ]; then
 	extra+=(--print-metric-instances values)
 fi

@@ -95,6 +95,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	scrubKind := fs.String("scrub", basics.ScrubRead, "the isolated regime's cache scrub: read (reads 3x the last-level cache, leaving clean lines) or copy (copies 3x the cache, leaving dirty lines whose write-back the timed launch pays)")
 	maxGrid := fs.Int("max-grid", 0, "cap the grid of the kernels that size it to the device (stream-K) at this many blocks, to probe how their time depends on it (0: one block a resident slot); every record is flagged grid-capped")
 	allowProfiler := fs.Bool("allow-profiler", false, "time even under a profiler or sanitizer (every record is flagged under-profiler)")
+	launchOnce := fs.Bool("launch-once", false, "time nothing: launch each variant of each point once, checked, for a profiler to capture (ncu -k regex:KERNEL --launch-count N), and print the launches in order; no ceilings and no results JSON")
 	fs.Usage = func() {
 		o := fs.Output()
 		fmt.Fprintf(o, "usage: parharness bench2 %s [flags]\n%s\n", suite.Name, suite.Doc)
@@ -145,8 +146,14 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	if *maxGrid < 0 {
 		return ExitUsage, usagef("--max-grid %d: want a block count, or 0 for the device's", *maxGrid)
 	}
+	if *launchOnce && *jsonPath != "" {
+		return ExitUsage, usagef("--launch-once times nothing, so it writes no results JSON: drop --json")
+	}
+	if *launchOnce && *devicesArg != "" {
+		return ExitUsage, usagef("--launch-once runs on one device: drop --devices")
+	}
 	profiler := gpu.ProfilerInjected(os.Environ())
-	if profiler != "" && !*allowProfiler {
+	if profiler != "" && !*allowProfiler && !*launchOnce {
 		return ExitUsage, usagef("a profiler or sanitizer is injected (%s): its overhead would be in every time; run without it, or pass --allow-profiler to time anyway with every record flagged", profiler)
 	}
 	shard, err := parseShard(*shardArg)
@@ -246,6 +253,10 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	}
 	doc.Profiler = profiler
+	if *launchOnce {
+		eng.LaunchOnce = true
+		return runLaunchOnce(ctx, suite, stdout, startMeter, func() { meter.Done() })
+	}
 
 	sample("before ceilings")
 	startMeter("copy ceiling", "sizes")
@@ -361,6 +372,45 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 // borderless, numbers right-aligned, the regime column only when the
 // records' regimes differ (else named above the table), the control's
 // spread without its ratio (the JSON has both).
+// runLaunchOnce runs the suite under Engine.LaunchOnce and prints its
+// launches in order, so a profiler's launch IDs map to points: among the
+// launches of the kernels the profiler matched, the k-th ID is the k-th
+// row of those variants. A failed check fails the run.
+func runLaunchOnce(ctx *bench.Ctx, suite bench.Suite, stdout io.Writer, startMeter func(label, unit string), stopMeter func()) (int, error) {
+	startMeter(suite.Name, "points")
+	err := suite.Run(ctx)
+	stopMeter()
+	fmt.Fprintf(stdout, "launch-once: one launch a variant and point, in this order (profiler IDs follow it among the matched kernels):\n")
+	t := textutil.Table{Header: []string{"#", "kernel", "shape", "M", "regime", "variant", "check"}, Plain: true,
+		Align: []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft}}
+	failed := 0
+	for i, r := range ctx.Records {
+		check := "-"
+		if r.Check != nil {
+			check = r.Check.Status
+			if r.Check.Status == results.CheckFail {
+				check += ": " + r.Check.Reason
+				failed++
+			}
+		}
+		t.Append(anys([]string{fmt.Sprint(i + 1), r.Kernel, r.Shape, fmt.Sprint(r.M), r.Regime, r.Variant, check})...)
+	}
+	t.Shrink = []int{len(t.Header) - 1}
+	if err := t.Render(stdout, textutil.Width(stdout)); err != nil {
+		fmt.Fprintf(stdout, "(table not rendered: %v)\n", err)
+	}
+	for _, s := range ctx.Skipped {
+		fmt.Fprintf(stdout, "skipped: %s\n", s)
+	}
+	switch {
+	case err != nil:
+		return ExitFail, fmt.Errorf("suite %s: %v", suite.Name, err)
+	case failed > 0:
+		return ExitFail, fmt.Errorf("launch-once: %d of %d launches failed their output check", failed, len(ctx.Records))
+	}
+	return ExitOK, nil
+}
+
 func printBenchTable(w io.Writer, doc *results.Document) {
 	copyC, _ := doc.Ceiling(results.CeilingCopyGBps)
 	regimes := map[string]bool{}

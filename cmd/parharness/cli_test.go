@@ -53,6 +53,8 @@ func TestUsageErrors(t *testing.T) {
 		{"bench2", "dec", "--warmup", "-5ms"},
 		{"bench2", "dec", "--scrub", "flush"},
 		{"bench2", "dec", "--max-grid", "-1"},
+		{"bench2", "dec", "--launch-once", "--json", "x.json"},
+		{"bench2", "dec", "--launch-once", "--devices", "all"},
 		{"doctor", "--step-timeout", "0s"},
 		{"diff", "a.json", "b.json", "--fail-on-slower", "NaN"},
 		{"diff", "a.json", "b.json", "--noise", "-1"},
