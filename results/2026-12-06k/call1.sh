@@ -2,7 +2,9 @@
 # Call 1 of 2026-12-06k, on the landed build (gemm.ptx md5 ecf1bbc1).
 # Every cell profiled: one ncu pass over bench2 dec --launch-once (each
 # cell's wp3pdl and wpspdl launched once, checked), the metrics of
-# scripts/ncu.sh, as CSV.
+# scripts/ncu.sh and the L2's throughput and reads by the SMs (at M = 64
+# each 64-column tile re-reads M x K activation bytes from L2: on down
+# twice the weights' bytes), as CSV.
 # On an H200: the acceptance run first (ptxas -v, static gates, the gemm
 # gate, the sweep of both regimes with the read roof and cuBLASLt), then
 # the ncu pass.
@@ -33,7 +35,8 @@ rm -rf build-old && cp -r build build-old && gzip -dc build-alt/old.ptx.gz >buil
 md5sum build/sm_90a/gemm.ptx build-old/sm_90a/gemm.ptx >"$W/md5.txt"
 ALLM=1,2,5,8,16,24,32,40,48,56,64
 cells() { # ncu of every cell's two bodies
-	NCU_COUNT=100 NCU_LOG="$W/ncu-cells.csv" timeout "$1" scripts/ncu.sh '^pq_gemm_dec_(wp3|wps)_m' \
+	NCU_METRICS=lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum \
+		NCU_COUNT=100 NCU_LOG="$W/ncu-cells.csv" timeout "$1" scripts/ncu.sh '^pq_gemm_dec_(wp3|wps)_m' \
 		bench2 dec --launch-once --m $ALLM --variants wp3pdl,wpspdl --watchdog 60s >"$W/ncu-cells.log" 2>&1
 	step "ncu cells rc=$?"
 }
