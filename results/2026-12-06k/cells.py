@@ -27,7 +27,7 @@ for r in csv.DictReader(lines):
     try:
         val = float(v)
         if r["Metric Name"] == "gpu__time_duration.sum":  # to µs, whatever unit ncu chose
-            val *= {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}[r["Metric Unit"]]
+            val *= {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[r["Metric Unit"]]
         metrics.setdefault(i, {})[r["Metric Name"]] = val
     except ValueError:
         pass
@@ -35,7 +35,7 @@ ids = sorted(metrics)
 if len(ids) != len(rows):
     sys.exit(f"{len(ids)} profiled kernels, {len(rows)} launch rows of {sorted(VARIANTS)}")
 
-print("| shape | M | body | kernel | µs (ncu) | DRAM % of peak | L2 % of peak | L2 reads by SMs MB | issue active % | warps active % | gmma pipe % | top stalls (warps a issued instruction) |")
+print("| shape | M | body | kernel | µs (ncu) | DRAM % of peak | L2 % of peak | L2 reads by SMs MB | issue active % | warps active % | tensor pipe % | top stalls (warps a issued instruction) |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (shape, m, v), i in zip(rows, ids):
     k, x = names[i], metrics[i]
@@ -49,5 +49,5 @@ for (shape, m, v), i in zip(rows, ids):
     print(f"| {shape} | {m} | {body} | {re.sub(r'^pq_gemm_dec_', '', k)} | {t:.2f} | {g('dram__throughput.avg.pct_of_peak_sustained_elapsed'):.1f} | "
           f"{g('lts__throughput.avg.pct_of_peak_sustained_elapsed'):.1f} | {g('lts__t_sectors_srcunit_tex_op_read.sum') * 32e-6:.1f} | "
           f"{g('smsp__issue_active.avg.pct_of_peak_sustained_active'):.1f} | {g('sm__warps_active.avg.pct_of_peak_sustained_active'):.1f} | "
-          f"{g('sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active'):.1f} | "
+          f"{g('sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active'):.1f} | "
           + ", ".join(f"{s} {val:.2f}" for val, s in st) + " |")
