@@ -167,9 +167,13 @@ func TestDecBodyLawOnSavedRun(t *testing.T) {
 			}
 		}
 	})
-	for _, run := range []string{"call1/ab-2-build-trylast.json.gz", "call1/ab-6-build-trylast.json.gz"} {
+	// Held out: call 1's A/B runs of the landed build (M = 1, 16, 64), and
+	// three runs of M = 32, 40, 48 after the refit (results/2026-12-06k:
+	// down crosses from wp3 to wps there).
+	for _, run := range []string{"2026-12-06j/call1/ab-2-build-trylast.json.gz", "2026-12-06j/call1/ab-6-build-trylast.json.gz",
+		"2026-12-06k/call1/spread-1.json.gz", "2026-12-06k/call1/spread-2.json.gz", "2026-12-06k/call1/spread-3.json.gz"} {
 		t.Run("held out "+run, func(t *testing.T) {
-			d, err := results.Read(filepath.Join(dir, filepath.FromSlash(run)))
+			d, err := results.Read(filepath.Join(dir, "..", filepath.FromSlash(run)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,7 @@
 ncu's CSV (scripts/ncu.sh with NCU_LOG) and print one markdown row a cell:
 the k-th profiled kernel is the k-th row of the variants whose kernels the
 regex matched (VARIANTS below)."""
-import csv, re, sys
+import csv, gzip, re, sys
 
 VARIANTS = {"wp3pdl": "wp3", "wpspdl": "wps"}
 STALLS = ["long_scoreboard", "short_scoreboard", "barrier", "wait", "math_pipe_throttle", "lg_throttle",
@@ -19,7 +19,8 @@ for line in open(sys.argv[1]):
 
 metrics = {}  # ID -> name -> value
 names = {}
-lines = [l for l in open(sys.argv[2]) if l.startswith('"')]
+opener = gzip.open if sys.argv[2].endswith('.gz') else open
+lines = [l for l in opener(sys.argv[2], 'rt') if l.startswith('"')]
 for r in csv.DictReader(lines):
     i = int(r["ID"])
     names[i] = r["Kernel Name"]
