@@ -30,6 +30,6 @@ timeout 170 $P bench2 dec --m $ALLM \
 step "dec rc=$?"
 [ -s "$W/dec.json" ] && $P report "$W/dec.json" >"$W/report.txt" 2>&1
 NCU_METRICS=lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum \
-	NCU_COUNT=100 NCU_LOG="$W/ncu-cells.csv" timeout $((555 - (SECONDS - start))) scripts/ncu.sh '^pq_gemm_dec_(wp3|wps)_m' \
+	NCU_COUNT=100 NCU_LOG="$W/ncu-cells.csv" timeout $((500 - (SECONDS - start))) scripts/ncu.sh '^pq_gemm_dec_(wp3|wps)_m' \
 	bench2 dec --launch-once --m $ALLM --variants wp3pdl,wpspdl --watchdog 60s >"$W/ncu-cells.log" 2>&1
 step "ncu cells rc=$?"
