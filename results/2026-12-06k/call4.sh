@@ -37,7 +37,7 @@ for b in build-trial build build-trial build; do
 		--json "$W/ab-$i-$b.json" >"$W/ab-$i-$b.log" 2>&1
 	step "ab $i $b rc=$?"
 done
-left=$((360 - (SECONDS - start)))
+left=$((320 - (SECONDS - start)))
 timeout $left compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wps \
 	$P gate --quick --only '^gemm$' --build build-trial --require-device --watchdog 200s --json "$W/gate-gemm-memcheck.json" >"$W/memcheck.log" 2>&1
 step "memcheck trial rc=$? (limit ${left}s)"
