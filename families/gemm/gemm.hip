@@ -1623,13 +1623,6 @@ DEVICE void gemm_dec_wk(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #ifndef DWP_PIPE
 #define DWP_PIPE 1
 #endif
-// DWP_EPI_LAST (a build-time trial): a stream-K segment's epilogue (the
-// in-block sum, the store or the hand-off) goes to the consumer that ran
-// the segment's last round, whose next round is C rounds away, instead of
-// consumer 0, whose next round may be the very next one.
-#ifndef DWP_EPI_LAST
-#define DWP_EPI_LAST 0
-#endif
 // Block: C consumer warpgroups and the producer. Registers a thread after
 // setmaxnreg (the block's 65536 split; C = 2 is pq_gemm_pre_wg's split):
 // C = 2: 256 x 224 + 128 x 56; C = 3: 384 x 152 + 128 x 56.
@@ -1946,7 +1939,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   // (whatever finishes first) and stores bf16, or for a tile shared with
   // other blocks (stream-K, !whole) hands it to dec_sk_publish. Before a
   // next segment (more) a second barrier frees red.
-  auto epilogue = [&](u32 t, bool whole, bool more, u32 e) __attribute__((always_inline)) {
+  auto epilogue = [&](u32 t, bool whole, bool more) __attribute__((always_inline)) {
     // At NB = 64 under stream-K the bases and the thread's indices are made
     // opaque here, so the epilogue's addresses are computed at each
     // segment's end. Otherwise they are loop-invariant and hoisted out of
@@ -1958,31 +1951,6 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     u16 *ob = out;
     u32 tt = t128, tg = tig, mm = M, nn = N;
     if constexpr (SK && NB == 64) asm volatile("" : "+l"(rb), "+l"(wb), "+l"(ob), "+r"(tt), "+r"(tg), "+r"(mm), "+r"(nn));
-#if DWP_EPI_LAST
-    // Slot of consumer w's partial in red: the others' in consumer order.
-    auto slot = [&](u32 w) -> u32 { return w < e ? w : w - 1u; };
-    if (wg != e) {
-#pragma unroll
-      for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) rb[slot(wg) * PART + (mt * 4 + j) * 128u + tt] = acc[mt][j];
-    }
-    asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // the consumer warpgroups
-    if (wg != e) {
-      if (more) asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
-      return;
-    }
-    float sum[MT][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-      for (int j = 0; j < 4; j++) {
-        sum[mt][j] = e == 0u ? acc[mt][j] : rb[(mt * 4 + j) * 128u + tt];
-#pragma unroll
-        for (int w = 1; w < C; w++) sum[mt][j] += (u32)w == e ? acc[mt][j] : rb[slot(w) * PART + (mt * 4 + j) * 128u + tt];
-      }
-#else
-    (void)e;
     if (wg != 0) {
 #pragma unroll
       for (int mt = 0; mt < MT; mt++)
@@ -2003,7 +1971,6 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
 #pragma unroll
         for (int w = 0; w < C - 1; w++) sum[mt][j] += rb[w * PART + (mt * 4 + j) * 128u + tt];
       }
-#endif
     if (more) asm volatile("bar.sync 1, %0;" ::"n"(128 * C) : "memory"); // red read
     if (!whole && !dec_sk_publish<MT>(sum, wb, sema, &dwp_last, t, dwp_rng[0] / G, G, NU, B, bid_x(), 2u, tt, !more))
       return;
@@ -2029,7 +1996,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
       }
       rbeg += nrs;
       const WpSeg se = wp_seg(i, dwp_rng[0], dwp_rng[1], G); // reloaded: nothing of sg held across the rounds
-      epilogue(se.t, se.ga == 0u && se.gb == G, i + 1u < nseg, DWP_EPI_LAST ? (rbeg - 1u) % C : 0u);
+      epilogue(se.t, se.ga == 0u && se.gb == G, i + 1u < nseg);
 #pragma unroll
       for (int mt = 0; mt < MT; mt++) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.0f;
     }
@@ -2073,7 +2040,7 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     }
     (void)fb, (void)Tb, (void)zb;
   }
-  epilogue(tile, true, false, 0u);
+  epilogue(tile, true, false);
 }
 #else // __AMDGCN__
 // gfx1201 decode body: the sm_90 per-warp (v1) algorithm, block geometry, split-K protocol
