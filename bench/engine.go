@@ -91,6 +91,11 @@ type Check struct {
 	Prepare func(k int) error
 	// Verify compares copy k's outputs with the reference.
 	Verify func(k int) error
+	// Launches names the kernel launch Prepare makes of its own (a
+	// reference the check compares against), "" when it makes none; under
+	// LaunchOnce it gets a row of its own before the variant's, so the
+	// printed launches stay in step with a profiler's.
+	Launches string
 }
 
 // Sequence is one variant that runs vs one after another per call (a
@@ -537,32 +542,46 @@ func (e *Engine) eagerOnce(p Point) error {
 
 // launchOnce is Measure under LaunchOnce: each variant launched once on
 // copy 0, its outputs poisoned before and verified after, in the order of
-// p.Variants (a profiler's launch IDs follow it). A failed check is the
-// record's; a failed launch ends the point.
+// p.Variants (a profiler's launch IDs follow it); a check that launches a
+// reference of its own (Check.Launches) gets a row before the variant's.
+// A failed check is the record's. A failed preparation or launch ends the
+// point, returning the rows of what did launch with the error.
 func (e *Engine) launchOnce(p Point) ([]results.Record, error) {
 	var recs []results.Record
-	for _, v := range p.Variants {
-		r := results.Record{Suite: p.Suite, Kernel: p.Kernel, Variant: v.Name, Shape: p.Shape, M: p.M,
+	row := func(v Variant, name string) results.Record {
+		r := results.Record{Suite: p.Suite, Kernel: p.Kernel, Variant: name, Shape: p.Shape, M: p.M,
 			Regime: cmp.Or(v.Regime, p.Regime), Bytes: p.Bytes, Flops: p.Flops, Extra: cloneMap(p.Extra),
 			Flags: append(slices.Clone(e.Flags), results.FlagLaunchOnce)}
 		if v.Roof {
 			r.Bytes, r.Flops = v.Bytes, 0
 			r.AddFlag(results.FlagRoof)
 		}
+		return r
+	}
+	fail := func(v Variant, what string, err error) ([]results.Record, error) {
+		return recs, fmt.Errorf("bench: %s %s M=%d variant %s: %s: %w", p.Kernel, p.Shape, p.M, v.Name, what, err)
+	}
+	for _, v := range p.Variants {
 		if v.Check != nil {
+			if v.Check.Launches != "" {
+				ref := row(v, v.Name+" check: "+v.Check.Launches)
+				ref.Check = &results.Check{Status: results.CheckNone, Reason: "the check's own launch of its reference"}
+				recs = append(recs, ref)
+			}
 			if err := v.Check.Prepare(0); err != nil {
-				return nil, fmt.Errorf("bench: %s %s M=%d variant %s: preparing the check: %w", p.Kernel, p.Shape, p.M, v.Name, err)
+				return fail(v, "preparing the check", err)
 			}
 			if err := e.Dev.Synchronize(); err != nil {
-				return nil, fmt.Errorf("bench: %s %s M=%d variant %s: preparing the check: %w", p.Kernel, p.Shape, p.M, v.Name, err)
+				return fail(v, "preparing the check", err)
 			}
 		}
 		if err := v.Enqueue(e.Stream, 0); err != nil {
-			return nil, fmt.Errorf("bench: %s %s M=%d variant %s: the launch: %w", p.Kernel, p.Shape, p.M, v.Name, err)
+			return fail(v, "the launch", err)
 		}
 		if err := e.Dev.StreamSynchronize(e.Stream); err != nil {
-			return nil, fmt.Errorf("bench: %s %s M=%d variant %s: the launch: %w", p.Kernel, p.Shape, p.M, v.Name, err)
+			return fail(v, "the launch or its completion", err)
 		}
+		r := row(v, v.Name)
 		switch {
 		case v.Check == nil:
 			r.Check = &results.Check{Status: results.CheckNone, Reason: v.Unchecked}

@@ -326,4 +326,41 @@ func TestEngineLaunchOnce(t *testing.T) {
 	if !strings.Contains(recs[1].Check.Reason, "element 3") {
 		t.Errorf("B's reason %q does not carry the check's message", recs[1].Check.Reason)
 	}
+
+	t.Run("a check's own launch", func(t *testing.T) {
+		order = nil
+		ref := variant("R", false)
+		ref.Check.Launches = "the reference kernel"
+		ref.Roof, ref.Bytes = true, 10 // a roof's own bytes are its rows'
+		recs, err := e.Measure(Point{Suite: "s", Kernel: "k", Shape: "x", M: 5, Regime: Cold, Copies: 3, Bytes: 1000, Footprint: 100 << 20,
+			Extra: map[string]float64{"split": 2}, Variants: []Variant{variant("A", false), ref}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, r := range recs {
+			names = append(names, r.Variant)
+		}
+		if got := strings.Join(names, ","); got != "A,R check: the reference kernel,R" {
+			t.Errorf("rows %s: want the check's launch listed before its variant", got)
+		}
+		if r := recs[2]; r.Bytes != 10 || !r.HasFlag(results.FlagRoof) || r.Extra["split"] != 2 {
+			t.Errorf("roof row: %d bytes, flags %v, extra %v", r.Bytes, r.Flags, r.Extra)
+		}
+		recs[0].Extra["split"] = 3
+		if recs[2].Extra["split"] != 2 {
+			t.Error("rows share the point's Extra map")
+		}
+	})
+	t.Run("a failed launch keeps the rows before it", func(t *testing.T) {
+		broken := Variant{Name: "broken", Unchecked: "x", Enqueue: func(gpu.Stream, int) error { return fmt.Errorf("invalid argument") }}
+		recs, err := e.Measure(Point{Suite: "s", Kernel: "k", Shape: "x", M: 5, Regime: Cold, Copies: 3, Bytes: 1000, Footprint: 100 << 20,
+			Variants: []Variant{variant("A", false), broken, variant("C", false)}})
+		if err == nil || !strings.Contains(err.Error(), "variant broken: the launch: invalid argument") {
+			t.Errorf("err %v: want the launch's error, naming the variant", err)
+		}
+		if len(recs) != 1 || recs[0].Variant != "A" {
+			t.Errorf("%d rows returned with the error, want A's alone", len(recs))
+		}
+	})
 }

@@ -338,11 +338,8 @@ func (c *Ctx) Measure(p Point) error {
 	}
 	p.Variants = vs
 	recs, err := c.Engine.Measure(p)
-	if err != nil {
-		return err
-	}
-	c.AddRecords(recs...)
-	return nil
+	c.AddRecords(recs...) // under LaunchOnce, what launched before an error
+	return err
 }
 
 // ErrNoExLaunch is LauncherEx's error (wrapped) when the device has no

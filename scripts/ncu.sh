@@ -14,11 +14,13 @@
 # NCU_LOG=file writes ncu's report to file as CSV (--csv --log-file), so
 # stdout keeps parharness's own output. KERNEL_REGEX is a regex:
 # 'pq_gemm_pre' also matches pq_gemm_pre_wg (and is launched first); anchor
-# it ('^pq_gemm_pre$') to profile one kernel. bench2 needs --reps 4 or more.
+# it ('^pq_gemm_pre$') to profile one kernel. bench2 needs --reps 4 or more
+# (its engine refuses fewer, even with --launch-once, which times nothing).
 #   scripts/ncu.sh pq_gemm_dec_m8 bench2 dec --m 1 --reps 4 --warmup 10ms --min-graph-us 100
 # Every cell of a sweep, one checked launch each (bench2 --launch-once
-# prints the launches in order; the k-th profiled kernel is the k-th row
-# of the variants whose kernels the regex matches):
+# prints the launches in order, a check's own launch of a reference on a
+# row of its own; the k-th profiled kernel is the k-th row of those the
+# regex matches):
 #   NCU_COUNT=200 NCU_LOG=ncu.csv scripts/ncu.sh '^pq_gemm_dec_(wp3|wps)_m' \
 #     bench2 dec --launch-once --m 1,8,16,64 --variants wp3pdl,wpspdl
 set -euo pipefail

@@ -152,6 +152,9 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	if *launchOnce && *devicesArg != "" {
 		return ExitUsage, usagef("--launch-once runs on one device: drop --devices")
 	}
+	if *launchOnce && *benchfmt {
+		return ExitUsage, usagef("--launch-once times nothing, so it has no benchmark lines: drop --benchfmt")
+	}
 	profiler := gpu.ProfilerInjected(os.Environ())
 	if profiler != "" && !*allowProfiler && !*launchOnce {
 		return ExitUsage, usagef("a profiler or sanitizer is injected (%s): its overhead would be in every time; run without it, or pass --allow-profiler to time anyway with every record flagged", profiler)
@@ -214,6 +217,11 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		meter.Set(done, total, what)
 	}
 	writePartial := func(reason string) {
+		if *launchOnce { // no document: the launches so far are what a profile needs
+			fmt.Fprintf(stdout, "launch-once stopped (%s); the launches so far:\n", reason)
+			printLaunches(stdout, ctx.RecordsSnapshot())
+			return
+		}
 		doc.Records = ctx.RecordsSnapshot()
 		if *jsonPath != "" {
 			if err := results.WritePartial(*jsonPath, doc, reason); err == nil {
@@ -368,37 +376,16 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	return ExitOK, nil
 }
 
-// printBenchTable prints one row per record, fitted to the width of w:
-// borderless, numbers right-aligned, the regime column only when the
-// records' regimes differ (else named above the table), the control's
-// spread without its ratio (the JSON has both).
 // runLaunchOnce runs the suite under Engine.LaunchOnce and prints its
 // launches in order, so a profiler's launch IDs map to points: among the
 // launches of the kernels the profiler matched, the k-th ID is the k-th
-// row of those variants. A failed check fails the run.
+// row of those variants (a check's own launches have rows of their own).
+// A failed check fails the run.
 func runLaunchOnce(ctx *bench.Ctx, suite bench.Suite, stdout io.Writer, startMeter func(label, unit string), stopMeter func()) (int, error) {
 	startMeter(suite.Name, "points")
 	err := suite.Run(ctx)
 	stopMeter()
-	fmt.Fprintf(stdout, "launch-once: one launch a variant and point, in this order (profiler IDs follow it among the matched kernels):\n")
-	t := textutil.Table{Header: []string{"#", "kernel", "shape", "M", "regime", "variant", "check"}, Plain: true,
-		Align: []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft}}
-	failed := 0
-	for i, r := range ctx.Records {
-		check := "-"
-		if r.Check != nil {
-			check = r.Check.Status
-			if r.Check.Status == results.CheckFail {
-				check += ": " + r.Check.Reason
-				failed++
-			}
-		}
-		t.Append(anys([]string{fmt.Sprint(i + 1), r.Kernel, r.Shape, fmt.Sprint(r.M), r.Regime, r.Variant, check})...)
-	}
-	t.Shrink = []int{len(t.Header) - 1}
-	if err := t.Render(stdout, textutil.Width(stdout)); err != nil {
-		fmt.Fprintf(stdout, "(table not rendered: %v)\n", err)
-	}
+	failed := printLaunches(stdout, ctx.Records)
 	for _, s := range ctx.Skipped {
 		fmt.Fprintf(stdout, "skipped: %s\n", s)
 	}
@@ -411,6 +398,34 @@ func runLaunchOnce(ctx *bench.Ctx, suite bench.Suite, stdout io.Writer, startMet
 	return ExitOK, nil
 }
 
+// printLaunches prints launch-once records as the numbered table of
+// launches and returns how many failed their check.
+func printLaunches(w io.Writer, recs []results.Record) (failed int) {
+	fmt.Fprintf(w, "launch-once: one launch a variant and point, in this order (profiler IDs follow it among the matched kernels):\n")
+	t := textutil.Table{Header: []string{"#", "kernel", "shape", "M", "regime", "variant", "check"}, Plain: true,
+		Align: []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft}}
+	for i, r := range recs {
+		check := "-"
+		if r.Check != nil {
+			check = r.Check.Status
+			if r.Check.Status == results.CheckFail {
+				check += ": " + r.Check.Reason
+				failed++
+			}
+		}
+		t.Append(anys([]string{fmt.Sprint(i + 1), r.Kernel, r.Shape, fmt.Sprint(r.M), r.Regime, r.Variant, check})...)
+	}
+	t.Shrink = []int{len(t.Header) - 1}
+	if err := t.Render(w, textutil.Width(w)); err != nil {
+		fmt.Fprintf(w, "(table not rendered: %v)\n", err)
+	}
+	return failed
+}
+
+// printBenchTable prints one row per record, fitted to the width of w:
+// borderless, numbers right-aligned, the regime column only when the
+// records' regimes differ (else named above the table), the control's
+// spread without its ratio (the JSON has both).
 func printBenchTable(w io.Writer, doc *results.Document) {
 	copyC, _ := doc.Ceiling(results.CeilingCopyGBps)
 	regimes := map[string]bool{}

@@ -55,6 +55,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bench2", "dec", "--max-grid", "-1"},
 		{"bench2", "dec", "--launch-once", "--json", "x.json"},
 		{"bench2", "dec", "--launch-once", "--devices", "all"},
+		{"bench2", "dec", "--launch-once", "--benchfmt"},
 		{"doctor", "--step-timeout", "0s"},
 		{"diff", "a.json", "b.json", "--fail-on-slower", "NaN"},
 		{"diff", "a.json", "b.json", "--noise", "-1"},

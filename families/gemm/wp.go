@@ -134,6 +134,7 @@ func sameBitsCheck(dev gpu.Device, b *gemmBufs, chk *bench.Check, frag bench.Var
 	want := map[int][]byte{}
 	n := 2 * b.M * b.s.N()
 	return &bench.Check{
+		Launches: fragName,
 		Prepare: func(k int) error {
 			if err := frag.Check.Prepare(k); err != nil {
 				return err
