@@ -167,8 +167,9 @@ type Engine struct {
 	Flags []string
 	// LaunchOnce makes Measure launch each variant once, eagerly, onto
 	// poisoned outputs that it then verifies, and time nothing: the pass
-	// a profiler attaches to (ncu -k regex:... sees one checked launch
-	// per variant and point). Its records carry a check and no samples.
+	// a profiler attaches to (ncu --clock-control none -k regex:... sees
+	// one checked launch per variant and point). Its records carry a check
+	// and no samples.
 	LaunchOnce bool
 }
 

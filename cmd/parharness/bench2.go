@@ -95,7 +95,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	scrubKind := fs.String("scrub", basics.ScrubRead, "the isolated regime's cache scrub: read (reads 3x the last-level cache, leaving clean lines) or copy (copies 3x the cache, leaving dirty lines whose write-back the timed launch pays)")
 	maxGrid := fs.Int("max-grid", 0, "cap the grid of the kernels that size it to the device (stream-K) at this many blocks, to probe how their time depends on it (0: one block a resident slot); every record is flagged grid-capped")
 	allowProfiler := fs.Bool("allow-profiler", false, "time even under a profiler or sanitizer (every record is flagged under-profiler)")
-	launchOnce := fs.Bool("launch-once", false, "time nothing: launch each variant of each point once, checked, for a profiler to capture (ncu -k regex:KERNEL --launch-count N), and print the launches in order; no ceilings and no results JSON")
+	launchOnce := fs.Bool("launch-once", false, "time nothing: launch each variant of each point once, checked, for a profiler to capture (ncu --clock-control none -k regex:KERNEL --launch-count N), and print the launches in order; no ceilings and no results JSON")
 	fs.Usage = func() {
 		o := fs.Output()
 		fmt.Fprintf(o, "usage: parharness bench2 %s [flags]\n%s\n", suite.Name, suite.Doc)
