@@ -332,13 +332,8 @@ func (e *Engine) Measure(p Point) ([]results.Record, error) {
 	}
 	var recs []results.Record
 	for i, v := range p.Variants {
-		regime := cmp.Or(v.Regime, p.Regime)
-		r := results.Record{Suite: p.Suite, Kernel: p.Kernel, Variant: v.Name, Shape: p.Shape, M: p.M, Regime: regime,
-			Bytes: p.Bytes, Flops: p.Flops, Extra: cloneMap(p.Extra), Timing: results.TimingGraph, Clocks: clocks, Flags: slices.Clone(flags)}
-		if v.Roof {
-			r.Bytes, r.Flops = v.Bytes, 0
-			r.AddFlag(results.FlagRoof)
-		}
+		r := pointRecord(p, v, v.Name, flags)
+		r.Timing, r.Clocks = results.TimingGraph, clocks
 		r.Extra["calls_per_graph"] = float64(n)
 		r.Extra["copies"] = float64(p.Copies)
 		switch {
@@ -549,16 +544,8 @@ func (e *Engine) eagerOnce(p Point) error {
 // point, returning the rows of what did launch with the error.
 func (e *Engine) launchOnce(p Point) ([]results.Record, error) {
 	var recs []results.Record
-	row := func(v Variant, name string) results.Record {
-		r := results.Record{Suite: p.Suite, Kernel: p.Kernel, Variant: name, Shape: p.Shape, M: p.M,
-			Regime: cmp.Or(v.Regime, p.Regime), Bytes: p.Bytes, Flops: p.Flops, Extra: cloneMap(p.Extra),
-			Flags: append(slices.Clone(e.Flags), results.FlagLaunchOnce)}
-		if v.Roof {
-			r.Bytes, r.Flops = v.Bytes, 0
-			r.AddFlag(results.FlagRoof)
-		}
-		return r
-	}
+	flags := append(slices.Clone(e.Flags), results.FlagLaunchOnce)
+	row := func(v Variant, name string) results.Record { return pointRecord(p, v, name, flags) }
 	fail := func(v Variant, what string, err error) ([]results.Record, error) {
 		return recs, fmt.Errorf("bench: %s %s M=%d variant %s: %s: %w", p.Kernel, p.Shape, p.M, v.Name, what, err)
 	}
@@ -595,6 +582,19 @@ func (e *Engine) launchOnce(p Point) ([]results.Record, error) {
 		recs = append(recs, r)
 	}
 	return recs, nil
+}
+
+// pointRecord is the record of variant v at point p, named name: the
+// point's work (a roof's own bytes and no flops, flagged), its Extra
+// copied, flags copied; the caller adds the check and the times.
+func pointRecord(p Point, v Variant, name string, flags []string) results.Record {
+	r := results.Record{Suite: p.Suite, Kernel: p.Kernel, Variant: name, Shape: p.Shape, M: p.M, Regime: cmp.Or(v.Regime, p.Regime),
+		Bytes: p.Bytes, Flops: p.Flops, Extra: cloneMap(p.Extra), Flags: slices.Clone(flags)}
+	if v.Roof {
+		r.Bytes, r.Flops = v.Bytes, 0
+		r.AddFlag(results.FlagRoof)
+	}
+	return r
 }
 
 // CheckedCopies are the buffer sets of a rotation of copies sets that the
