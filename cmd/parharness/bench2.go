@@ -401,7 +401,7 @@ func runLaunchOnce(ctx *bench.Ctx, suite bench.Suite, stdout io.Writer, startMet
 // printLaunches prints launch-once records as the numbered table of
 // launches and returns how many failed their check.
 func printLaunches(w io.Writer, recs []results.Record) (failed int) {
-	fmt.Fprintf(w, "launch-once: one launch a variant and point, in this order (profiler IDs follow it among the matched kernels):\n")
+	fmt.Fprintf(w, "launch-once: one launch a row, in this order (a profiler's IDs follow the rows of the kernels it matched):\n")
 	t := textutil.Table{Header: []string{"#", "kernel", "shape", "M", "regime", "variant", "check"}, Plain: true,
 		Align: []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft}}
 	for i, r := range recs {
