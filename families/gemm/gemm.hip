@@ -1690,7 +1690,6 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
   constexpr u32 ST_W = U * TILE, ST_R = ST_W + 4u * U * 1024u;
   constexpr u32 STAGE = (ST_R + 4u * U * ARS + 1023u) / 1024u * 1024u;
   constexpr u32 PART = MT * 4u * 128u; // floats of one consumer's partial tile
-  constexpr u32 NT = DWP_THREADS(C);
   static_assert(C == 2 || C == 3, "two or three consumer warpgroups");
   static_assert(!SK || C == 3, "the stream-K split takes the three-consumer loop");
   static_assert(DWP_PRODUCER_REGS * 128 + dwp_consumer_regs<C>() * 128 * C <= 65536, "the block's registers after setmaxnreg");
@@ -1734,18 +1733,14 @@ DEVICE void gemm_dec_wp(const u8 *wq, const u32 *sz, const u8 *act, const float 
     }
     fence_mbar_init();
   }
-  // Rows M..NB-1 of every stage's tiles, asg and rs: zeros, stored once
-  // (the producer copies rows < M only).
-  for (u32 i = tid; i < (u32)D * U * (NB - M) * 8u; i += NT) {
-    const u32 t = i / ((NB - M) * 8u), row = M + (i / 8u) % (NB - M), c = i % 8u;
-    sts_v4(base + (t / U) * STAGE + (t % U) * TILE + row * 128u + 16u * c, u32x4{0u, 0u, 0u, 0u});
-  }
-  for (u32 i = tid; i < (u32)D * U * 2u * (NB - M); i += NT) {
-    const u32 t = i / (2u * (NB - M)), j = i % (2u * (NB - M));
-    ((float *)(gbase + (t / U) * STAGE + ST_R))[(t % U) * ARS + arx(M + j / 2u, j & 1u)] = 0.0f;
-  }
-  fence_proxy_async(); // the zeros, visible to the ops (async proxy)
-  block_sync();
+  // Rows M..NB-1 of the stages' tiles, asg and rs are never written: the
+  // producer copies rows < M only. Activation row m feeds only output row
+  // m (the op's N index, the fold's row), rows >= M are never stored, and
+  // a stream-K partial's rows >= M are only summed into rows >= M. So
+  // whatever a row >= M holds never reaches the output, and the first
+  // copies go out with no zero stores (and their run-time divisions by
+  // NB - M) ahead of them.
+  block_sync(); // the barriers' initialization, visible to every thread
 
   if (wg == (u32)C) { // producer warpgroup: every copy, nothing else
     setmaxnreg_dec<DWP_PRODUCER_REGS>();
