@@ -9,8 +9,11 @@
 # cell in whatever time is left.
 # Build: make kernels; landed PTX gzipped to build-alt/old.ptx.gz; binary
 # gzipped to build-alt/parharness.gz; carry build/ and build-alt/.
+# END (seconds, default 575): when the script must be done; give the run a
+# limit a little above it.
 set -u
 O=${OUT:?}
+END=${END:-575}
 W=$(mktemp -d)
 P=bin/parharness
 mkdir -p bin && gzip -dc build-alt/parharness.gz >$P && chmod +x $P
@@ -39,11 +42,11 @@ timeout 130 $P bench2 dec --m $ALLM \
 	--regimes stream,isolated --watchdog 30s --json "$W/dec.json" >"$W/dec.log" 2>&1
 step "dec rc=$?"
 [ -s "$W/dec.json" ] && $P report "$W/dec.json" >"$W/report.txt" 2>&1
-l=$(left 560)
+l=$(left $((END - 15)))
 timeout $l compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wp \
 	$P gate --quick --only '^gemm$' --require-device --watchdog 300s --json "$W/gate-gemm-memcheck.json" >"$W/memcheck.log" 2>&1
 step "memcheck gate gemm rc=$? (limit ${l}s)"
-l=$(left 575)
+l=$(left $END)
 if [ "$l" -gt 30 ]; then
 	NCU_METRICS=lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum \
 		NCU_COUNT=100 NCU_LOG="$W/ncu-cells.csv" timeout $l scripts/ncu.sh '^pq_gemm_dec_(wp3|wps)_m' \
