@@ -10,10 +10,11 @@
 # Build: make kernels; landed PTX gzipped to build-alt/old.ptx.gz; binary
 # gzipped to build-alt/parharness.gz; carry build/ and build-alt/.
 # END (seconds, default 575): when the script must be done; give the run a
-# limit a little above it.
+# limit a little above it. AB: the A/B's builds in run order.
 set -u
 O=${OUT:?}
 END=${END:-575}
+AB=${AB:-build build-old build build-old} # the A/B's runs, in order
 W=$(mktemp -d)
 P=bin/parharness
 mkdir -p bin && gzip -dc build-alt/parharness.gz >$P && chmod +x $P
@@ -31,7 +32,7 @@ step "ptxas rc=$?"
 timeout 60 $P gate --quick --only '^(ptxas-sm90a|sass-wgmma-hazards|sync-inventory)$' --require-device --json "$W/gate-static.json" >"$W/gate-static.log" 2>&1
 step "gate static rc=$?"
 i=0
-for b in build build-old build build-old; do
+for b in $AB; do
 	i=$((i + 1))
 	timeout 50 $P bench2 dec --build $b --m 1,5,8,61 --variants wp3pdl,wpspdl,cublaslt --reps 4 --regimes stream --watchdog 20s \
 		--json "$W/ab-$i-$b.json" >"$W/ab-$i-$b.log" 2>&1
