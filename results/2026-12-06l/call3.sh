@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Call 3 of 2026-12-06l: calls 1 and 2 in one command, for a session
+# Call 3 of 2026-12-06l: the gate, A/B and acceptance sweep in one command, for a session
 # that may get one machine only. The trial (build/, gemm.ptx md5
 # 0fa3fad8: gemm_dec_wp without its zero-store prologue) against the
-# landed build (ecf1bbc1, build-old/), with call 1's prediction; then
+# landed build (ecf1bbc1, build-old/), with the README's prediction; then
 # issue 17's sweep on the trial build (both regimes, cuBLASLt, the read
 # roof; the report prints the targets and the regret tables); then the
 # gemm gate on the trial under memcheck of every wp body; ncu of every
