@@ -115,13 +115,15 @@ func (t *T) Poison(b *Buffer, v byte) {
 	b.input = nil // an output from now on
 }
 
-// Launch runs a registered kernel, waits for it under the watchdog, and
-// checks every guarded buffer's canaries; any error fails the gate naming
+// Launch runs a registered kernel on shared memory full of SharedPoison,
+// waits for it under the watchdog, and checks every guarded buffer's
+// canaries; any error fails the gate naming
 // the kernel.
 func (t *T) Launch(kernel string, grid, block gpu.Dim3, sharedBytes int, args ...any) {
 	dev := t.Device()
 	f := t.CheckedFunction(kernel, args)
 	t.Check(kernels.CheckLaunch(kernel, sharedBytes, gpu.LaunchOpts{}), "launch "+kernel)
+	t.poisonShared(kernel)
 	t.Check(dev.Launch(f, grid, block, sharedBytes, 0, args...), "launch "+kernel)
 	t.Check(dev.Synchronize(), "run "+kernel)
 	t.CheckCanaries(kernel)
@@ -198,6 +200,7 @@ func (t *T) launchEx(kernel string, grid, block gpu.Dim3, sharedBytes int, opts 
 		t.CheckedFunction(kernel, m.args)
 		t.Check(kernels.CheckLaunch(kernel, sharedBytes, m.opts), "launch "+kernel)
 	}
+	t.poisonShared(kernel)
 	// Uploads and poisons went to the legacy default stream, which a
 	// non-blocking stream does not wait for: finish them first.
 	t.Check(dev.Synchronize(), "uploads before "+kernel)

@@ -176,6 +176,7 @@ type T struct {
 	// reread is the host slice CheckCanaries re-reads inputs into, kept
 	// across launches.
 	reread []byte
+	smem   sharedPoison
 }
 
 type skipSignal struct{}

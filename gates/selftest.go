@@ -8,7 +8,7 @@ import (
 
 func init() {
 	Register(Gate{Family: "basics", Name: "harness-selftest", Suites: Quick | Full, Device: true, Run: gateHarnessSelftest,
-		Proves: "the harness's own guards work on this device: a 1-byte overrun and underrun trip the canaries with the right offset, and an unwritten element is caught by the poison check"})
+		Proves: "the harness's own guards work on this device: a 1-byte overrun and underrun trip the canaries with the right offset, an unwritten element is caught by the poison check, and shared memory a kernel never writes holds the gates' shared-memory poison (or, noted, the device clears it between kernels)"})
 }
 
 // fillRaw launches selftest_fill without T.Launch's canary check, so the
@@ -54,6 +54,24 @@ func gateHarnessSelftest(t *T) {
 	// Leave the damaged buffers out of the end-of-gate canary check.
 	t.forget(b, c)
 	t.Logf("overrun, underrun and unwritten element all detected")
+	// 5. Shared-memory poison: a kernel that never writes its shared
+	// memory must find the poison in every byte. A device that clears
+	// shared memory between kernels gives all zeros: noted, since there no
+	// unwritten read can see the poison (nor stale data); anything else is
+	// a broken fill or probe.
+	t.poisonShared("") // sizes the fill and records shared_poison_seen
+	if t.smem.off {
+		t.Failf("shared-memory poison: no fill kernel (see the log): every gate's launches go unpoisoned")
+		return
+	}
+	switch seen, zeros := t.sharedProbe(); {
+	case seen == 1:
+		t.Logf("shared-memory poison reaches the next kernel: %d blocks x %d bytes", t.smem.grid, t.smem.bytes)
+	case zeros == 1:
+		t.Logf("this device clears shared memory between kernels: reads of unwritten shared memory find zeros, which the gates cannot tell from the poison's absence")
+	default:
+		t.Failf("shared-memory poison: the probe found %.6f of its bytes poisoned and %.6f zero (want all poisoned, or all zero where the device clears shared memory)", seen, zeros)
+	}
 }
 
 // forget drops buffers from the gate's canary set (still freed at the end).

@@ -160,6 +160,7 @@ const (
 	cuAttrL2CacheSize     = 38
 	cuAttrCCMajor         = 75
 	cuAttrCCMinor         = 76
+	cuAttrSharedOptin     = 97 // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, bytes
 	cuFuncMaxThreads      = 0
 	cuFuncSharedSizeBytes = 1
 	cuFuncLocalSizeBytes  = 3
@@ -329,6 +330,8 @@ func cudaInfo(dev int32, lib *library) Info {
 		MemBusBits:  attr(cuAttrMemBusWidth),
 		L2Bytes:     attr(cuAttrL2CacheSize),
 		TotalMem:    mem,
+
+		SharedPerBlock: attr(cuAttrSharedOptin),
 	}
 	info.LLCBytes = info.L2Bytes
 	if cuDeviceGetPCIBusId != nil {

@@ -54,10 +54,14 @@ type Info struct {
 	ClockMHz    int    `json:"clock_mhz"`     // SM clock as reported by the driver (max)
 	MemClockMHz int    `json:"mem_clock_mhz"` // memory clock as reported by the driver
 	MemBusBits  int    `json:"mem_bus_bits"`
-	L2Bytes     int    `json:"l2_bytes"`             // last-level cache the driver reports
-	LLCBytes    int    `json:"llc_bytes"`            // last-level cache used for cold-regime sizing (MALL on gfx1201)
-	TotalMem    uint64 `json:"total_mem"`            // bytes
-	PCIBusID    string `json:"pci_bus_id,omitempty"` // "0000:03:00.0", as the driver writes it ("" where it has no such call)
+	L2Bytes     int    `json:"l2_bytes"`  // last-level cache the driver reports
+	LLCBytes    int    `json:"llc_bytes"` // last-level cache used for cold-regime sizing (MALL on gfx1201)
+	TotalMem    uint64 `json:"total_mem"` // bytes
+	// SharedPerBlock is the most dynamic shared memory (LDS) one block may
+	// ask for, opted in: 227 KiB on sm_90, 64 KiB on gfx1201; 0 where the
+	// driver did not say.
+	SharedPerBlock int    `json:"shared_per_block,omitempty"`
+	PCIBusID       string `json:"pci_bus_id,omitempty"` // "0000:03:00.0", as the driver writes it ("" where it has no such call)
 }
 
 // CodeArch is the build directory name of the code objects this device

@@ -187,6 +187,7 @@ func (d *hipDevice) readInfo() (Info, error) {
 		{hipAttrMemoryClockRate, &info.MemClockMHz},
 		{hipAttrMemoryBusWidth, &info.MemBusBits},
 		{hipAttrL2CacheSize, &info.L2Bytes},
+		{hipAttrMaxSharedPerBlock, &info.SharedPerBlock},
 	}
 	for _, a := range attrs {
 		var v int32

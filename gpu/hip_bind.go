@@ -233,7 +233,9 @@ func (l *hipLib) check(fn string, r hipError) error {
 //     against its binary: hipDeviceGetAttribute's switch sends 5, 19, 59,
 //     60 and 63 to the clockRate, l2CacheSize, memoryBusWidth,
 //     memoryClockRate and multiProcessorCount fields of its device
-//     properties. Older HIP headers (the ROCm 3 / early ROCm 4 era) had a
+//     properties. hipDeviceAttributeMaxSharedMemoryPerBlock is position 74
+//     of the same list (ROCm's enum listings with explicit values give 74;
+//     not checked against the 5.2 binary). Older HIP headers (the ROCm 3 / early ROCm 4 era) had a
 //     different order (hipDeviceAttributeMaxThreadsPerBlock = 0 …); those
 //     releases are not supported here.
 //   - hipFunction_attribute: driver_types.h (explicit in older headers,
@@ -245,6 +247,7 @@ const (
 	hipAttrMemoryBusWidth      int32 = 59 // hipDeviceAttributeMemoryBusWidth: bits
 	hipAttrMemoryClockRate     int32 = 60 // hipDeviceAttributeMemoryClockRate: peak, kHz
 	hipAttrMultiprocessorCount int32 = 63 // hipDeviceAttributeMultiprocessorCount: CUs (WGPs in WGP mode)
+	hipAttrMaxSharedPerBlock   int32 = 74 // hipDeviceAttributeMaxSharedMemoryPerBlock: LDS bytes a block
 
 	hipFuncAttrMaxThreadsPerBlock int32 = 0 // HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
 	hipFuncAttrSharedSizeBytes    int32 = 1 // HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES (static LDS)

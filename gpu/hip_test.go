@@ -186,6 +186,7 @@ func TestHIPEnumValues(t *testing.T) {
 		{"hipDeviceAttributeMemoryBusWidth", hipAttrMemoryBusWidth, 59},
 		{"hipDeviceAttributeMemoryClockRate", hipAttrMemoryClockRate, 60},
 		{"hipDeviceAttributeMultiprocessorCount", hipAttrMultiprocessorCount, 63},
+		{"hipDeviceAttributeMaxSharedMemoryPerBlock", hipAttrMaxSharedPerBlock, 74},
 		{"HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK", hipFuncAttrMaxThreadsPerBlock, 0},
 		{"HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES", hipFuncAttrSharedSizeBytes, 1},
 		{"HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES", hipFuncAttrLocalSizeBytes, 3},
