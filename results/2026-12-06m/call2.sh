@@ -41,8 +41,8 @@ md5sum build/sm_90a/gemm.ptx build-old/sm_90a/gemm.ptx >"$W/md5.txt"
 i=0
 for b in build build-old build-old build build build-old build-old build; do
 	i=$((i + 1))
-	[ "$(left $END)" -gt 45 ] || break
-	timeout 45 $P bench2 dec --build $b --m 1,57,61,64 --variants wp3pdl,wpspdl --reps 4 --regimes stream --watchdog 20s \
+	[ "$(left $END)" -gt 70 ] || break
+	timeout 70 $P bench2 dec --build $b --m 1,57,61,64 --variants wp3pdl,wpspdl --reps 4 --regimes stream --watchdog 20s \
 		--json "$W/ab-$i-$b.json" >"$W/ab-$i-$b.log" 2>&1
 	step "ab $i $b rc=$?"
 done
