@@ -165,6 +165,11 @@ type Engine struct {
 	Clocks func() (results.ClockSample, []string, error)
 	// Flags are added to every record (e.g. FlagUnderProfiler).
 	Flags []string
+	// PoisonShared, when set, fills every SM's shared memory with a NaN
+	// pattern on the default stream (kernels.SharedFill) before each
+	// check's launches, so a checked output that depends on shared memory
+	// its kernel never wrote fails the check. Timed replays run without it.
+	PoisonShared func() error
 	// LaunchOnce makes Measure launch each variant once, eagerly, onto
 	// poisoned outputs that it then verifies, and time nothing: the pass
 	// a profiler attaches to (ncu --clock-control none -k regex:... sees
@@ -559,6 +564,9 @@ func (e *Engine) launchOnce(p Point) ([]results.Record, error) {
 			if err := v.Check.Prepare(0); err != nil {
 				return fail(v, "preparing the check", err)
 			}
+			if err := e.poisonShared(); err != nil {
+				return fail(v, "preparing the check", err)
+			}
 			if err := e.Dev.Synchronize(); err != nil {
 				return fail(v, "preparing the check", err)
 			}
@@ -632,6 +640,9 @@ func (e *Engine) check(v Variant, g *timedGraph, copies []int, when string) erro
 			return fmt.Errorf("preparing copy %d for the check %s: %w", k, when, err)
 		}
 	}
+	if err := e.poisonShared(); err != nil {
+		return fmt.Errorf("preparing the check %s: %w", when, err)
+	}
 	// The poison and restored inputs went to the default stream, which the
 	// engine's non-blocking stream does not wait for.
 	if err := e.Dev.Synchronize(); err != nil {
@@ -649,6 +660,13 @@ func (e *Engine) check(v Variant, g *timedGraph, copies []int, when string) erro
 		}
 	}
 	return nil
+}
+
+func (e *Engine) poisonShared() error {
+	if e.PoisonShared == nil {
+		return nil
+	}
+	return e.PoisonShared()
 }
 
 func cloneMap(m map[string]float64) map[string]float64 {

@@ -364,3 +364,60 @@ func TestEngineLaunchOnce(t *testing.T) {
 		}
 	})
 }
+
+// Every check's launches, and only they, run on freshly poisoned shared
+// memory: the hook runs once per check (before and after the timed
+// replays, and once a variant under LaunchOnce), after the check's
+// Prepare and before the replay it checks; an error from it fails the
+// checked variants' records, naming it, and nothing is timed.
+func TestEngineChecksOnPoisonedShared(t *testing.T) {
+	d := &fakeDevice{}
+	var log []string
+	var ca, cb checkLog
+	e := &Engine{Dev: d, Stream: 1, Cfg: Config{MinCalls: 4, Warmup: time.Millisecond, Reps: 4},
+		PoisonShared: func() error {
+			log = append(log, fmt.Sprintf("poison after %d prepares, %d replays", len(ca.prepared)+len(cb.prepared), len(d.replays)))
+			return nil
+		}}
+	p := Point{Suite: "s", Kernel: "k", Shape: "x", M: 1, Regime: Hot, Copies: 1, Bytes: 1000,
+		Variants: []Variant{
+			{Name: "A", Enqueue: call(d, "A", 1.0), Check: ca.check()},
+			{Name: "B", Enqueue: call(d, "B", 0.5), Check: cb.check()},
+			{Name: "C", Enqueue: call(d, "C", 0.5), Unchecked: "computes nothing"},
+		}}
+	if _, err := e.Measure(p); err != nil {
+		t.Fatal(err)
+	}
+	checks := len(ca.verified) + len(cb.verified)
+	if len(log) != checks || checks != 4 {
+		t.Fatalf("%d shared-memory poisons for %d checks (want one a check, 4): %v", len(log), checks, log)
+	}
+	for i, l := range log {
+		// The i-th check's poison follows its own Prepare (i+1 so far) and
+		// comes before its replay.
+		if !strings.HasPrefix(l, fmt.Sprintf("poison after %d prepares", i+1)) {
+			t.Errorf("poison %d: %s", i, l)
+		}
+	}
+
+	log, ca, cb = nil, checkLog{}, checkLog{}
+	e.LaunchOnce = true
+	if _, err := e.Measure(p); err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 2 {
+		t.Errorf("launch-once: %d poisons for 2 checked variants: %v", len(log), log)
+	}
+
+	e.LaunchOnce = false
+	e.PoisonShared = func() error { return fmt.Errorf("no device left") }
+	recs, err := e.Measure(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs[:2] {
+		if !r.Failed() || len(r.SamplesUS) != 0 || !strings.Contains(r.Check.Reason, "no device left") {
+			t.Errorf("%s under a failing poison: %+v, %d samples: want FAIL naming it, untimed", r.Variant, r.Check, len(r.SamplesUS))
+		}
+	}
+}

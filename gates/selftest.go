@@ -59,14 +59,14 @@ func gateHarnessSelftest(t *T) {
 	// shared memory between kernels gives all zeros: noted, since there no
 	// unwritten read can see the poison (nor stale data); anything else is
 	// a broken fill or probe.
-	t.poisonShared("") // sizes the fill and records shared_poison_seen
-	if t.smem.off {
+	t.poisonShared("") // makes the fill and records shared_poison_seen
+	if t.smem.fill == nil {
 		t.Failf("shared-memory poison: no fill kernel (see the log): every gate's launches go unpoisoned")
 		return
 	}
 	switch seen, zeros := t.sharedProbe(); {
 	case seen == 1:
-		t.Logf("shared-memory poison reaches the next kernel: %d blocks x %d bytes", t.smem.grid, t.smem.bytes)
+		t.Logf("shared-memory poison reaches the next kernel: %d blocks x %d bytes", t.smem.fill.Grid, t.smem.fill.Bytes)
 	case zeros == 1:
 		t.Logf("this device clears shared memory between kernels: reads of unwritten shared memory find zeros, which the gates cannot tell from the poison's absence")
 	default:

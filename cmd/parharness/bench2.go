@@ -17,6 +17,7 @@ import (
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/progress"
 	"github.com/parharness/parharness/internal/textutil"
+	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/results"
 	"github.com/parharness/parharness/shapes"
 )
@@ -190,6 +191,13 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	defer eng.Close()
 	eng.IsolatedReps = *isoReps
+	// Checks run on shared memory full of NaN (kernels.SharedFill), as the
+	// gates do; a build without the fill kernel is checked without it, said.
+	if fill, err := denv.loader.SharedFill(); err == nil {
+		eng.PoisonShared = func() error { return fill.Launch(kernels.SharedPoison) }
+	} else {
+		fmt.Fprintf(stderr, "bench2: %v: checks run on whatever shared memory holds\n", err)
+	}
 	if profiler != "" {
 		eng.Flags = append(eng.Flags, results.FlagUnderProfiler)
 	}
