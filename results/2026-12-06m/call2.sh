@@ -9,17 +9,8 @@
 # M = 64 is as slow)? A rotating A/B at M = 1 (control: the landed build
 # is faster), 57, 61, 64. Same build and carry as call.sh. END (default 520).
 set -u
-O=${OUT:?}
 END=${END:-520}
-W=$(mktemp -d)
-P=bin/parharness
-mkdir -p bin && gzip -dc build-alt/parharness.gz >$P && chmod +x $P
-start=$SECONDS
-step() { echo "$((SECONDS - start))s $*" >>"$W/steps.txt"; }
-left() { echo $(($1 - (SECONDS - start))); }
-trap 'tar -czf "$O/call2.tar.gz" -C "$W" .; cat "$W/steps.txt"' EXIT
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv >"$W/smi.txt" 2>&1
-cat "$W/smi.txt"
+. scripts/devcall.sh call2
 ALLM=1,2,5,8,16,24,32,40,48,56,64
 if grep -q H200 "$W/smi.txt"; then
 	timeout 130 $P bench2 dec --m $ALLM \
