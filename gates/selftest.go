@@ -54,23 +54,13 @@ func gateHarnessSelftest(t *T) {
 	// Leave the damaged buffers out of the end-of-gate canary check.
 	t.forget(b, c)
 	t.Logf("overrun, underrun and unwritten element all detected")
-	// 5. Shared-memory poison: a kernel that never writes its shared
-	// memory must find the poison in every byte. A device that clears
-	// shared memory between kernels gives all zeros: noted, since there no
-	// unwritten read can see the poison (nor stale data); anything else is
-	// a broken fill or probe.
-	t.poisonShared("") // makes the fill and records shared_poison_seen
-	if t.smem.fill == nil {
-		t.Failf("shared-memory poison: no fill kernel (see the log): every gate's launches go unpoisoned")
-		return
-	}
-	switch seen, zeros := t.sharedProbe(); {
-	case seen == 1:
-		t.Logf("shared-memory poison reaches the next kernel: %d blocks x %d bytes", t.smem.fill.Grid, t.smem.fill.Bytes)
-	case zeros == 1:
-		t.Logf("this device clears shared memory between kernels: reads of unwritten shared memory find zeros, which the gates cannot tell from the poison's absence")
-	default:
-		t.Failf("shared-memory poison: the probe found %.6f of its bytes poisoned and %.6f zero (want all poisoned, or all zero where the device clears shared memory)", seen, zeros)
+	// 5. Shared-memory poison: the probe every gate runs at its first
+	// launch (a kernel that never writes its shared memory finds the
+	// poison in every byte, or zeros in every byte on a device that clears
+	// it; anything else fails there), run here without a launch of its own.
+	t.poisonShared("")
+	if f := t.smem.fill; f != nil && t.smem.seen == 1 {
+		t.Logf("shared-memory poison reaches the next kernel: %d blocks x %d bytes", f.Grid, f.Bytes)
 	}
 }
 

@@ -58,8 +58,8 @@ type Info struct {
 	LLCBytes    int    `json:"llc_bytes"` // last-level cache used for cold-regime sizing (MALL on gfx1201)
 	TotalMem    uint64 `json:"total_mem"` // bytes
 	// SharedPerBlock is the most dynamic shared memory (LDS) one block may
-	// ask for, opted in: 227 KiB on sm_90, 64 KiB on gfx1201; 0 where the
-	// driver did not say.
+	// ask for, opted in (232448 bytes on an H100, read 2026-12-07,
+	// results/2026-12-06m); 0 where the driver did not say.
 	SharedPerBlock int    `json:"shared_per_block,omitempty"`
 	PCIBusID       string `json:"pci_bus_id,omitempty"` // "0000:03:00.0", as the driver writes it ("" where it has no such call)
 }

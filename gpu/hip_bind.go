@@ -235,9 +235,10 @@ func (l *hipLib) check(fn string, r hipError) error {
 //     memoryClockRate and multiProcessorCount fields of its device
 //     properties. hipDeviceAttributeMaxSharedMemoryPerBlock is position 74
 //     of the same list (ROCm's enum listings with explicit values give 74;
-//     not checked against the 5.2 binary). Older HIP headers (the ROCm 3 / early ROCm 4 era) had a
-//     different order (hipDeviceAttributeMaxThreadsPerBlock = 0 …); those
-//     releases are not supported here.
+//     not checked against the 5.2 binary). Older HIP headers (the ROCm 3 /
+//     early ROCm 4 era) had a different order
+//     (hipDeviceAttributeMaxThreadsPerBlock = 0 …); those releases are not
+//     supported here.
 //   - hipFunction_attribute: driver_types.h (explicit in older headers,
 //     implicit from 0 in newer ones; unchanged ROCm 5 to 7).
 //   - hipStreamCaptureMode: hip_runtime_api.h.

@@ -23,6 +23,19 @@ const (
 	SharedCountKernel = "smem_count"
 )
 
+// The fill and its probe are registered here, not by their family's
+// folder (families/basics, smem.hip), so every program and test that
+// loads kernels knows them: every gate launch depends on them.
+func init() {
+	for _, k := range []Kernel{
+		{Name: SharedFillKernel, Module: "smem", Op: "smem-fill", Tag: "smem-fill", Doc: "fills its dynamic shared memory with a byte: the shared-memory poison before every gate launch and bench check"},
+		{Name: SharedCountKernel, Module: "smem", Op: "smem-count", Tag: "smem-count", Doc: "counts the bytes of its never-written dynamic shared memory equal to a byte, and the zeros: the probe that the poison reaches the next kernel"},
+	} {
+		k.Family, k.Role, k.Caps = "basics", Baseline, DynShared
+		Register(k)
+	}
+}
+
 // SharedFill is the launch of SharedFillKernel that covers all of every
 // SM's shared memory: blocks of the largest dynamic shared memory the
 // device allows a block (gpu.Info.SharedPerBlock, or 48 KiB where the

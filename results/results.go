@@ -114,6 +114,12 @@ const FlagLaunchOnce = "launch-once"
 // holds, a probe rather than the deployed launch.
 const FlagGridCapped = "grid-capped"
 
+// FlagSharedUnpoisoned marks the records of a bench2 run whose checks ran
+// without the shared-memory poison (kernels.SharedFill: the build has no
+// fill kernel): a checked output there may depend on shared memory its
+// kernel never wrote.
+const FlagSharedUnpoisoned = "shared-unpoisoned"
+
 // FlagThrottled marks a record during which the device reported a
 // throttle reason other than idle.
 const FlagThrottled = "throttled"

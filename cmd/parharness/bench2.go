@@ -192,11 +192,13 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	defer eng.Close()
 	eng.IsolatedReps = *isoReps
 	// Checks run on shared memory full of NaN (kernels.SharedFill), as the
-	// gates do; a build without the fill kernel is checked without it, said.
+	// gates do; a build without the fill kernel is checked without it, and
+	// every record says so.
 	if fill, err := denv.loader.SharedFill(); err == nil {
 		eng.PoisonShared = func() error { return fill.Launch(kernels.SharedPoison) }
 	} else {
-		fmt.Fprintf(stderr, "bench2: %v: checks run on whatever shared memory holds\n", err)
+		fmt.Fprintf(stderr, "bench2: %v: checks run on whatever shared memory holds (records flagged %s)\n", err, results.FlagSharedUnpoisoned)
+		eng.Flags = append(eng.Flags, results.FlagSharedUnpoisoned)
 	}
 	if profiler != "" {
 		eng.Flags = append(eng.Flags, results.FlagUnderProfiler)

@@ -9,8 +9,9 @@ const Family = "basics"
 // engine's self-test subject and the isolated regime's cache scrub;
 // kernels that misbehave on purpose (selftest.hip), which prove the
 // harness's canaries, poison checks and watchdog catch what they claim
-// to, the empty kernel of the launch floor, and the shared-memory poison
-// and its probe (smem.hip).
+// to, and the empty kernel of the launch floor. smem.hip's shared-memory
+// poison and probe are registered by package kernels (sharedfill.go),
+// beside the launch that every gate and bench check makes of them.
 func init() {
 	for _, k := range []kernels.Kernel{
 		{Name: "copy_v4", Module: "copy", Op: "copy", Role: kernels.Baseline, Tag: "copy", Doc: "16-byte vector copy, grid-stride: the copy-bandwidth ceiling"},
@@ -19,8 +20,6 @@ func init() {
 		{Name: "read_v4x4", Module: "copy", Op: "read", Role: kernels.Baseline, Tag: "read", Doc: "reads a buffer with four loads in flight a thread, one word a block written: a suite's read roof, one resident wave"},
 		{Name: "selftest_fill", Module: "selftest", Op: "fill", Role: kernels.Baseline, Tag: "fill", Doc: "writes a byte over a chosen index range, including out of bounds"},
 		{Name: "selftest_spin", Module: "selftest", Op: "spin", Role: kernels.Baseline, Tag: "spin", Doc: "never returns: exercises the watchdog"},
-		{Name: "smem_fill", Module: "smem", Op: "smem-fill", Role: kernels.Baseline, Tag: "smem-fill", Caps: kernels.DynShared, Doc: "fills its dynamic shared memory with a byte: the gates' shared-memory poison before every launch"},
-		{Name: "smem_count", Module: "smem", Op: "smem-count", Role: kernels.Baseline, Tag: "smem-count", Caps: kernels.DynShared, Doc: "counts the bytes of its never-written dynamic shared memory equal to a byte: the probe that the poison reaches the next kernel"},
 		{Name: "selftest_empty", Module: "selftest", Op: "empty", Role: kernels.Baseline, Tag: "empty", Doc: "does nothing: the launch floor of a graph node"},
 	} {
 		k.Family = Family

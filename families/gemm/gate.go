@@ -52,7 +52,7 @@ import (
 // every row < M is checked written (the output is poisoned with 0xFF,
 // a bf16 NaN, before every launch), 16 rows past M must stay poisoned, and
 // every buffer carries canaries. Every launch starts on shared memory full
-// of NaN (gates.SharedPoison), so stage rows past M that a decode body
+// of NaN (kernels.SharedPoison), so stage rows past M that a decode body
 // never writes (the wp body copies rows < M only) are proven not to reach
 // the output. The decode band runs the split-K law's S
 // plus S = 1 and S = 3 (the direct-store and uneven-split paths), and the

@@ -12,6 +12,7 @@
 package fakegpu
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -59,9 +60,19 @@ type Device struct {
 	Launches []Launch
 	// Exec, when set, runs for every launch that executes (not those
 	// recorded by a capture): a test's stand-in for the kernel.
-	Exec      func(d *Device, l Launch) error
-	capturing []Launch // nil: not capturing
-	inCapture bool
+	Exec func(d *Device, l Launch) error
+	// The fake keeps one shared memory between kernels, as a GPU keeps
+	// each SM's: the gates' shared-memory poison (smem_fill, and the probe
+	// smem_count that counts what it finds; kernels.SharedFillKernel and
+	// SharedCountKernel) run here, not through Exec. ClearsShared makes it
+	// a device that clears shared memory as every kernel starts;
+	// SharedFillLimit, when positive, makes smem_fill cover only that many
+	// bytes (a broken fill, for the probe's tests).
+	ClearsShared    bool
+	SharedFillLimit int
+	shared          []byte
+	capturing       []Launch // nil: not capturing
+	inCapture       bool
 }
 
 // Mem is the host memory behind n device bytes at p (for Exec).
@@ -175,9 +186,52 @@ func (d *Device) record(l Launch) error {
 		return nil
 	}
 	d.Launches = append(d.Launches, l)
+	if d.ClearsShared {
+		clear(d.shared)
+	}
+	switch l.Kernel {
+	case "smem_fill", "smem_count":
+		return d.sharedMemory(l)
+	}
 	if d.Exec != nil {
 		return d.Exec(d, l)
 	}
+	return nil
+}
+
+// sharedMemory runs smem_fill(n, v) or smem_count(n, v, count) on the
+// fake's one shared memory; smem_count adds, for each of its grid's
+// blocks, the n bytes' count of v to count[0] and of zeros to count[1].
+func (d *Device) sharedMemory(l Launch) error {
+	n, v := int(l.Args[0].(uint32)), byte(l.Args[1].(uint32))
+	if len(d.shared) < n {
+		d.shared = append(d.shared, make([]byte, n-len(d.shared))...)
+	}
+	if l.Kernel == "smem_fill" {
+		if d.SharedFillLimit > 0 {
+			n = min(n, d.SharedFillLimit)
+		}
+		for i := range d.shared[:n] {
+			d.shared[i] = v
+		}
+		return nil
+	}
+	var hit, zero uint64
+	for _, b := range d.shared[:n] {
+		if b == v {
+			hit++
+		}
+		if b == 0 {
+			zero++
+		}
+	}
+	out, err := d.at(l.Args[2].(gpu.Ptr), 16)
+	if err != nil {
+		return fmt.Errorf("fakegpu: smem_count: %v", err)
+	}
+	blocks := uint64(l.Grid.X) * uint64(l.Grid.Y) * uint64(l.Grid.Z)
+	binary.LittleEndian.PutUint64(out, binary.LittleEndian.Uint64(out)+hit*blocks)
+	binary.LittleEndian.PutUint64(out[8:], binary.LittleEndian.Uint64(out[8:])+zero*blocks)
 	return nil
 }
 
