@@ -27,9 +27,13 @@ type Buffer struct {
 	dev  gpu.Device
 	base gpu.Ptr
 	// input is what was last uploaded, for buffers a kernel must only read:
-	// after every launch they are downloaded again and compared, so a kernel
-	// that scribbles over its inputs fails even where canaries cannot see it.
-	input []byte
+	// after every launch they are compared with it, so a kernel that
+	// scribbles over its inputs fails even where canaries cannot see it.
+	// shadow, where the build has the device comparison (inputcheck.go),
+	// is a second device copy of input that the comparison runs against;
+	// otherwise the input is downloaded again.
+	input  []byte
+	shadow gpu.Ptr
 }
 
 // inputCheckChunk bounds the host memory used to re-read an input after a
@@ -86,6 +90,7 @@ func (t *T) Upload(b *Buffer, src []byte) {
 	}
 	t.Check(b.dev.HtoD(b.Ptr(), src), "upload to "+b.Name)
 	b.input = src
+	t.shadowInput(b)
 }
 
 // Init writes the starting contents of an output (counters a kernel
@@ -229,13 +234,15 @@ func FirstWritten(b []byte, from int) int {
 }
 
 // CheckCanaries checks every buffer of the gate, and that every input
-// buffer still holds what was uploaded; after names the kernel.
+// buffer still holds what was uploaded (on the device where it can,
+// inputcheck.go; else read back a chunk at a time); after names the
+// kernel.
 func (t *T) CheckCanaries(after string) {
 	for _, b := range t.bufs {
 		if err := b.CheckCanaries(); err != nil {
 			t.Fatalf("after %s: %v", after, err)
 		}
-		if b.input == nil {
+		if b.input == nil || t.inputOnDevice(b, after) {
 			continue
 		}
 		if n := min(len(b.input), inputCheckChunk); cap(t.reread) < n {
@@ -260,6 +267,9 @@ func (t *T) CheckCanaries(after string) {
 func (t *T) release() {
 	for _, b := range t.bufs {
 		b.dev.Free(b.base)
+		if b.shadow != 0 {
+			b.dev.Free(b.shadow)
+		}
 	}
 	t.bufs = nil
 }

@@ -177,6 +177,7 @@ type T struct {
 	// across launches.
 	reread []byte
 	smem   sharedPoison
+	inputs inputCheck
 }
 
 type skipSignal struct{}
@@ -347,6 +348,7 @@ func RunGate(env *Env, g Gate) (res Result) {
 			}
 		}
 		t.release()
+		t.closeInputCheck()
 		t.meter.Done()
 		res.Seconds = time.Since(start).Seconds()
 	}()

@@ -14,7 +14,7 @@
 //   shuffles     shfl_idx_u32/f32(v, src), shfl_down_u32(v, d), shfl_xor_f32/i32(v, m), warp_sum_u32()
 //   bits         f32_bits(x), bits_f32(u), bf16_to_f32(h), bf16_rne(x)
 //   PDL          grid_dep_wait(), grid_dep_launch_dependents()
-//   atomics      atomic_add_u64(), atomic_min_u32()
+//   atomics      atomic_add_u64(), atomic_min_u32(), atomic_min_u64()
 //   fp8          hw_e4m3x2_raw(lo, hi), hw_e4m3x2_sat(lo, hi), hw_e4m3_to_f32(c)
 #pragma once
 
@@ -144,3 +144,4 @@ DEVICE u32 warp_sum_u32(u32 v) {
 
 DEVICE void atomic_add_u64(u64 *p, u64 v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 DEVICE void atomic_min_u32(u32 *p, u32 v) { __atomic_fetch_min(p, v, __ATOMIC_RELAXED); }
+DEVICE void atomic_min_u64(u64 *p, u64 v) { __atomic_fetch_min(p, v, __ATOMIC_RELAXED); }

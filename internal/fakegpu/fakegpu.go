@@ -70,6 +70,10 @@ type Device struct {
 	// bytes (a broken fill, for the probe's tests).
 	ClearsShared    bool
 	SharedFillLimit int
+	// The gates' input check (buf_diff) runs here too: BufDiff, when set,
+	// replaces its exact comparison (a broken kernel, for the self-test's
+	// tests); it returns the index it would report, or -1.
+	BufDiff func(a, b []byte) int
 	shared          []byte
 	capturing       []Launch // nil: not capturing
 	inCapture       bool
@@ -192,6 +196,8 @@ func (d *Device) record(l Launch) error {
 	switch l.Kernel {
 	case "smem_fill", "smem_count":
 		return d.sharedMemory(l)
+	case "buf_diff":
+		return d.bufDiff(l)
 	}
 	if d.Exec != nil {
 		return d.Exec(d, l)
@@ -233,6 +239,42 @@ func (d *Device) sharedMemory(l Launch) error {
 	binary.LittleEndian.PutUint64(out, binary.LittleEndian.Uint64(out)+hit*blocks)
 	binary.LittleEndian.PutUint64(out[8:], binary.LittleEndian.Uint64(out[8:])+zero*blocks)
 	return nil
+}
+
+// bufDiff runs buf_diff(a, b, n, first): the lowest index at which a's and
+// b's n bytes differ, min'd into first's word.
+func (d *Device) bufDiff(l Launch) error {
+	n := int(l.Args[2].(uint64))
+	a, err := d.at(l.Args[0].(gpu.Ptr), n)
+	if err != nil {
+		return fmt.Errorf("fakegpu: buf_diff: %v", err)
+	}
+	b, err := d.at(l.Args[1].(gpu.Ptr), n)
+	if err != nil {
+		return fmt.Errorf("fakegpu: buf_diff: %v", err)
+	}
+	out, err := d.at(l.Args[3].(gpu.Ptr), 8)
+	if err != nil {
+		return fmt.Errorf("fakegpu: buf_diff: %v", err)
+	}
+	i := FirstDiff(a, b)
+	if d.BufDiff != nil {
+		i = d.BufDiff(a, b)
+	}
+	if i >= 0 {
+		binary.LittleEndian.PutUint64(out, min(binary.LittleEndian.Uint64(out), uint64(i)))
+	}
+	return nil
+}
+
+// FirstDiff is the lowest index at which a and b differ, or -1.
+func FirstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
 }
 
 // graph is a captured sequence of launches; Launch runs them again.
