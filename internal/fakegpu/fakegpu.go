@@ -73,10 +73,10 @@ type Device struct {
 	// The gates' input check (buf_diff) runs here too: BufDiff, when set,
 	// replaces its exact comparison (a broken kernel, for the self-test's
 	// tests); it returns the index it would report, or -1.
-	BufDiff func(a, b []byte) int
-	shared          []byte
-	capturing       []Launch // nil: not capturing
-	inCapture       bool
+	BufDiff   func(a, b []byte) int
+	shared    []byte
+	capturing []Launch // nil: not capturing
+	inCapture bool
 }
 
 // Mem is the host memory behind n device bytes at p (for Exec).
