@@ -32,8 +32,9 @@ type Buffer struct {
 	// shadow, where the build has the device comparison (inputcheck.go),
 	// is a second device copy of input that the comparison runs against;
 	// otherwise the input is downloaded again.
-	input  []byte
-	shadow gpu.Ptr
+	input   []byte
+	shadow  gpu.Ptr
+	reread1 byte // the input's byte where it last differed from shadow
 }
 
 // inputCheckChunk bounds the host memory used to re-read an input after a
@@ -266,12 +267,18 @@ func (t *T) CheckCanaries(after string) {
 
 func (t *T) release() {
 	for _, b := range t.bufs {
-		b.dev.Free(b.base)
-		if b.shadow != 0 {
-			b.dev.Free(b.shadow)
-		}
+		b.free()
 	}
 	t.bufs = nil
+}
+
+// free releases the buffer and its input's device copy.
+func (b *Buffer) free() {
+	b.dev.Free(b.base)
+	if b.shadow != 0 {
+		b.dev.Free(b.shadow)
+		b.shadow = 0
+	}
 }
 
 // Release checks every buffer's canaries, then frees them all: a gate that

@@ -61,22 +61,38 @@ func (t *T) probeInputCheck() {
 // failing the gate on a difference; false where it has none (the caller
 // reads it back).
 func (t *T) inputOnDevice(b *Buffer, after string) bool {
-	d := t.inputs.diff
-	if d == nil || b.shadow == 0 {
+	i, inCopy, ok := t.inputWritten(b)
+	switch {
+	case !ok:
 		return false
+	case i < 0:
+	case inCopy:
+		t.Fatalf("after %s: the device copy of input buffer %s was written at byte offset %d (the input itself holds what was uploaded): a write outside the kernel's buffers", after, b.Name, i)
+	default:
+		t.Fatalf("after %s: input buffer %s was written at byte offset %d (%#02x, uploaded %#02x)", after, b.Name, i, b.reread1, b.input[i])
+	}
+	return true
+}
+
+// inputWritten compares b's input with its device copy: the lowest byte
+// offset where they differ (-1: none) and whether the input still holds
+// its upload there (so the copy was written); ok is false where b has no
+// device copy or the gate no comparison. The differing byte is left in
+// b.reread1.
+func (t *T) inputWritten(b *Buffer) (off int, inCopy, ok bool) {
+	d := t.inputs.diff
+	if d == nil || b.shadow == 0 || b.input == nil {
+		return -1, false, false
 	}
 	i, err := d.First(b.Ptr(), b.shadow, len(b.input))
 	t.Check(err, "compare input "+b.Name+" with its device copy")
 	if i < 0 {
-		return true
+		return -1, false, true
 	}
 	var got [1]byte
 	t.Check(b.dev.DtoH(got[:], b.Ptr().Add(i)), "re-read input "+b.Name)
-	if got[0] == b.input[i] {
-		t.Fatalf("after %s: the device copy of input buffer %s was written at byte offset %d (the input itself holds what was uploaded): a write outside the kernel's buffers", after, b.Name, i)
-	}
-	t.Fatalf("after %s: input buffer %s was written at byte offset %d (%#02x, uploaded %#02x)", after, b.Name, i, got[0], b.input[i])
-	return true
+	b.reread1 = got[0]
+	return i, got[0] == b.input[i], true
 }
 
 // closeInputCheck frees the comparison's result word at the gate's end.

@@ -8,7 +8,7 @@ import (
 
 func init() {
 	Register(Gate{Family: "basics", Name: "harness-selftest", Suites: Quick | Full, Device: true, Run: gateHarnessSelftest,
-		Proves: "the harness's own guards work on this device: a 1-byte overrun and underrun trip the canaries with the right offset, an unwritten element is caught by the poison check, and shared memory a kernel never writes holds the gates' shared-memory poison (or, noted, the device clears it between kernels)"})
+		Proves: "the harness's own guards work on this device: a 1-byte overrun and underrun trip the canaries with the right offset, an unwritten element is caught by the poison check, and shared memory a kernel never writes holds the gates' shared-memory poison (or, noted, the device clears it between kernels), and the device-side input check finds a 1-byte write into an input"})
 }
 
 // fillRaw launches selftest_fill without T.Launch's canary check, so the
@@ -62,6 +62,21 @@ func gateHarnessSelftest(t *T) {
 	if f := t.smem.fill; f != nil && t.smem.seen == 1 {
 		t.Logf("shared-memory poison reaches the next kernel: %d blocks x %d bytes", f.Grid, f.Bytes)
 	}
+	// 6. The input check: the first upload self-tests the device
+	// comparison (inputcheck.go); a one-byte write into an input is then
+	// found at its offset.
+	in := t.Buffer("probe-input", n)
+	t.Upload(in, make([]byte, n))
+	if t.inputs.diff == nil {
+		t.Logf("inputs are read back to the host after each launch (no device comparison)")
+		return
+	}
+	fillRaw(t, in, 777, 778, 7)
+	if off, inCopy, _ := t.inputWritten(in); off != 777 || inCopy {
+		t.Failf("input check: a 1-byte write at offset 777 of an input was reported at %d (in its device copy: %t)", off, inCopy)
+	}
+	t.forget(in)
+	t.Logf("inputs are checked on the device after each launch; its comparison passed its self-test and found a 1-byte write")
 }
 
 // forget drops buffers from the gate's canary set (still freed at the end).
@@ -77,7 +92,7 @@ func (t *T) forget(bs ...*Buffer) {
 		}
 	}
 	for _, b := range bs {
-		b.dev.Free(b.base)
+		b.free()
 	}
 	t.bufs = keep
 }
