@@ -4,12 +4,14 @@
 # of branch trial/pad-zero-fill (23d1d7ce: the wp body's copiers zero-fill
 # rows M..NB-1 of each stage in its first round).
 # On an H200: issue 17's acceptance sweep (both regimes, the report's
-# targets and regret tables), ncu of every wp cell, then the trial's
-# rotating A/B if time is left (the quick gates go in a second call).
+# targets and regret tables), ncu of every wp cell, then every quick gate
+# in the time left.
 # On an H100: the trial's rotating A/B against the landed body at M = 1,
 # 57, 61, 64 (prediction: the trial 1-2% faster at 61, more at 57, equal at
-# 64 and 1), memcheck of the trial's wp bodies at every deployed M (one
-# checked launch a cell), then the gemm gate on the trial. END (default 560).
+# 64 and 1), the gemm gate on the trial (inputs now compared on the device:
+# it took 123 s on an H100 with the host re-read), then memcheck of the
+# trial's wp bodies at every deployed M (one checked launch a cell).
+# END (default 560).
 set -u
 END=${END:-560}
 . scripts/devcall.sh call
@@ -38,18 +40,20 @@ if grep -q H200 "$W/smi.txt"; then
 		NCU_COUNT=100 NCU_LOG="$W/ncu-cells.csv" timeout 100 scripts/ncu.sh '^pq_gemm_dec_(wp3|wps)_m' \
 		bench2 dec --launch-once --m $ALLM --variants wp3pdl,wpspdl --watchdog 60s >"$W/ncu-cells.log" 2>&1
 	step "ncu cells rc=$?"
-	ab 60
+	l=$(left $END)
+	timeout $l $P gate --quick --require-device --watchdog 120s --json "$W/gate-quick.json" >"$W/gate-quick.log" 2>&1
+	step "gate quick rc=$? (limit ${l}s)"
 	exit 0
 fi
-ab 60
+ab 50
 l=$(left $END)
-[ "$l" -gt 60 ] || exit 0
-timeout $((l > 160 ? 150 : l - 10)) compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wp \
-	$P bench2 dec --build build-trial --launch-once --m $ALLM --variants wp3pdl,wpspdl,wp3S3,wpsS3 --reps 4 \
-	--watchdog 120s >"$W/memcheck-trial.log" 2>&1
-step "memcheck trial wp rc=$?"
-l=$(left $END)
-[ "$l" -gt 130 ] || exit 0 # the gemm gate takes about 125 s on an H100
-timeout $l $P gate --build build-trial --quick --only '^gemm$' --require-device --watchdog 120s \
+[ "$l" -gt 40 ] || exit 0
+timeout $((l > 160 ? 150 : l)) $P gate --build build-trial --quick --only '^gemm$' --require-device --watchdog 120s \
 	--json "$W/gate-gemm-trial.json" >"$W/gate-gemm-trial.log" 2>&1
 step "gate gemm trial rc=$? (limit ${l}s)"
+l=$(left $END)
+[ "$l" -gt 40 ] || exit 0
+timeout $l compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wp \
+	$P bench2 dec --build build-trial --launch-once --m $ALLM --variants wp3pdl,wpspdl,wp3S3,wpsS3 --reps 4 \
+	--watchdog 120s >"$W/memcheck-trial.log" 2>&1
+step "memcheck trial wp rc=$? (limit ${l}s)"
