@@ -20,9 +20,9 @@ rm -rf build-trial && cp -r build build-trial && gzip -dc build-alt/trial.ptx.gz
 md5sum build/sm_90a/gemm.ptx build-trial/sm_90a/gemm.ptx >"$W/md5.txt"
 timeout 40 ptxas -arch=sm_90a -v -o /tmp/t.cubin build-trial/sm_90a/gemm.ptx >"$W/ptxas-trial.txt" 2>&1
 step "ptxas trial rc=$?"
-ab() { # ab LIMIT_PER_RUN: the rotating A/B, six runs while time is left
+ab() { # ab LIMIT_PER_RUN: the rotating A/B (ABBA) while time is left
 	local i=0 b
-	for b in build-trial build build build-trial build-trial build; do
+	for b in build-trial build build build-trial; do
 		i=$((i + 1))
 		[ "$(left $END)" -gt "$1" ] || break
 		timeout "$1" $P bench2 dec --build $b --m 1,57,61,64 --variants wp3pdl,wpspdl --reps 4 --regimes stream \
