@@ -6,11 +6,12 @@
 # On an H200: issue 17's acceptance sweep (both regimes, the report's
 # targets and regret tables), ncu of every wp cell, then every quick gate
 # in the time left.
-# On an H100: the trial's rotating A/B against the landed body at M = 1,
+# On an H100: harness-selftest and the gemm gate on the trial (inputs now
+# compared on the device: the gemm gate took 123 s on an H100 with the
+# host re-read), the trial's ABBA A/B against the landed body at M = 1,
 # 57, 61, 64 (prediction: the trial 1-2% faster at 61, more at 57, equal at
-# 64 and 1), the gemm gate on the trial (inputs now compared on the device:
-# it took 123 s on an H100 with the host re-read), then memcheck of the
-# trial's wp bodies at every deployed M (one checked launch a cell).
+# 64 and 1), then memcheck of the trial's wp bodies at every deployed M
+# (one checked launch a cell), as time allows.
 # END (default 560).
 set -u
 END=${END:-560}
@@ -36,21 +37,21 @@ if grep -q H200 "$W/smi.txt"; then
 		--regimes stream,isolated --watchdog 30s --json "$W/dec.json" >"$W/dec.log" 2>&1
 	step "dec rc=$?"
 	[ -s "$W/dec.json" ] && $P report "$W/dec.json" >"$W/report.txt" 2>&1
-	NCU_METRICS=lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum \
+	[ "$(left $END)" -gt 120 ] && NCU_METRICS=lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum \
 		NCU_COUNT=100 NCU_LOG="$W/ncu-cells.csv" timeout 100 scripts/ncu.sh '^pq_gemm_dec_(wp3|wps)_m' \
 		bench2 dec --launch-once --m $ALLM --variants wp3pdl,wpspdl --watchdog 60s >"$W/ncu-cells.log" 2>&1
 	step "ncu cells rc=$?"
 	l=$(left $END)
+	[ "$l" -gt 20 ] || exit 0 # timeout 0 would mean no limit
 	timeout $l $P gate --quick --require-device --watchdog 120s --json "$W/gate-quick.json" >"$W/gate-quick.log" 2>&1
 	step "gate quick rc=$? (limit ${l}s)"
 	exit 0
 fi
-ab 50
 l=$(left $END)
-[ "$l" -gt 40 ] || exit 0
-timeout $((l > 160 ? 150 : l)) $P gate --build build-trial --quick --only '^gemm$' --require-device --watchdog 120s \
-	--json "$W/gate-gemm-trial.json" >"$W/gate-gemm-trial.log" 2>&1
-step "gate gemm trial rc=$? (limit ${l}s)"
+timeout $((l > 160 ? 150 : l)) $P gate --build build-trial --quick --only '^(harness-selftest|gemm)$' --require-device \
+	--watchdog 120s --json "$W/gate-gemm-trial.json" >"$W/gate-gemm-trial.log" 2>&1
+step "gate selftest+gemm trial rc=$? (limit ${l}s)"
+ab 50
 l=$(left $END)
 [ "$l" -gt 40 ] || exit 0
 timeout $l compute-sanitizer --tool memcheck --kernel-name kns=pq_gemm_dec_wp \
