@@ -32,7 +32,8 @@ ab() { # ab LIMIT_PER_RUN: the rotating A/B (ABBA) while time is left
 	done
 }
 if grep -q H200 "$W/smi.txt"; then
-	timeout 150 $P bench2 dec --m $ALLM \
+	l=$(left $END)
+	timeout $((l < 150 ? l : 150)) $P bench2 dec --m $ALLM \
 		--variants wk1S1,wk1S4,wk1pdl,wp3S3,wp3pdl,wpsS3,wpspdl,wksS4,cublaslt,read --reps 4 \
 		--regimes stream,isolated --watchdog 30s --json "$W/dec.json" >"$W/dec.log" 2>&1
 	step "dec rc=$?"
