@@ -18,9 +18,13 @@ func TestInputCheckAfterEveryLaunch(t *testing.T) {
 	for _, info := range fakegpu.Targets(1 << 20) {
 		t.Run(info.Arch, func(t *testing.T) {
 			env, dev := poisonEnv(t, info)
+			live := dev.Live()
 			res := gates.RunGate(env, copyGate)
 			if res.Status != gates.Pass {
 				t.Fatalf("gate %s: %s", res.Status, res.Reason)
+			}
+			if got := dev.Live(); got != live {
+				t.Errorf("%d live allocations after the gate, %d before: the device copies or the comparison's result word leak", got, live)
 			}
 			var order []string
 			selfTest := 0

@@ -115,6 +115,9 @@ func (d *Device) Malloc(n int) (gpu.Ptr, error) {
 	return p, nil
 }
 
+// Live is the number of live allocations (leak tests).
+func (d *Device) Live() int { return len(d.allocs) }
+
 // Free releases an allocation; freeing anything else is an error.
 func (d *Device) Free(p gpu.Ptr) error {
 	for i, a := range d.allocs {
