@@ -32,9 +32,8 @@ type Buffer struct {
 	// shadow, where the build has the device comparison (inputcheck.go),
 	// is a second device copy of input that the comparison runs against;
 	// otherwise the input is downloaded again.
-	input   []byte
-	shadow  gpu.Ptr
-	reread1 byte // the input's byte where it last differed from shadow
+	input  []byte
+	shadow gpu.Ptr
 }
 
 // inputCheckChunk bounds the host memory used to re-read an input after a

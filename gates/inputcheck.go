@@ -61,38 +61,36 @@ func (t *T) probeInputCheck() {
 // failing the gate on a difference; false where it has none (the caller
 // reads it back).
 func (t *T) inputOnDevice(b *Buffer, after string) bool {
-	i, inCopy, ok := t.inputWritten(b)
+	i, got, ok := t.inputWritten(b)
 	switch {
 	case !ok:
 		return false
 	case i < 0:
-	case inCopy:
+	case got == b.input[i]:
 		t.Fatalf("after %s: the device copy of input buffer %s was written at byte offset %d (the input itself holds what was uploaded): a write outside the kernel's buffers", after, b.Name, i)
 	default:
-		t.Fatalf("after %s: input buffer %s was written at byte offset %d (%#02x, uploaded %#02x)", after, b.Name, i, b.reread1, b.input[i])
+		t.Fatalf("after %s: input buffer %s was written at byte offset %d (%#02x, uploaded %#02x)", after, b.Name, i, got, b.input[i])
 	}
 	return true
 }
 
 // inputWritten compares b's input with its device copy: the lowest byte
-// offset where they differ (-1: none) and whether the input still holds
-// its upload there (so the copy was written); ok is false where b has no
-// device copy or the gate no comparison. The differing byte is left in
-// b.reread1.
-func (t *T) inputWritten(b *Buffer) (off int, inCopy, ok bool) {
+// offset where they differ (-1: none) and the input's byte there (the
+// upload's where the copy was written instead); ok is false where b has
+// no device copy or the gate no comparison.
+func (t *T) inputWritten(b *Buffer) (off int, got byte, ok bool) {
 	d := t.inputs.diff
 	if d == nil || b.shadow == 0 || b.input == nil {
-		return -1, false, false
+		return -1, 0, false
 	}
 	i, err := d.First(b.Ptr(), b.shadow, len(b.input))
 	t.Check(err, "compare input "+b.Name+" with its device copy")
 	if i < 0 {
-		return -1, false, true
+		return -1, 0, true
 	}
-	var got [1]byte
-	t.Check(b.dev.DtoH(got[:], b.Ptr().Add(i)), "re-read input "+b.Name)
-	b.reread1 = got[0]
-	return i, got[0] == b.input[i], true
+	var at [1]byte
+	t.Check(b.dev.DtoH(at[:], b.Ptr().Add(i)), "re-read input "+b.Name)
+	return i, at[0], true
 }
 
 // closeInputCheck frees the comparison's result word at the gate's end.
