@@ -8,7 +8,7 @@ import (
 
 func init() {
 	Register(Gate{Family: "basics", Name: "harness-selftest", Suites: Quick | Full, Device: true, Run: gateHarnessSelftest,
-		Proves: "the harness's own guards work on this device: a 1-byte overrun and underrun trip the canaries with the right offset, an unwritten element is caught by the poison check, and shared memory a kernel never writes holds the gates' shared-memory poison (or, noted, the device clears it between kernels), and the device-side input check finds a 1-byte write into an input"})
+		Proves: "the harness's own guards work on this device: a 1-byte overrun and underrun trip the canaries with the right offset, an unwritten element is caught by the poison check, shared memory a kernel never writes holds the gates' shared-memory poison (or, noted, the device clears it between kernels), and the device-side input check finds a 1-byte write into an input"})
 }
 
 // fillRaw launches selftest_fill without T.Launch's canary check, so the

@@ -34,11 +34,10 @@ func TestBufDiffFirst(t *testing.T) {
 	a, _ := dev.Malloc(n)
 	b, _ := dev.Malloc(n)
 	for _, c := range []struct {
-		name  string
-		flip  []int
-		n     int
-		want  int
-		error string
+		name string
+		flip []int
+		n    int
+		want int
 	}{
 		{name: "equal", n: n, want: -1},
 		{name: "empty", flip: []int{0}, n: 0, want: -1},
