@@ -96,6 +96,7 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	scrubKind := fs.String("scrub", basics.ScrubRead, "the isolated regime's cache scrub: read (reads 3x the last-level cache, leaving clean lines) or copy (copies 3x the cache, leaving dirty lines whose write-back the timed launch pays)")
 	maxGrid := fs.Int("max-grid", 0, "cap the grid of the kernels that size it to the device (stream-K) at this many blocks, to probe how their time depends on it (0: one block a resident slot); every record is flagged grid-capped")
 	allowProfiler := fs.Bool("allow-profiler", false, "time even under a profiler or sanitizer (every record is flagged under-profiler)")
+	cpuProfile := cpuProfileFlag(fs)
 	launchOnce := fs.Bool("launch-once", false, "time nothing: launch each variant of each point once, checked, for a profiler to capture (ncu --clock-control none -k regex:KERNEL --launch-count N), and print the launches in order; no ceilings and no results JSON")
 	fs.Usage = func() {
 		o := fs.Output()
@@ -165,6 +166,9 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		return ExitUsage, err
 	}
 	if *devicesArg != "" {
+		if *cpuProfile != "" {
+			return ExitUsage, usagef("--cpuprofile profiles one process: drop --devices, or profile one device's run")
+		}
 		if *device != "" || shard != nil {
 			return ExitUsage, usagef("--devices excludes --device and --shard (it picks both for each device)")
 		}
@@ -178,6 +182,11 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return ExitUsage, err
 	}
+	stopProfile, err := startCPUProfile(*cpuProfile, stderr)
+	if err != nil {
+		return ExitUsage, err
+	}
+	defer stopProfile()
 	denv := openDevice(*backend, *device, *buildDir)
 	defer denv.close()
 	if denv.dev == nil {
@@ -226,7 +235,8 @@ func runBench2(args []string, stdout, stderr io.Writer) (int, error) {
 		points = total
 		meter.Set(done, total, what)
 	}
-	writePartial := func(reason string) {
+	writePartial := func(reason string) { // the watchdog and onInterrupt exit the process next
+		stopProfile()
 		if *launchOnce { // no document: the launches so far are what a profile needs
 			fmt.Fprintf(stdout, "launch-once stopped (%s); the launches so far:\n", reason)
 			printLaunches(stdout, ctx.RecordsSnapshot())

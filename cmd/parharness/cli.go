@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -291,6 +292,39 @@ func onInterrupt(stderr io.Writer, save func(reason string)) (stop func()) {
 	}()
 	var once sync.Once
 	return func() { once.Do(func() { signal.Stop(ch); close(done) }) }
+}
+
+// cpuProfileFlag adds --cpuprofile to a command that runs on the device.
+func cpuProfileFlag(fs *flag.FlagSet) *string {
+	return fs.String("cpuprofile", "", "write a Go CPU profile of the whole command to this file (`go tool pprof` reads it): where the host time goes (references, checks, transfers, waits in the driver)")
+}
+
+// startCPUProfile starts a CPU profile into path ("" starts none). A file
+// that cannot be created is a usage error, reported before any device
+// work. stop ends the profile and closes the file; it may be called more
+// than once, so the interrupt and watchdog paths, which exit the process,
+// can flush the profile before they do.
+func startCPUProfile(path string, stderr io.Writer) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usagef("--cpuprofile: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, usagef("--cpuprofile %s: %v", path, err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				fmt.Fprintf(stderr, "parharness: --cpuprofile %s: %v\n", path, err)
+			}
+		})
+	}, nil
 }
 
 func init() {

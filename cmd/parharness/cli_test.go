@@ -295,3 +295,39 @@ func TestHelpBench2Suite(t *testing.T) {
 		})
 	}
 }
+
+// TestCPUProfile: --cpuprofile writes a pprof file (gzip-framed) for a
+// gate run, and an unwritable path or a multi-device run is a usage error
+// named on stderr before any device work.
+func TestCPUProfile(t *testing.T) {
+	t.Run("written", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "cpu.pprof")
+		code, _, stderr := run(t, "gate", "--backend", "none", "--only", "^e4m3-decode$", "--cpuprofile", p)
+		if code != ExitOK {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Fatalf("%s is not a gzip-framed pprof profile (%d bytes)", p, len(b))
+		}
+	})
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"gate-unwritable", []string{"gate", "--backend", "none", "--cpuprofile", "/nonexistent-dir/cpu.pprof"}},
+		{"bench2-unwritable", []string{"bench2", "copy", "--backend", "none", "--cpuprofile", "/nonexistent-dir/cpu.pprof"}},
+		{"gate-devices", []string{"gate", "--devices", "all", "--cpuprofile", "cpu.pprof"}},
+		{"bench2-devices", []string{"bench2", "dec", "--devices", "all", "--cpuprofile", "cpu.pprof"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := run(t, c.args...)
+			if code != ExitUsage || !strings.Contains(stderr, "--cpuprofile") {
+				t.Errorf("%v: exit %d, stderr %q; want exit %d naming --cpuprofile", c.args, code, stderr, ExitUsage)
+			}
+		})
+	}
+}

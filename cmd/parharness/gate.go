@@ -113,10 +113,14 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 	checkpoint := fs.String("checkpoint", "", "draw weights from this ParoQuant checkpoint directory instead of synthetic ones")
 	devicesArg := fs.String("devices", "", "run the suite on several devices in parallel, one child process each: all, or a list of indices or PCI bus ids")
 	deviceTimeout := fs.Duration("device-timeout", 30*time.Minute, "with --devices: longest one device's run may take before it is killed")
+	cpuProfile := cpuProfileFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return ExitUsage, err
 	}
 	if *devicesArg != "" {
+		if *cpuProfile != "" {
+			return ExitUsage, usagef("--cpuprofile profiles one process: drop --devices, or profile one device's run")
+		}
 		if *device != "" {
 			return ExitUsage, usagef("--device and --devices are exclusive")
 		}
@@ -143,6 +147,11 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano())
 	}
+	stopProfile, err := startCPUProfile(*cpuProfile, stderr)
+	if err != nil {
+		return ExitUsage, err
+	}
+	defer stopProfile()
 
 	denv := openDevice(*backend, *device, *buildDir)
 	defer denv.close()
@@ -173,6 +182,7 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 		doc.Gates = append(doc.Gates, results.GateRecord{Gate: current, Status: gates.Fail,
 			Reason: fmt.Sprintf("hung: %s did not return within %s (watchdog)", what, after)})
 		fmt.Fprintf(stderr, "parharness gate: gate %s FAILED: hung in %s for %s\n", current, what, after)
+		stopProfile() // the watchdog exits the process next
 		if *jsonPath != "" {
 			if err := results.WritePartial(*jsonPath, doc, fmt.Sprintf("gate %s hung; gates after it did not run", current)); err != nil {
 				fmt.Fprintf(stderr, "parharness gate: writing partial results: %v\n", err)
@@ -183,6 +193,7 @@ func runGate(args []string, stdout, stderr io.Writer) (int, error) {
 	})
 
 	stop := onInterrupt(stderr, func(reason string) {
+		stopProfile() // onInterrupt exits the process next
 		mu.Lock()
 		defer mu.Unlock()
 		if *jsonPath != "" {
