@@ -236,8 +236,7 @@ type Query struct {
 // then attribution kernels, each in name order. Gates and benches take
 // their kernels from here, so a new row is run by both.
 func Select(q Query) []Kernel {
-	var out []Kernel
-	for _, k := range All() {
+	out := kernelRegistry.Filter(func(k Kernel) bool {
 		switch {
 		case q.Family != "" && k.Family != q.Family,
 			q.Op != "" && k.Op != q.Op,
@@ -246,10 +245,10 @@ func Select(q Query) []Kernel {
 			q.Arch != "" && !k.ForArch(q.Arch),
 			!k.InSuite(q.Full),
 			q.Roles != nil && !slices.Contains(q.Roles, k.Role):
-			continue
+			return false
 		}
-		out = append(out, k)
-	}
+		return true
+	})
 	slices.SortStableFunc(out, func(a, b Kernel) int { return int(a.Role) - int(b.Role) })
 	return out
 }

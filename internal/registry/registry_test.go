@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -26,4 +27,34 @@ func TestOrderLookupAndDuplicate(t *testing.T) {
 		}
 	}()
 	r.Add("a", 9)
+}
+
+// TestAllCacheInvalidatedAndOwned: an Add after All shows in the next
+// All, in order, and a caller that writes into All's slice changes no
+// later listing.
+func TestAllCacheInvalidatedAndOwned(t *testing.T) {
+	r := New[string]("widget")
+	r.Add("b", "B")
+	first := r.All()
+	first[0] = "clobbered"
+	r.Add("a", "A")
+	if got := r.All(); len(got) != 2 || got[0] != "A" || got[1] != "B" {
+		t.Fatalf("All after a second Add = %v, want [A B]", got)
+	}
+}
+
+// TestFilter keeps the accepted entries in name order, and may call back
+// into the registry from keep.
+func TestFilter(t *testing.T) {
+	r := New[int]("widget")
+	for i, n := range []string{"d", "a", "c", "b"} {
+		r.Add(n, i)
+	}
+	got := r.Filter(func(v int) bool {
+		_, ok := r.Get("a") // a lookup from inside keep must not deadlock
+		return ok && v != 2
+	})
+	if want := []int{1, 3, 0}; !slices.Equal(got, want) {
+		t.Fatalf("Filter = %v, want %v (a, b, d in name order)", got, want)
+	}
 }
