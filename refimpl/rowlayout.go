@@ -3,6 +3,8 @@ package refimpl
 import (
 	"errors"
 	"fmt"
+
+	"github.com/parharness/parharness/internal/par"
 )
 
 // The row layout of 4-bit weights: the natural order of the dequantized
@@ -68,17 +70,19 @@ func RowFromW4(p *W4Packed) (*W4Row, error) {
 		return nil, errors.New("refimpl: RowFromW4: not a repacked weight (K % 128, N % 16, K*N/8 words)")
 	}
 	r := &W4Row{K: K, N: N, Codes: make([]byte, N*K/2), SZ: p.SZ}
-	for k := 0; k < K; k++ {
-		for n := 0; n < N; n++ {
-			wi, nib := W4Offset(k, n, K)
-			c := byte(p.Words[wi]>>(4*nib)) & 0xF
-			b, hi := RowOffset(k, n, K)
-			if hi {
-				c <<= 4
+	par.For(K/GroupSize, func(g int) { // a group's bytes are its own (RowOffset)
+		for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
+			for n := 0; n < N; n++ {
+				wi, nib := W4Offset(k, n, K)
+				c := byte(p.Words[wi]>>(4*nib)) & 0xF
+				b, hi := RowOffset(k, n, K)
+				if hi {
+					c <<= 4
+				}
+				r.Codes[b] |= c
 			}
-			r.Codes[b] |= c
 		}
-	}
+	})
 	return r, nil
 }
 

@@ -3,6 +3,8 @@ package refimpl
 import (
 	"errors"
 	"fmt"
+
+	"github.com/parharness/parharness/internal/par"
 )
 
 // The W5A8 GEMMs' weight order (families/gemm/gemm.hip, the 5-bit kernels):
@@ -56,21 +58,21 @@ func RepackW5(w *QWeight) (*W5Packed, error) {
 		return nil, fmt.Errorf("refimpl: RepackW5: %w", err)
 	}
 	p := &W5Packed{K: K, N: N, Words: p4.Words, Planes: make([]uint32, K*N/32), SZ: p4.SZ}
-	for k := 0; k < K; k++ {
-		row := w.QHigh[k*(N/32) : (k+1)*(N/32)]
-		for n := 0; n < N; n++ {
-			if PlaneBit(row, n) != 0 {
-				pw, b := W5PlaneBit(k, n, K)
-				p.Planes[pw] |= 1 << b
+	par.For(G, func(g int) { // a group's plane words are its own (W5PlaneBit)
+		for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
+			row := w.QHigh[k*(N/32) : (k+1)*(N/32)]
+			for n := 0; n < N; n++ {
+				if PlaneBit(row, n) != 0 {
+					pw, b := W5PlaneBit(k, n, K)
+					p.Planes[pw] |= 1 << b
+				}
 			}
 		}
-	}
-	for g := 0; g < G; g++ {
 		for n := 0; n < N; n++ {
 			d := int16(w.Zero(g, n) - 16)
 			p.SZ[g*N+n] = p.SZ[g*N+n]&0xFFFF | uint32(uint16(d))<<16
 		}
-	}
+	})
 	return p, nil
 }
 

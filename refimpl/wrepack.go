@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/parharness/parharness/internal/par"
 )
 
 // The W4A8 GEMMs' weight order (families/gemm/gemm.hip), made from a checkpoint's
@@ -65,30 +67,39 @@ func RepackW4(w *QWeight) (*W4Packed, error) {
 	}
 	K, N, G := w.K, w.N, w.Groups()
 	p := &W4Packed{K: K, N: N, Words: make([]uint32, K*N/8), SZ: make([]uint32, G*N)}
-	// Row by row over k: unpack one AWQ row, scatter its nibbles.
-	codes := make([]uint8, N)
-	for k := 0; k < K; k++ {
-		row := w.QWeight[k*(N/8) : (k+1)*(N/8)]
-		for c, word := range row {
-			u := uint32(word)
-			for i := 0; i < 8; i++ {
-				codes[8*c+AWQOrder[i]] = uint8(u >> (4 * i) & 0xF)
+	// A group's words are its own (W4Offset), so the groups run in
+	// parallel; within one, row by row over k: unpack one AWQ row, scatter
+	// its nibbles.
+	bad := make([]error, G)
+	par.For(G, func(g int) {
+		codes := make([]uint8, N)
+		for k := g * GroupSize; k < (g+1)*GroupSize; k++ {
+			row := w.QWeight[k*(N/8) : (k+1)*(N/8)]
+			for c, word := range row {
+				u := uint32(word)
+				for i := 0; i < 8; i++ {
+					codes[8*c+AWQOrder[i]] = uint8(u >> (4 * i) & 0xF)
+				}
+			}
+			for n := 0; n < N; n++ {
+				wi, nib := W4Offset(k, n, K)
+				p.Words[wi] |= uint32(codes[n]) << (4 * nib)
 			}
 		}
-		for n := 0; n < N; n++ {
-			wi, nib := W4Offset(k, n, K)
-			p.Words[wi] |= uint32(codes[n]) << (4 * nib)
-		}
-	}
-	for g := 0; g < G; g++ {
 		for n := 0; n < N; n++ {
 			s := w.Scales[g*N+n]
 			h := F64ToF16(s)
 			if F16ToF64(h) != s && !(math.IsNaN(s) && math.IsNaN(F16ToF64(h))) {
-				return nil, fmt.Errorf("refimpl: RepackW4: scale[%d,%d] = %g is not an fp16 value", g, n, s)
+				bad[g] = fmt.Errorf("refimpl: RepackW4: scale[%d,%d] = %g is not an fp16 value", g, n, s)
+				return
 			}
 			d := int16(w.Zero(g, n) - 8)
 			p.SZ[g*N+n] = uint32(h) | uint32(uint16(d))<<16
+		}
+	})
+	for _, err := range bad { // the first bad scale in (g, n) order, as a serial loop names it
+		if err != nil {
+			return nil, err
 		}
 	}
 	return p, nil
