@@ -13,6 +13,7 @@ import (
 	"github.com/parharness/parharness/gates"
 	"github.com/parharness/parharness/gpu"
 	"github.com/parharness/parharness/internal/coverage"
+	"github.com/parharness/parharness/internal/par"
 	"github.com/parharness/parharness/kernels"
 	"github.com/parharness/parharness/refimpl"
 )
@@ -1307,35 +1308,57 @@ func checkGEMMOut(t gates.Reporter, what string, key gates.Case, got []byte, M, 
 	// summation error over the terms the kernel adds, so the slack scales
 	// with what cancellation can lose (a tiny output of large cancelling
 	// terms), not with the row's largest |ref|.
+	// The rows are checked in parallel, each into its own result, and
+	// reduced in row order, so the failure named first is the serial
+	// loop's.
 	C := len(cols)
-	badRows, badElems := 0, 0
-	margin := 0.0 // the worst element's |error| / its bound
-	firstRow, firstElem := "", ""
-	for ri := range rows {
+	type rowCheck struct {
+		bad                 bool
+		badElems            int
+		margin              float64 // the worst element's |error| / its bound
+		firstRow, firstElem string
+	}
+	checks := make([]rowCheck, len(rows))
+	par.For(len(rows), func(ri int) {
+		rc := &checks[ri]
 		gr, rr2 := g[ri*C:(ri+1)*C], rr.ref[ri*C:(ri+1)*C]
 		fl := refimpl.Bf16Floor(rr2)
 		if fl > 0 {
 			ra := wgmmaNormAllowance(rr2, rr.mag[ri*C:(ri+1)*C], rr.opAcc)
 			if rrel := refimpl.RelErr(gr, rr2); !(rrel <= gemmTolFactor*fl+ra) {
-				if badRows == 0 {
-					firstRow = fmt.Sprintf("m=%d rel %.3e floor %.3e allowance %.3e", rows[ri], rrel, fl, ra)
-				}
-				badRows++
+				rc.bad = true
+				rc.firstRow = fmt.Sprintf("m=%d rel %.3e floor %.3e allowance %.3e", rows[ri], rrel, fl, ra)
 			}
 		}
 		mr := rr.mag[ri*C : (ri+1)*C]
 		for ci, v := range rr2 {
 			bound := gemmElemBound(v, mr[ci], rr.G+rr.extraAdds, rr.splits, rr.opAcc)
 			if d := math.Abs(gr[ci] - v); mr[ci] > 0 {
-				margin = max(margin, d/bound)
+				rc.margin = max(rc.margin, d/bound)
 			}
 			if !gemmElemOK(gr[ci], v, mr[ci], rr.G+rr.extraAdds, rr.splits, rr.opAcc) {
-				if badElems == 0 {
-					firstElem = fmt.Sprintf("m=%d n=%d got %g want %g mag %g bound %g", rows[ri], cols[ci], gr[ci], v, mr[ci], bound)
+				if rc.badElems == 0 {
+					rc.firstElem = fmt.Sprintf("m=%d n=%d got %g want %g mag %g bound %g", rows[ri], cols[ci], gr[ci], v, mr[ci], bound)
 				}
-				badElems++
+				rc.badElems++
 			}
 		}
+	})
+	badRows, badElems := 0, 0
+	margin := 0.0
+	firstRow, firstElem := "", ""
+	for _, rc := range checks {
+		if rc.bad {
+			if badRows == 0 {
+				firstRow = rc.firstRow
+			}
+			badRows++
+		}
+		if rc.badElems > 0 && badElems == 0 {
+			firstElem = rc.firstElem
+		}
+		badElems += rc.badElems
+		margin = max(margin, rc.margin)
 	}
 	if badRows > 0 {
 		t.Failf("%s: %d of %d sampled rows exceed %.2f x their own bf16 floor + accumulation allowance (first: %s)", what, badRows, len(rows), gemmTolFactor, firstRow)

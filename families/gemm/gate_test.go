@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -171,6 +172,11 @@ func TestGEMMCheckOutFP32Kernel(t *testing.T) {
 		r := check(bad)
 		if r.Status != gates.Fail || !strings.Contains(strings.Join(r.Failures, "\n"), "sampled elements off by more than") || !(use > 1) {
 			t.Errorf("a wrong group scale in one column is not caught per element: %v, bound use %g: %v", r.Status, use, r.Failures)
+		}
+		// The rows are checked in parallel; the element named first is
+		// still the lowest row's (every row is wrong in column 7).
+		if first := fmt.Sprintf("(first: m=%d n=7 ", rr.sel.RowsOf(M)[0]); !strings.Contains(strings.Join(r.Failures, "\n"), first) {
+			t.Errorf("the first bad element named is not the lowest row's %q: %v", first, r.Failures)
 		}
 	}
 }
