@@ -17,9 +17,8 @@ type Of[T any] struct {
 	what string // "kernel", "gate", "suite": named in the duplicate panic
 	mu   sync.Mutex
 	m    map[string]T
-	// sorted caches All's order (nil: rebuild). Gates ask for the kernel
-	// registry per case and per launch class; sorting it each time cost
-	// about 19 s of CPU in one quick suite on an H100 (results/2026-12-07).
+	// sorted caches All's order (nil: rebuild): gates select kernels per
+	// case and per launch class, too often to sort the registry each time.
 	sorted []T
 }
 
